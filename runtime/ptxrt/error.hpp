@@ -1,0 +1,71 @@
+// The library's one exception type and the single place where driver and NVRTC results are
+// checked. Every failure names the call, the result code (name and description) and what ptxrt
+// was doing at the time ("launching 'matmul_tiled' (TILE_WIDTH=32) on device 0").
+#pragma once
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace ptxrt {
+
+// What went wrong, coarsely, so that callers (and the CLI's exit codes) can branch on it.
+enum class ErrorKind {
+  driver,            // a CUDA driver call failed
+  sticky,            // the context hit an unrecoverable error (e.g. illegal address); make a new one
+  no_driver,         // libcuda.so.1 could not be loaded, or is the toolkit's stub
+  no_device,         // a driver, but no CUDA device
+  nvrtc,             // an NVRTC call failed
+  compile,           // kernel source did not compile (the message holds the diagnostics)
+  invalid_argument,  // the caller asked for something impossible (bad define, too many threads...)
+  not_found,         // unknown kernel, entry point, symbol or file
+  io,                // reading or writing a file failed
+};
+
+std::string_view to_string(ErrorKind kind);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string message, std::string call = {}, int code = 0,
+        std::string code_name = {}, std::string context = {});
+
+  ErrorKind kind() const noexcept { return kind_; }
+  // The API call that failed ("cuLaunchKernel"), empty when no call was involved.
+  const std::string& call() const noexcept { return call_; }
+  // The CUresult or nvrtcResult value, 0 when no call was involved.
+  int code() const noexcept { return code_; }
+  // "CUDA_ERROR_ILLEGAL_ADDRESS", "NVRTC_ERROR_COMPILATION", ...
+  const std::string& code_name() const noexcept { return code_name_; }
+  // What ptxrt was doing: the kernel, its configuration, the device.
+  const std::string& context() const noexcept { return context_; }
+  bool is_sticky() const noexcept { return kind_ == ErrorKind::sticky; }
+
+ private:
+  ErrorKind kind_;
+  std::string call_;
+  int code_;
+  std::string code_name_;
+  std::string context_;
+};
+
+// True for the CUresult codes after which the context is unusable and must be destroyed.
+bool is_sticky_result(CUresult result) noexcept;
+
+// Throws Error when `result` is not CUDA_SUCCESS. Kept inline and cheap on success: the message
+// is only assembled on failure.
+[[noreturn]] void throw_driver_error(CUresult result, std::string_view call,
+                                     std::string_view context);
+inline void check(CUresult result, std::string_view call, std::string_view context = {}) {
+  if (result != CUDA_SUCCESS) [[unlikely]] throw_driver_error(result, call, context);
+}
+
+[[noreturn]] void throw_nvrtc_error(nvrtcResult result, std::string_view call,
+                                    std::string_view context);
+inline void check(nvrtcResult result, std::string_view call, std::string_view context = {}) {
+  if (result != NVRTC_SUCCESS) [[unlikely]] throw_nvrtc_error(result, call, context);
+}
+
+}  // namespace ptxrt

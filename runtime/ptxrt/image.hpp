@@ -1,0 +1,34 @@
+// An Image is what the compiler produced, as a value: the bytes (PTX text or a CUBIN) plus the
+// metadata needed to cache, inspect and load it. The disk cache stores exactly this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ptxrt {
+
+enum class ImageFormat { ptx, cubin };
+
+struct Define {
+  std::string name;
+  std::string value;  // empty for a bare "-DNAME"
+  bool operator==(const Define&) const = default;
+};
+
+struct Image {
+  ImageFormat format = ImageFormat::cubin;
+  std::string arch;              // what it was built for: "sm_90", "sm_90a", "compute_90"
+  std::string data;              // PTX text (no trailing NUL) or CUBIN bytes
+  std::string name;              // the program's name, e.g. "matmul_tiled.cu"
+  std::vector<Define> defines;   // the specialization, as given (validated)
+  std::vector<std::string> options;  // every NVRTC option used, defines and arch included
+  std::string compile_log;       // NVRTC's log (warnings, and -Xptxas -v output when asked)
+  // Template instantiations asked for by name expression, with their mangled (lowered) names.
+  std::vector<std::pair<std::string, std::string>> lowered_names;
+  std::string key;               // the cache key (hex digest) this image was stored under
+  int nvrtc_version = 0;         // major*1000 + minor*10, as CUDA versions are written
+};
+
+}  // namespace ptxrt
