@@ -14,6 +14,11 @@ namespace {
 
 constexpr const char* driver_library = "libcuda.so.1";
 
+Error no_driver(std::string detail) {
+  return Error(ErrorKind::no_driver,
+               "no CUDA driver found (" + std::string(driver_library) + "): " + detail);
+}
+
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
                                     CUdriverProcAddressQueryResult*);
 
@@ -24,19 +29,23 @@ struct LoadedDriver {
 };
 
 template <typename Function>
-void resolve(GetProcAddress get_proc_address, const char* name, Function& entry) {
+CUresult resolve(GetProcAddress get_proc_address, const char* name, Function& entry) {
   void* address = nullptr;
   CUdriverProcAddressQueryResult status{};
-  if (get_proc_address(name, &address, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) ==
-          CUDA_SUCCESS &&
-      status == CU_GET_PROC_ADDRESS_SUCCESS)
+  const CUresult result =
+      get_proc_address(name, &address, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+  if (result == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS)
     entry = reinterpret_cast<Function>(address);
+  return result;
 }
 
-Error no_driver(std::string detail) {
-  return Error(ErrorKind::no_driver,
-               "no CUDA driver found (" + std::string(driver_library) + "): " + detail);
+Error stub_loaded() {
+  return no_driver(
+      "the CUDA toolkit's stub library was loaded instead of a real driver "
+      "(CUDA_ERROR_STUB_LIBRARY); remove the toolkit's lib64/stubs folder from "
+      "LD_LIBRARY_PATH, or install the NVIDIA driver");
 }
+
 
 // Fills `loaded`; never throws, so that driver_status() can report instead of failing.
 void load(LoadedDriver& loaded) {
@@ -55,6 +64,11 @@ void load(LoadedDriver& loaded) {
     return;
   }
   DriverApi& api = loaded.api;
+  // The toolkit's stub answers every call, this one included, with CUDA_ERROR_STUB_LIBRARY.
+  if (resolve(get_proc_address, "cuInit", api.cuInit) == CUDA_ERROR_STUB_LIBRARY) {
+    loaded.failure = stub_loaded();
+    return;
+  }
 #define PTXRT_RESOLVE_ENTRY(name) resolve(get_proc_address, #name, api.name);
   PTXRT_REQUIRED_DRIVER_FUNCTIONS(PTXRT_RESOLVE_ENTRY)
   PTXRT_OPTIONAL_DRIVER_FUNCTIONS(PTXRT_RESOLVE_ENTRY)
@@ -70,10 +84,7 @@ void load(LoadedDriver& loaded) {
   CUresult init = api.cuInit(0);
   loaded.initialised = init != CUDA_ERROR_STUB_LIBRARY;
   if (init == CUDA_ERROR_STUB_LIBRARY) {
-    loaded.failure = no_driver(
-        "the CUDA toolkit's stub library was loaded instead of a real driver "
-        "(CUDA_ERROR_STUB_LIBRARY); remove the toolkit's lib64/stubs folder from "
-        "LD_LIBRARY_PATH, or install the NVIDIA driver");
+    loaded.failure = stub_loaded();
     return;
   }
   if (init == CUDA_ERROR_NO_DEVICE) {

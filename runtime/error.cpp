@@ -92,7 +92,8 @@ void throw_driver_error(CUresult result, std::string_view call, std::string_view
 
 void throw_nvrtc_error(nvrtcResult result, std::string_view call, std::string_view context) {
   std::string code_name = nvrtcGetErrorString(result);
-  throw Error(ErrorKind::nvrtc, compose(call, code_name, "", context), std::string(call),
+  std::string message = compose(call, code_name, "", context);
+  throw Error(ErrorKind::nvrtc, std::move(message), std::string(call),
               static_cast<int>(result), std::move(code_name), std::string(context));
 }
 

@@ -1,0 +1,64 @@
+// A CUDA device and what it can do. Thread safety: Device is an immutable value; share it freely.
+#pragma once
+
+#include <cuda.h>
+
+#include <array>
+#include <cstddef>
+#include <string>
+
+namespace ptxrt {
+
+struct DeviceProperties {
+  int ordinal = 0;
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  std::size_t global_memory_bytes = 0;
+  int l2_cache_bytes = 0;
+  int shared_memory_per_block = 0;        // without opting in (48 KiB)
+  int shared_memory_per_block_optin = 0;  // the most a kernel may opt in to
+  int shared_memory_per_sm = 0;
+  int reserved_shared_memory_per_block = 0;
+  int registers_per_block = 0;
+  int registers_per_sm = 0;
+  int max_threads_per_block = 0;
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  int warp_size = 0;
+  std::array<int, 3> max_block_dim{};
+  std::array<int, 3> max_grid_dim{};
+  int clock_khz = 0;
+  int memory_clock_khz = 0;
+  int memory_bus_width_bits = 0;
+  int driver_version = 0;
+
+  std::string compute_capability() const;  // "9.0"
+  std::string arch() const;                // "sm_90"
+  // Peak DRAM bandwidth the clock and bus imply: 2 transfers per clock (DDR) × bus width.
+  double theoretical_bandwidth_gb_per_s() const;
+};
+
+// A human-readable table of the properties, one "name: value" line each.
+std::string format_properties(const DeviceProperties& properties);
+
+class Device {
+ public:
+  // Number of devices the driver sees. Throws Error(no_driver|no_device) when there are none.
+  static int count();
+  // Throws Error(invalid_argument) for an ordinal out of range, naming the count.
+  static Device get(int ordinal);
+
+  int ordinal() const noexcept { return properties_.ordinal; }
+  CUdevice handle() const noexcept { return handle_; }
+  const DeviceProperties& properties() const noexcept { return properties_; }
+
+ private:
+  Device(CUdevice handle, DeviceProperties properties)
+      : handle_(handle), properties_(std::move(properties)) {}
+  CUdevice handle_;
+  DeviceProperties properties_;
+};
+
+}  // namespace ptxrt

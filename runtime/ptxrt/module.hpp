@@ -1,0 +1,63 @@
+// A loaded module (PTX or CUBIN) in one context, its kernels and its global symbols.
+//
+// Thread safety: a Module and the Kernels and Symbols taken from it may be shared by any number
+// of threads; launching one kernel from many threads at once is safe (each launch names its own
+// stream). A Module stays loaded while any copy of it, or any Kernel or Symbol from it, exists.
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptxrt/context.hpp"
+#include "ptxrt/kernel.hpp"
+#include "ptxrt/symbol.hpp"
+
+namespace ptxrt {
+
+struct ModuleLoadOptions {
+  int optimization_level = -1;  // PTX JIT level 0..4; -1 keeps the driver's default (4)
+  int max_registers = 0;        // PTX JIT register cap per thread; 0 = none
+  std::size_t log_bytes = 64 * 1024;  // room for the JIT's info and error logs
+};
+
+namespace detail {
+struct ModuleState;
+}
+
+class Module {
+ public:
+  // Loads a PTX text or a CUBIN (cuModuleLoadDataEx) into `context`, keeping the JIT logs. `label`
+  // names the module in errors and logs ("matmul_tiled.cu [TILE_WIDTH=32] sm_90"). A failure is
+  // an Error whose message holds the JIT's error log.
+  static Module load(const Context& context, std::string_view image,
+                     const ModuleLoadOptions& options = {}, std::string label = {});
+
+  // The entry point `name`; an unknown name is an Error(not_found) listing the module's entry
+  // points. Kernels are made once per module and shared: asking again is a map lookup.
+  Kernel kernel(std::string_view name) const;
+  // The module's entry points (needs a driver with cuModuleEnumerateFunctions, CUDA >= 12.4).
+  std::vector<std::string> entry_points() const;
+
+  // A __constant__ or __device__ variable by name, typed; sizes are checked on every copy.
+  template <typename T>
+  Symbol<T> symbol(std::string_view name) const {
+    return Symbol<T>(global(name));
+  }
+  GlobalSymbol global(std::string_view name) const;
+
+  const Context& context() const noexcept;
+  CUmodule handle() const noexcept;
+  const std::string& label() const noexcept;
+  const std::string& info_log() const noexcept;  // the JIT's info log (empty for most CUBINs)
+  float jit_wall_ms() const noexcept;            // time the driver spent compiling/linking
+
+ private:
+  explicit Module(std::shared_ptr<detail::ModuleState> state) : state_(std::move(state)) {}
+  std::shared_ptr<detail::ModuleState> state_;
+};
+
+}  // namespace ptxrt

@@ -1,0 +1,13 @@
+// The whole public API of ptxrt's driver layer.
+#pragma once
+
+#include "ptxrt/context.hpp"
+#include "ptxrt/device.hpp"
+#include "ptxrt/driver.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/image.hpp"
+#include "ptxrt/kernel.hpp"
+#include "ptxrt/memory.hpp"
+#include "ptxrt/module.hpp"
+#include "ptxrt/stream.hpp"
+#include "ptxrt/symbol.hpp"

@@ -1,0 +1,57 @@
+// Streams and events. Thread safety: a Stream orders work, so it belongs to one thread at a time
+// (share it only with your own synchronization). Events may be recorded on one thread and waited
+// on from another.
+#pragma once
+
+#include <cuda.h>
+
+#include "ptxrt/context.hpp"
+
+namespace ptxrt {
+
+class Stream {
+ public:
+  // A non-blocking stream (it does not synchronize with the legacy default stream).
+  explicit Stream(const Context& context);
+  ~Stream();
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  CUstream handle() const noexcept { return stream_; }
+  const Context& context() const noexcept { return context_; }
+  void synchronize() const;
+  bool is_idle() const;  // cuStreamQuery: all work done
+
+ private:
+  void release() noexcept;
+  Context context_;
+  CUstream stream_ = nullptr;
+};
+
+class Event {
+ public:
+  explicit Event(const Context& context);
+  ~Event();
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  // Records on `stream` (nullptr: the context's default stream).
+  void record(CUstream stream = nullptr);
+  void record(const Stream& stream) { record(stream.handle()); }
+  void synchronize() const;
+  CUevent handle() const noexcept { return event_; }
+
+  // Milliseconds between two recorded events; waits for `end` to complete.
+  static float elapsed_ms(const Event& start, const Event& end);
+
+ private:
+  void release() noexcept;
+  Context context_;
+  CUevent event_ = nullptr;
+};
+
+}  // namespace ptxrt

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds Release and runs every GPU test and benchmark in one go, on a machine with a GPU and no
+# package registry (CLI11, doctest and nlohmann-json must already be installed there). Prints a
+# short summary last. Logs go to $OUT (when set, as on the lent GPU machine) or build-gpu/logs.
+#   scripts/gpu-check.sh [--sanitize] [--no-bench] [--bench-args "..."]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+sanitize=0 bench=1 bench_args=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sanitize) sanitize=1 ;;
+    --no-bench) bench=0 ;;
+    --bench-args) bench_args="$2"; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+build=build-gpu
+logs="${OUT:-$build/logs}"
+mkdir -p "$logs"
+summary=()
+started=$(date +%s)
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -4 \
+  | sed 's/^/gpu: /' | tee "$logs/gpu.txt"
+
+if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$logs/configure.log" 2>&1 &&
+   cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1; then
+  summary+=("build: ok ($(( $(date +%s) - started )) s)")
+else
+  tail -40 "$logs/configure.log" "$logs/build.log"
+  echo "SUMMARY: build FAILED"
+  exit 1
+fi
+
+(cd "$build" && ctest -j 4 --timeout 300 --output-on-failure) >"$logs/ctest.log" 2>&1
+ctest_rc=$?
+grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|Timeout|Skipped" "$logs/ctest.log" | grep -v "^\s*$" | tail -30
+summary+=("ctest: $(grep -E 'tests passed' "$logs/ctest.log" | tail -1) (rc $ctest_rc)")
+skipped=$(grep -c "(Skipped)" "$logs/ctest.log" || true)
+summary+=("ctest skipped: $skipped")
+
+if [ "$sanitize" = 1 ]; then
+  for tool in memcheck racecheck synccheck initcheck; do
+    compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/tests/ptxrt_gpu_tests" \
+      >"$logs/sanitizer-$tool.log" 2>&1
+    summary+=("compute-sanitizer $tool: rc $? — $(grep -E 'ERROR SUMMARY' "$logs/sanitizer-$tool.log" | tail -1)")
+  done
+fi
+
+if [ "$bench" = 1 ] && [ -x "$build/ptxrt" ] && "$build/ptxrt" bench --help >/dev/null 2>&1; then
+  "$build/ptxrt" bench $bench_args >"$logs/bench.txt" 2>&1
+  summary+=("bench: rc $? (full table in bench.txt)")
+  cat "$logs/bench.txt"
+fi
+
+echo
+echo "SUMMARY ($(( $(date +%s) - started )) s)"
+printf '  %s\n' "${summary[@]}"
+[ "$ctest_rc" = 0 ]

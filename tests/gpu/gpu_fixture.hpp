@@ -1,0 +1,34 @@
+// Shared set-up for the GPU tests: the context of device 0 and a way to load a kernel source.
+#pragma once
+
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptxrt/ptxrt.hpp"
+
+namespace ptxrt::testing {
+
+// Device 0's primary context, retained once for the whole test process.
+const Context& test_context();
+
+// Compiles CUDA source to PTX for the test device with NVRTC.
+std::string compile_ptx(std::string_view source, std::string_view name);
+// ... and loads it into `context`.
+Module load_source(std::string_view source, std::string_view name = "test.cu");
+Module load_source(std::string_view source, std::string_view name, const Context& context);
+
+inline std::vector<float> random_floats(std::size_t count, unsigned seed, float low = -1.0f,
+                                        float high = 1.0f) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> distribution(low, high);
+  std::vector<float> values(count);
+  for (float& value : values) value = distribution(generator);
+  return values;
+}
+
+// The bits of a quiet NaN: outputs are filled with it before a run, so unwritten elements show.
+inline constexpr std::uint32_t poison_word = 0x7fc00000u;
+
+}  // namespace ptxrt::testing
