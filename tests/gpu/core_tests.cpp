@@ -42,7 +42,7 @@ extern "C" __global__ void bounded(float* out) __launch_bounds__(256);
 extern "C" __global__ void bounded(float* out) { out[threadIdx.x] = 2.0f; }
 extern "C" __global__ void big_shared(float* out, int n) {
   extern __shared__ float scratch[];
-  for (int i = threadIdx.x; i < n; i += blockDim.x) scratch[i] = float(i);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) scratch[i] = float(i % 7);
   __syncthreads();
   if (threadIdx.x == 0) {
     float sum = 0.0f;
@@ -113,8 +113,9 @@ TEST_CASE("constant and device symbols round trip and are read by a kernel") {
   module.kernel("affine").launch({.grid = blocks_for(n, 128), .block = 128}, device_in,
                                  device_out, n);
   const auto output = device_out.download();
+  // The GPU may fuse the multiply-add; allow for that one rounding.
   for (int i = 0; i < n; ++i)
-    REQUIRE(output[i] == 2.5f * input[i] + -1.0f + entries[i % 16]);
+    REQUIRE(output[i] == doctest::Approx(2.5f * input[i] + -1.0f + entries[i % 16]).epsilon(1e-6));
   CHECK(counter.get() == 1);
 }
 
@@ -204,9 +205,10 @@ TEST_CASE("dynamic shared memory over 48 KiB opts the kernel in automatically") 
   out.memory().fill_words(poison_word);
   kernel.launch({.grid = 1, .block = 256, .dynamic_shared_bytes = count * sizeof(float)}, out,
                 count);
+  // Small integers, so that the float sum is exact whatever the order.
   double expected = 0;
-  for (int i = 0; i < count; ++i) expected += i;
-  CHECK(out.download()[0] == doctest::Approx(expected).epsilon(1e-5));
+  for (int i = 0; i < count; ++i) expected += i % 7;
+  CHECK(out.download()[0] == expected);
   CHECK(kernel.attributes().max_dynamic_shared_bytes >= count * 4);
 }
 
