@@ -29,11 +29,12 @@ struct LoadedDriver {
 };
 
 template <typename Function>
-CUresult resolve(GetProcAddress get_proc_address, const char* name, Function& entry) {
+CUresult resolve(GetProcAddress get_proc_address, const char* name, int version,
+                 Function& entry) {
   void* address = nullptr;
   CUdriverProcAddressQueryResult status{};
   const CUresult result =
-      get_proc_address(name, &address, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+      get_proc_address(name, &address, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
   if (result == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS)
     entry = reinterpret_cast<Function>(address);
   return result;
@@ -60,23 +61,31 @@ void load(LoadedDriver& loaded) {
   if (!get_proc_address) {
     loaded.failure = no_driver("it has no cuGetProcAddress_v2, so it predates CUDA 12; "
                                "install a driver for CUDA " +
-                               format_cuda_version(CUDA_VERSION) + " or newer");
+                               format_cuda_version(minimum_driver_version) + " or newer");
     return;
   }
   DriverApi& api = loaded.api;
   // The toolkit's stub answers every call, this one included, with CUDA_ERROR_STUB_LIBRARY.
-  if (resolve(get_proc_address, "cuInit", api.cuInit) == CUDA_ERROR_STUB_LIBRARY) {
+  if (resolve(get_proc_address, "cuInit", 2000, api.cuInit) == CUDA_ERROR_STUB_LIBRARY) {
     loaded.failure = stub_loaded();
     return;
   }
-#define PTXRT_RESOLVE_ENTRY(name) resolve(get_proc_address, #name, api.name);
+#define PTXRT_RESOLVE_ENTRY(name, version) resolve(get_proc_address, #name, version, api.name);
   PTXRT_REQUIRED_DRIVER_FUNCTIONS(PTXRT_RESOLVE_ENTRY)
   PTXRT_OPTIONAL_DRIVER_FUNCTIONS(PTXRT_RESOLVE_ENTRY)
 #undef PTXRT_RESOLVE_ENTRY
-#define PTXRT_REQUIRE_ENTRY(name)                                          \
-  if (!api.name) {                                                         \
-    loaded.failure = no_driver("the driver has no entry point " #name);   \
-    return;                                                                \
+  if (api.cuDriverGetVersion && api.cuDriverGetVersion(&api.version) == CUDA_SUCCESS &&
+      api.version < minimum_driver_version) {
+    loaded.failure = no_driver("the driver supports CUDA " + format_cuda_version(api.version) +
+                               ", and ptxrt needs CUDA " +
+                               format_cuda_version(minimum_driver_version) +
+                               " or newer; update the driver");
+    return;
+  }
+#define PTXRT_REQUIRE_ENTRY(name, version)                               \
+  if (!api.name) {                                                        \
+    loaded.failure = no_driver("the driver has no entry point " #name);  \
+    return;                                                               \
   }
   PTXRT_REQUIRED_DRIVER_FUNCTIONS(PTXRT_REQUIRE_ENTRY)
 #undef PTXRT_REQUIRE_ENTRY
@@ -94,13 +103,6 @@ void load(LoadedDriver& loaded) {
   }
   try {
     check(init, "cuInit", "initialising the CUDA driver");
-    check(api.cuDriverGetVersion(&api.version), "cuDriverGetVersion");
-    if (api.version < CUDA_VERSION) {
-      loaded.failure = no_driver("the driver supports CUDA " + format_cuda_version(api.version) +
-                                 " but ptxrt was built for CUDA " +
-                                 format_cuda_version(CUDA_VERSION) + "; update the driver");
-      return;
-    }
     int count = 0;
     check(api.cuDeviceGetCount(&count), "cuDeviceGetCount");
     if (count == 0)

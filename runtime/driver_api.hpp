@@ -3,32 +3,46 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 namespace ptxrt::detail {
 
+// Each entry names the CUDA version whose ABI the header declares for it, and is asked of
+// cuGetProcAddress at that version. Asking every entry at CUDA_VERSION would be wrong: the
+// driver then hands out the newest variant, e.g. cuCtxSynchronize_v2(CUcontext) of CUDA 13.0 for
+// the header's cuCtxSynchronize(void).
 // Entry points every driver ptxrt supports provides; a missing one is a load error.
-#define PTXRT_REQUIRED_DRIVER_FUNCTIONS(X)                                                       \
-  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount)      \
-  X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)                  \
-  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxCreate) X(cuCtxDestroy)        \
-  X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuCtxGetCurrent) X(cuCtxSetCurrent)                   \
-  X(cuCtxSynchronize) X(cuCtxGetDevice) X(cuMemAlloc) X(cuMemFree) X(cuMemGetInfo)               \
-  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)      \
-  X(cuMemcpyDtoDAsync) X(cuMemsetD8) X(cuMemsetD8Async) X(cuMemsetD32) X(cuMemsetD32Async)       \
-  X(cuMemHostAlloc) X(cuMemFreeHost) X(cuStreamCreate) X(cuStreamDestroy)                        \
-  X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)    \
-  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuModuleLoadDataEx) X(cuModuleUnload)            \
-  X(cuModuleGetFunction) X(cuModuleGetGlobal) X(cuFuncGetAttribute) X(cuFuncSetAttribute)        \
-  X(cuLaunchKernel) X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuPointerGetAttribute)
+#define PTXRT_REQUIRED_DRIVER_FUNCTIONS(X) \
+  X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuGetErrorName, 6000) X(cuGetErrorString, 6000) \
+  X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000) X(cuDeviceGetName, 2000) \
+  X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020) X(cuDevicePrimaryCtxRetain, 7000) \
+  X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxCreate, 12050) X(cuCtxDestroy, 4000) \
+  X(cuCtxPushCurrent, 4000) X(cuCtxPopCurrent, 4000) X(cuCtxGetCurrent, 4000) \
+  X(cuCtxSetCurrent, 4000) X(cuCtxSynchronize, 2000) X(cuCtxGetDevice, 2000) \
+  X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemGetInfo, 3020) X(cuMemcpyHtoD, 3020) \
+  X(cuMemcpyDtoH, 3020) X(cuMemcpyDtoD, 3020) X(cuMemcpyHtoDAsync, 3020) \
+  X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8, 3020) \
+  X(cuMemsetD8Async, 3020) X(cuMemsetD32, 3020) X(cuMemsetD32Async, 3020) \
+  X(cuMemHostAlloc, 2020) X(cuMemFreeHost, 2000) X(cuStreamCreate, 2000) \
+  X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000) X(cuStreamQuery, 2000) \
+  X(cuEventCreate, 2000) X(cuEventDestroy, 4000) X(cuEventRecord, 2000) \
+  X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080) X(cuModuleLoadDataEx, 2010) \
+  X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetGlobal, 3020) \
+  X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuPointerGetAttribute, 4000)
 
 // Entry points newer drivers add; null where the driver lacks them, and ptxrt does without.
-#define PTXRT_OPTIONAL_DRIVER_FUNCTIONS(X)                                                  \
-  X(cuFuncGetParamInfo) X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions)           \
-  X(cuFuncGetName) X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel)            \
-  X(cuKernelGetFunction) X(cuLibraryGetGlobal)
+#define PTXRT_OPTIONAL_DRIVER_FUNCTIONS(X) \
+  X(cuFuncGetParamInfo, 12040) X(cuModuleGetFunctionCount, 12040) \
+  X(cuModuleEnumerateFunctions, 12040) X(cuFuncGetName, 12030) X(cuLibraryLoadData, 12000) \
+  X(cuLibraryUnload, 12000) X(cuLibraryGetKernel, 12000) X(cuKernelGetFunction, 12000) \
+  X(cuLibraryGetGlobal, 12000)
+
+// The oldest driver that has every required entry point (cuEventElapsedTime_v2 came in 12.8).
+inline constexpr int minimum_driver_version = 12080;
 
 struct DriverApi {
-#define PTXRT_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;
+#define PTXRT_DECLARE_ENTRY(name, version) PFN_##name##_v##version name = nullptr;
   PTXRT_REQUIRED_DRIVER_FUNCTIONS(PTXRT_DECLARE_ENTRY)
   PTXRT_OPTIONAL_DRIVER_FUNCTIONS(PTXRT_DECLARE_ENTRY)
 #undef PTXRT_DECLARE_ENTRY
@@ -39,8 +53,8 @@ struct DriverApi {
 // usable driver or no device, every call throws the same Error (kind no_driver / no_device).
 const DriverApi& driver();
 
-// Like driver(), but only requires that libcuda loaded and initialised; for cuGetErrorName from
-// the error path, which must work even while reporting "no device".
+// The driver if libcuda loaded and initialised, else nullptr; for cuGetErrorName on the error
+// path, which must work even while reporting "no device".
 const DriverApi* loaded_driver() noexcept;
 
 }  // namespace ptxrt::detail
