@@ -82,7 +82,8 @@ void throw_driver_error(CUresult result, std::string_view call, std::string_view
     kind = ErrorKind::sticky;
     message +=
         "; this is a sticky error: the context is now unusable, so destroy it (with its modules "
-        "and buffers) and create a new one";
+        "and buffers); current drivers keep the device unusable for the whole process, so run "
+        "kernels that may fault in a worker process";
   } else if (result == CUDA_ERROR_NOT_FOUND) {
     kind = ErrorKind::not_found;
   }
