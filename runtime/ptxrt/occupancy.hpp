@@ -1,0 +1,80 @@
+// How many blocks of a kernel fit on one SM, computed from a per-architecture table: no GPU is
+// needed, and the answer matches cuOccupancyMaxActiveBlocksPerMultiprocessor (the model follows
+// the toolkit's cuda_occupancy.h). Values only; every function is pure and thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "ptxrt/resources.hpp"
+
+namespace ptxrt {
+
+// What one SM of a compute capability holds. From the CUDA C++ Programming Guide's technical
+// specifications and the toolkit's occupancy calculator.
+struct ArchLimits {
+  int major = 0;
+  int minor = 0;
+  int max_warps_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  int max_threads_per_block = 1024;
+  int registers_per_sm = 65536;
+  int max_registers_per_block = 65536;
+  int max_registers_per_thread = 255;
+  // Registers are given to warps in units of this many (a warp of 32 threads at r registers
+  // takes 32*r rounded up to it).
+  int register_allocation_unit = 256;
+  // The register file is split among this many sub-partitions (warp schedulers); a warp's
+  // registers come from one of them, so warps are placed in groups of this size.
+  int register_sub_partitions = 4;
+  std::size_t shared_per_sm = 0;               // the largest carveout
+  std::size_t max_shared_per_block_optin = 0;  // what a block may use after opting in
+  std::size_t shared_allocation_unit = 128;    // a block's shared memory is rounded up to it
+  std::size_t reserved_shared_per_block = 0;   // the system's share of every block (CC >= 8.0)
+  // The sizes the L1/shared split can take, ascending; the driver picks one per launch.
+  std::span<const std::size_t> shared_carveouts;
+  // On CC >= 9.0 named barriers are a per-SM pool of this many sets per block slot; 0 where
+  // barriers do not limit occupancy.
+  int barrier_sets_per_block_slot = 0;
+};
+
+// The limits of compute capability major.minor. Throws Error (invalid_argument) listing the known
+// capabilities for any other.
+const ArchLimits& arch_limits(int major, int minor);
+
+// The capabilities arch_limits knows, ascending ("7.5", "8.0", ...).
+std::span<const ArchLimits> known_architectures();
+
+// What keeps more blocks off the SM. On a tie, the one declared first is reported.
+enum class OccupancyLimit { warps, registers, shared_memory, blocks, barriers, none_fits };
+std::string_view to_string(OccupancyLimit limit);
+
+struct Occupancy {
+  int active_blocks_per_sm = 0;
+  int active_warps_per_sm = 0;
+  double fraction = 0.0;  // active warps over the SM's maximum
+  OccupancyLimit limit = OccupancyLimit::none_fits;
+  std::string reason;  // why not even one block fits; empty otherwise
+  // Blocks each resource alone would allow (a large number where it does not limit at all).
+  int blocks_by_warps = 0;
+  int blocks_by_registers = 0;
+  int blocks_by_shared_memory = 0;
+  int blocks_by_barriers = 0;
+  int registers_per_block = 0;             // as allocated: per-warp rounding included
+  std::size_t shared_bytes_per_block = 0;  // static + dynamic + reserved, rounded to the unit
+  // The smallest carveout that holds the active blocks' shared memory: the split the driver
+  // can choose without lowering occupancy, leaving the rest to L1.
+  std::size_t shared_carveout_bytes = 0;
+};
+
+// Occupancy of `kernel` launched with `block_threads` threads and `dynamic_smem_bytes` of dynamic
+// shared memory per block. Assumes the kernel has opted in to the shared memory it asks for
+// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) and has no carveout preference set. A block
+// that cannot launch at all gives limit none_fits with the reason. Throws Error
+// (invalid_argument) when block_threads is not positive.
+Occupancy compute_occupancy(const ArchLimits& arch, const KernelResources& kernel,
+                            int block_threads, std::size_t dynamic_smem_bytes);
+
+}  // namespace ptxrt
