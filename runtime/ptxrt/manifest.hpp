@@ -1,0 +1,61 @@
+// A kernel file's manifest: the compile-time constants it accepts and the entry points it
+// defines, declared in comment lines so that the file stays plain CUDA C++:
+//
+//   // ptxrt: define TILE_WIDTH in {4, 8, 16, 32} default 16
+//   // ptxrt: entry matmul_tiled one thread per C element, TILE_WIDTH^2 threads per block
+//
+// Checking defines against it catches a bad value before NVRTC runs, with a message that lists
+// the valid ones. Plain values; thread-safe to share once built.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptxrt/image.hpp"
+
+namespace ptxrt {
+
+struct ManifestDefine {
+  std::string name;
+  std::vector<std::string> values;           // the valid values, as declared (in order)
+  std::optional<std::string> default_value;  // one of values, or none: then it is required
+  int line = 0;                              // where it was declared (1-based)
+};
+
+struct ManifestEntry {
+  std::string name;         // the extern "C" function name
+  std::string description;  // free text: launch shape, what it computes
+  int line = 0;
+};
+
+struct Manifest {
+  std::string file;  // the kernel file's name, for messages ("matmul_tiled.cu")
+  std::vector<ManifestDefine> defines;
+  std::vector<ManifestEntry> entries;
+
+  const ManifestDefine* find_define(std::string_view name) const;
+  const ManifestEntry* find_entry(std::string_view name) const;
+};
+
+// Reads every "// ptxrt:" line of `source`. A malformed one throws Error (invalid_argument)
+// naming `file` and the line: "matmul_tiled.cu:3: ...".
+Manifest parse_manifest(std::string_view source, std::string_view file = "kernel.cu");
+
+// Checks `defines` against the manifest and completes them: a declared constant that is missing
+// gets its default (appended), a value outside the declared set or a missing constant without a
+// default throws Error (invalid_argument). Undeclared defines pass through unchecked; a name
+// that is not a C identifier, or one given twice, throws.
+void validate_defines(const Manifest& manifest, std::vector<Define>& defines);
+
+// "NAME=VALUE" or "NAME" (empty value). Throws Error (invalid_argument) when NAME is not a C
+// identifier.
+Define parse_define(std::string_view text);
+
+// "TILE_WIDTH=16 VEC=4", for messages and logs; "(none)" when empty.
+std::string format_defines(const std::vector<Define>& defines);
+
+bool is_identifier(std::string_view text);
+
+}  // namespace ptxrt

@@ -1,0 +1,21 @@
+// Internal: the C and C++ standard headers that kernel files commonly include, for NVRTC, which
+// ships none of them (NVRTC 13.0 fails on `#include <cstdint>` with or without the toolkit's
+// include folder). Each one forwards to libcu++ (cuda/std/...), which works under NVRTC, and
+// brings its names into std; <cfloat> spells out the IEEE limits, which libcu++ leaves out under
+// NVRTC.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace ptxrt::detail {
+
+// Both views come from string literals, so they are NUL-terminated, as NVRTC needs.
+struct NamedText {
+  std::string_view name;  // as written in #include <...>: "cstdint", "math.h"
+  std::string_view text;
+};
+
+std::span<const NamedText> standard_headers();
+
+}  // namespace ptxrt::detail

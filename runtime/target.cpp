@@ -1,0 +1,197 @@
+#include "ptxrt/target.hpp"
+
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+
+#include "ptxrt/driver.hpp"
+#include "ptxrt/error.hpp"
+
+namespace ptxrt {
+namespace {
+
+std::string sm_name(int sm) { return std::to_string(sm / 10) + "." + std::to_string(sm % 10); }
+
+// The number at the start of `text` ("90" of "90a"); nothing when none.
+std::optional<int> leading_number(std::string_view text) {
+  int value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end == text.data()) return std::nullopt;
+  return value;
+}
+
+// "9.0" → 9, 0.
+bool parse_isa_version(std::string_view text, int& major, int& minor) {
+  const char* end = text.data() + text.size();
+  auto [dot, major_error] = std::from_chars(text.data(), end, major);
+  if (major_error != std::errc() || dot == end || *dot != '.') return false;
+  auto [rest, minor_error] = std::from_chars(dot + 1, end, minor);
+  return minor_error == std::errc() && rest != dot + 1;
+}
+
+// The rest of the line after `directive` in PTX text (".version", ".target"), trimmed.
+std::optional<std::string_view> ptx_directive(std::string_view ptx, std::string_view directive) {
+  std::size_t at = 0;
+  while ((at = ptx.find(directive, at)) != std::string_view::npos) {
+    bool line_start = at == 0 || ptx[at - 1] == '\n';
+    std::size_t after = at + directive.size();
+    if (line_start && after < ptx.size() && (ptx[after] == ' ' || ptx[after] == '\t')) {
+      std::string_view rest = ptx.substr(after + 1, ptx.find('\n', after) - after - 1);
+      while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+      return rest;
+    }
+    at = after;
+  }
+  return std::nullopt;
+}
+
+// An image for `sm` (with its suffix) runs on the device when the device is the same major
+// version and at least the same minor, except arch-specific ("a") code, which needs the exact
+// version.
+void check_architecture(const Image& image, int sm, char suffix, int cc_major, int cc_minor) {
+  const int device = cc_major * 10 + cc_minor;
+  bool runs = image.format == ImageFormat::ptx ? device >= sm
+                                               : device / 10 == sm / 10 && device >= sm;
+  if (suffix == 'a') runs = device == sm;
+  if (suffix == 'f') runs = device / 10 == sm / 10 && device >= sm;
+  if (runs) return;
+  const std::string device_text = std::to_string(cc_major) + "." + std::to_string(cc_minor);
+  throw Error(ErrorKind::invalid_argument,
+              std::string(image.format == ImageFormat::ptx ? "PTX" : "CUBIN") + " of " +
+                  image.name + " was built for " + image.arch + " (compute capability " +
+                  sm_name(sm) + (suffix ? std::string(1, suffix) : "") +
+                  ") and cannot run on a device of compute capability " + device_text +
+                  ": compile it for sm_" + std::to_string(device) + " (CUBIN) or compute_" +
+                  std::to_string(device) + " (PTX) instead");
+}
+
+void check_ptx(const Image& image, int driver_version, int cc_major, int cc_minor) {
+  std::optional<std::string_view> version = ptx_directive(image.data, ".version");
+  std::optional<std::string_view> target = ptx_directive(image.data, ".target");
+  if (!version || !target)
+    throw Error(ErrorKind::invalid_argument,
+                "the PTX of " + image.name + " has no .version or .target line");
+  int isa_major = 0;
+  int isa_minor = 0;
+  if (!parse_isa_version(*version, isa_major, isa_minor))
+    throw Error(ErrorKind::invalid_argument,
+                "the PTX of " + image.name + " has an unreadable .version: " + std::string(*version));
+  const std::string isa = std::to_string(isa_major) + "." + std::to_string(isa_minor);
+  std::optional<int> needed = cuda_version_for_ptx_isa(isa_major, isa_minor);
+  if (!needed || driver_version < *needed)
+    throw Error(ErrorKind::invalid_argument,
+                "the PTX of " + image.name + " is PTX ISA " + isa + ", which needs a driver for " +
+                    (needed ? "CUDA " + format_cuda_version(*needed) + " or newer"
+                            : "a CUDA newer than any ptxrt knows") +
+                    ", but this driver is CUDA " + format_cuda_version(driver_version) +
+                    " (loading would fail with CUDA_ERROR_UNSUPPORTED_PTX_VERSION): update the "
+                    "NVIDIA driver, or compile with an NVRTC no newer than CUDA " +
+                    format_cuda_version(driver_version));
+  std::string_view arch = target->substr(0, target->find_first_of(", \t\r"));
+  std::optional<int> sm = arch.starts_with("sm_") ? leading_number(arch.substr(3)) : std::nullopt;
+  if (!sm)
+    throw Error(ErrorKind::invalid_argument,
+                "the PTX of " + image.name + " has an unreadable .target: " + std::string(arch));
+  char suffix = arch.back() == 'a' || arch.back() == 'f' ? arch.back() : '\0';
+  check_architecture(image, *sm, suffix, cc_major, cc_minor);
+}
+
+void check_cubin(const Image& image, int cc_major, int cc_minor) {
+  std::optional<int> sm = cubin_sm_version(image.data);
+  if (!sm)
+    throw Error(ErrorKind::invalid_argument,
+                "the CUBIN of " + image.name + " is not a CUDA ELF image (" +
+                    std::to_string(image.data.size()) + " bytes)");
+  char suffix = image.arch.ends_with('a') || image.arch.ends_with('f') ? image.arch.back() : '\0';
+  check_architecture(image, *sm, suffix, cc_major, cc_minor);
+}
+
+}  // namespace
+
+std::vector<int> supported_architectures() {
+  int count = 0;
+  check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  std::vector<int> architectures(static_cast<std::size_t>(count));
+  check(nvrtcGetSupportedArchs(architectures.data()), "nvrtcGetSupportedArchs");
+  std::sort(architectures.begin(), architectures.end());
+  return architectures;
+}
+
+int nvrtc_version() {
+  int major = 0;
+  int minor = 0;
+  check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  return major * 1000 + minor * 10;
+}
+
+Target select_target(int cc_major, int cc_minor, ImageFormat format) {
+  return select_target(cc_major, cc_minor, format, supported_architectures());
+}
+
+Target select_target(int cc_major, int cc_minor, ImageFormat format,
+                     const std::vector<int>& supported) {
+  const int device = cc_major * 10 + cc_minor;
+  const std::string prefix = format == ImageFormat::cubin ? "sm_" : "compute_";
+  if (std::find(supported.begin(), supported.end(), device) != supported.end())
+    return {prefix + std::to_string(device), format, {}};
+  auto newest_below = std::find_if(supported.rbegin(), supported.rend(),
+                                   [&](int sm) { return sm < device; });
+  if (newest_below == supported.rend())
+    throw Error(ErrorKind::invalid_argument,
+                "compute capability " + sm_name(device) + " is older than every architecture " +
+                    "this NVRTC supports (oldest sm_" +
+                    (supported.empty() ? std::string("?") : std::to_string(supported.front())) + ")");
+  const std::string fallback = "compute_" + std::to_string(*newest_below);
+  return {fallback, ImageFormat::ptx,
+          "compute capability " + sm_name(device) + " is unknown to NVRTC " +
+              format_cuda_version(nvrtc_version()) + " (newest sm_" +
+              std::to_string(supported.back()) + "); compiled PTX for " + fallback +
+              ", which the driver JIT-compiles for the device"};
+}
+
+std::optional<int> cuda_version_for_ptx_isa(int isa_major, int isa_minor) {
+  // From the PTX ISA release history. Up to 8.5 the ISA tracks CUDA 12.x as 8.x (and 11.x as
+  // 7.x); CUDA 12.6 kept 8.5, so from 8.6 on the table is irregular.
+  struct Release {
+    int isa;
+    int cuda;
+  };
+  static constexpr Release releases[] = {
+      {60, 9000},  {61, 9010},  {62, 9020},  {63, 10000}, {64, 10010}, {65, 10020},
+      {70, 11000}, {71, 11010}, {72, 11020}, {73, 11030}, {74, 11040}, {75, 11050},
+      {76, 11060}, {77, 11070}, {78, 11080}, {80, 12000}, {81, 12010}, {82, 12020},
+      {83, 12030}, {84, 12040}, {85, 12050}, {86, 12070}, {87, 12080}, {88, 12090},
+      {90, 13000}, {91, 13010}};
+  const int isa = isa_major * 10 + isa_minor;
+  for (const Release& release : releases)
+    if (release.isa == isa) return release.cuda;
+  return std::nullopt;
+}
+
+std::optional<int> cubin_sm_version(std::string_view cubin) {
+  constexpr std::size_t header_size = 64;  // ELF64 header
+  constexpr std::uint16_t machine_cuda = 190;
+  if (cubin.size() < header_size || cubin.substr(0, 4) != "\x7f" "ELF" || cubin[4] != 2)
+    return std::nullopt;
+  std::uint16_t machine = 0;
+  std::uint32_t flags = 0;
+  std::memcpy(&machine, cubin.data() + 18, sizeof machine);
+  std::memcpy(&flags, cubin.data() + 48, sizeof flags);
+  if (machine != machine_cuda) return std::nullopt;
+  // ELF ABI version 8 (CUDA 13 toolchains) keeps the SM version in bits 8-15; earlier versions
+  // keep it in bits 0-7.
+  const auto abi_version = static_cast<unsigned char>(cubin[8]);
+  return static_cast<int>(abi_version >= 8 ? (flags >> 8) & 0xff : flags & 0xff);
+}
+
+void check_image_for_driver(const Image& image, int driver_version, int cc_major, int cc_minor) {
+  if (image.format == ImageFormat::ptx)
+    check_ptx(image, driver_version, cc_major, cc_minor);
+  else
+    check_cubin(image, cc_major, cc_minor);
+}
+
+}  // namespace ptxrt
