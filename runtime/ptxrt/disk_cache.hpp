@@ -1,0 +1,113 @@
+// Compiled images kept on disk between processes, so that a kernel already compiled by an earlier
+// run loads in about a millisecond instead of taking NVRTC's hundreds.
+//
+// Layout: <directory>/<key[0:2]>/<key>.ptxrt, one file per image, written to a temporary file and
+// renamed over, so readers see a whole entry or none. Every entry carries a SHA-256 checksum and
+// its own key; anything corrupt, truncated, foreign or owned by another user is never returned.
+// The cache is an optimisation: I/O failures are logged (once) and the cache runs without disk,
+// never throwing from load() or store().
+//
+// Thread and process safety: every member may be called from any thread, and any number of
+// processes may share one directory.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptxrt/image.hpp"
+
+namespace ptxrt {
+
+// One entry as listed by DiskCache::entries(), read from the entry's header (not verified).
+struct DiskCacheEntry {
+  std::string key;
+  std::uintmax_t size_bytes = 0;  // of the file, header included
+  std::filesystem::file_time_type last_use;  // the file's mtime: set on store, touched on hit
+  std::string name;
+  std::string arch;
+};
+
+// Counters of this DiskCache object since construction.
+struct DiskCacheStats {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t stores = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t discarded = 0;  // corrupt, truncated or foreign entries refused by load()
+};
+
+class DiskCache {
+ public:
+  static constexpr std::uintmax_t default_max_bytes_value = std::uintmax_t{1} << 30;
+
+  // $PTXRT_CACHE_DIR, else $XDG_CACHE_HOME/ptxrt, else ~/.cache/ptxrt. Empty when none is known.
+  static std::filesystem::path default_directory();
+  // $PTXRT_CACHE_MAX_BYTES ("1073741824", "512M", "2G"), else 1 GiB. An unreadable value is
+  // reported once and the default used.
+  static std::uintmax_t default_max_bytes();
+  // Bytes with an optional K, M or G suffix (powers of 1024). Throws Error(invalid_argument).
+  static std::uintmax_t parse_size(std::string_view text);
+  // Throws Error(invalid_argument) unless `key` is exactly 64 lowercase hex digits (a SHA-256),
+  // which also keeps it from naming any path outside the cache.
+  static void validate_key(std::string_view key);
+
+  // Creates `directory` (mode 0700) when missing. A directory that cannot be created, is owned by
+  // another user or is writable by group or others is reported and the cache runs without disk.
+  explicit DiskCache(std::filesystem::path directory = default_directory(),
+                     std::uintmax_t max_bytes = default_max_bytes());
+  DiskCache(const DiskCache&) = delete;
+  DiskCache& operator=(const DiskCache&) = delete;
+
+  const std::filesystem::path& directory() const noexcept { return directory_; }
+  std::uintmax_t max_bytes() const noexcept { return max_bytes_; }
+  // False once the cache gave up on its directory; load() then misses and store() does nothing.
+  bool usable() const noexcept { return usable_.load(std::memory_order_relaxed); }
+  // Where the entry for `key` lives (validates the key).
+  std::filesystem::path entry_path(std::string_view key) const;
+
+  // The image stored under `key`, or nullopt. An entry that fails any check is deleted (when ours)
+  // and reported as a warning. A hit marks the entry as recently used.
+  std::optional<Image> load(const std::string& key);
+  // Stores `image` under image.key (validated), replacing any entry there, then evicts the least
+  // recently used entries if the cache exceeds max_bytes().
+  void store(const Image& image);
+
+  // Every entry in the directory, most recently used first.
+  std::vector<DiskCacheEntry> entries() const;
+  // Deletes every entry. Temporary files of stores in progress are left to finish.
+  void clear();
+  DiskCacheStats stats() const noexcept;
+
+ // Entry files found by one pass over the directory (internal, public for the file's helpers).
+  struct Scan;
+
+ private:
+  std::optional<Image> read_entry(const std::string& key, const std::filesystem::path& path);
+  void discard(const std::filesystem::path& path, int descriptor, std::string_view reason);
+  bool write_entry(const std::filesystem::path& path, std::string_view bytes);
+  void account_store(std::uintmax_t added_bytes, std::uintmax_t replaced_bytes);
+  void evict(Scan scan);
+  void give_up(std::string_view reason);
+
+  std::filesystem::path directory_;
+  std::uintmax_t max_bytes_;
+  std::atomic<bool> usable_{true};
+
+  std::mutex size_mutex_;
+  std::optional<std::uintmax_t> estimated_bytes_;  // guarded by size_mutex_; nullopt: scan
+  std::uint64_t stores_since_scan_ = 0;            // guarded by size_mutex_
+
+  std::atomic<std::uint64_t> hits_{0};
+  std::atomic<std::uint64_t> misses_{0};
+  std::atomic<std::uint64_t> stores_{0};
+  std::atomic<std::uint64_t> evictions_{0};
+  std::atomic<std::uint64_t> discarded_{0};
+};
+
+}  // namespace ptxrt

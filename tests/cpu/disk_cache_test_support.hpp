@@ -1,0 +1,87 @@
+// Shared by the disk cache tests: a scratch directory, an Image with every field set, field-by-field
+// comparison, and a capture of log output.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ptxrt/hash.hpp"
+#include "ptxrt/image.hpp"
+#include "ptxrt/log.hpp"
+
+namespace ptxrt::testing {
+
+class ScratchDirectory {
+ public:
+  ScratchDirectory() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "ptxrt-test-XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  ~ScratchDirectory() {
+    std::error_code error;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, error);
+    std::filesystem::remove_all(path_, error);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string key_for(const std::string& seed) { return sha256_hex(seed); }
+
+// Every field set, and data that is binary: NULs and high bytes included.
+inline Image sample_image(const std::string& seed, std::size_t data_bytes = 4096) {
+  Image image;
+  image.format = ImageFormat::cubin;
+  image.arch = "sm_90a";
+  image.data.resize(data_bytes);
+  for (std::size_t i = 0; i < data_bytes; ++i) image.data[i] = static_cast<char>((i * 31) % 256);
+  image.data += seed;
+  image.name = "matmul_tiled.cu";
+  image.defines = {{"TILE_WIDTH", "32"}, {"USE_FAST_MATH", ""}};
+  image.options = {"--gpu-architecture=sm_90a", "-DTILE_WIDTH=32", "-DUSE_FAST_MATH"};
+  image.compile_log = std::string("ptxas info: used 32 registers\n") + '\xff' + '\0' + " end";
+  image.lowered_names = {{"scale<float>", "_Z5scaleIfEvPT_"}};
+  image.key = key_for(seed);
+  image.nvrtc_version = 13000;
+  return image;
+}
+
+inline bool same_image(const Image& a, const Image& b) {
+  return a.format == b.format && a.arch == b.arch && a.data == b.data && a.name == b.name &&
+         a.defines == b.defines && a.options == b.options && a.compile_log == b.compile_log &&
+         a.lowered_names == b.lowered_names && a.key == b.key &&
+         a.nvrtc_version == b.nvrtc_version;
+}
+
+// Collects the lines written while alive, at warning level or above whatever PTXRT_LOG says.
+class LogCapture {
+ public:
+  LogCapture() : threshold_(log::threshold()) {
+    log::set_threshold(log::Level::warning);
+    previous_ = log::set_sink([this](log::Level level, std::string_view line) {
+      if (level <= log::Level::warning) lines.emplace_back(line);
+    });
+  }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  ~LogCapture() {
+    log::set_sink(std::move(previous_));
+    log::set_threshold(threshold_);
+  }
+  std::vector<std::string> lines;
+
+ private:
+  log::Level threshold_;
+  log::Sink previous_;
+};
+
+}  // namespace ptxrt::testing
