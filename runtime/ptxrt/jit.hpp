@@ -1,0 +1,72 @@
+// The JIT as one object: source → Image (memory cache → disk cache → NVRTC) → Module per context.
+//
+// Every step is single-flight: N threads asking at once for the same specialization trigger one
+// compile and one load; different specializations compile in parallel; a hit never waits on a
+// compile. Thread safety: share one Jit (or Jit::shared()) across all threads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ptxrt/context.hpp"
+#include "ptxrt/disk_cache.hpp"
+#include "ptxrt/image.hpp"
+#include "ptxrt/kernel.hpp"
+#include "ptxrt/module.hpp"
+#include "ptxrt/program.hpp"
+
+namespace ptxrt {
+
+struct JitOptions {
+  // Where compiled images persist between processes; empty for memory only.
+  std::filesystem::path cache_directory = DiskCache::default_directory();
+  std::uintmax_t cache_max_bytes = DiskCache::default_max_bytes();
+  ModuleLoadOptions load_options;
+};
+
+struct JitStats {
+  std::uint64_t image_memory_hits = 0;
+  std::uint64_t disk_hits = 0;
+  std::uint64_t compiles = 0;
+  std::uint64_t module_hits = 0;
+  std::uint64_t module_loads = 0;
+};
+
+class Jit {
+ public:
+  explicit Jit(JitOptions options = {});
+  ~Jit();
+  Jit(const Jit&) = delete;
+  Jit& operator=(const Jit&) = delete;
+
+  // The process-wide instance, with options from the environment (PTXRT_CACHE_DIR, ...).
+  static Jit& shared();
+
+  // The compiled image; options.target must name an arch (see target_for).
+  std::shared_ptr<const Image> image(const Program& program, const CompileOptions& options,
+                                     int driver_version = 0);
+  // The options with the target filled in for `context`'s device when none is named: the exact
+  // sm_XY CUBIN, or PTX when the device is newer than NVRTC (see select_target).
+  static CompileOptions target_for(CompileOptions options, const Context& context);
+  // Compiled for, checked against, and loaded into `context` (once per context and key).
+  Module module(const Program& program, const CompileOptions& options, const Context& context);
+  Kernel kernel(const Program& program, const CompileOptions& options, const Context& context,
+                std::string_view entry);
+
+  // Drops this Jit's modules of `context` (they stay loaded while the caller holds them).
+  void forget(const Context& context);
+  DiskCache* disk_cache() noexcept;  // nullptr when running without disk
+  JitStats stats() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// "matmul_tiled.cu [TILE_WIDTH=32] sm_90": how modules and kernels are named in messages.
+std::string describe_image(const Image& image);
+
+}  // namespace ptxrt
