@@ -22,6 +22,7 @@
 #include <shared_mutex>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 #include <utility>
 
 namespace ptxrt {
@@ -96,6 +97,23 @@ class SingleFlight {
     }
     // `dropped` is destroyed here, outside the lock: a value's destructor may be slow (unloading a
     // module) and must not stall readers.
+  }
+
+  // Forgets the entries whose key satisfies `predicate`, as clear() does for all of them.
+  template <class Predicate>
+  void erase_if(Predicate predicate) {
+    std::vector<Entry> dropped;
+    {
+      std::unique_lock lock(mutex_);
+      for (auto entry = entries_.begin(); entry != entries_.end();) {
+        if (predicate(entry->first)) {
+          dropped.push_back(std::move(entry->second));
+          entry = entries_.erase(entry);
+        } else {
+          ++entry;
+        }
+      }
+    }
   }
 
   // Calls answered from the cache, including those that waited for another caller's factory.

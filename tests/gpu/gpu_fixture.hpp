@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 namespace ptxrt::testing {
@@ -13,9 +14,12 @@ namespace ptxrt::testing {
 // Device 0's primary context, retained once for the whole test process.
 const Context& test_context();
 
+// A Jit without a disk cache, shared by the tests of one process.
+Jit& test_jit();
+
 // Compiles CUDA source to PTX for the test device with NVRTC.
 std::string compile_ptx(std::string_view source, std::string_view name);
-// ... and loads it into `context`.
+// Compiles CUDA source (a CUBIN for the device) and loads it into `context`, through test_jit().
 Module load_source(std::string_view source, std::string_view name = "test.cu");
 Module load_source(std::string_view source, std::string_view name, const Context& context);
 

@@ -1,0 +1,151 @@
+#include "ptxrt/jit.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+
+#include "ptxrt/log.hpp"
+#include "ptxrt/manifest.hpp"
+#include "ptxrt/single_flight.hpp"
+#include "ptxrt/target.hpp"
+
+namespace ptxrt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double milliseconds_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string format_ms(double milliseconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f ms", milliseconds);
+  return text;
+}
+
+// A module is cached per (context, image key). The context's address identifies it: every cached
+// module holds its context, so the address cannot be reused while the entry exists.
+std::string module_key(const Context& context, std::string_view image_key) {
+  char address[2 + 2 * sizeof(void*) + 1];
+  std::snprintf(address, sizeof address, "%p", static_cast<void*>(context.handle()));
+  std::string key(address);
+  key += '/';
+  key += image_key;
+  return key;
+}
+
+}  // namespace
+
+struct Jit::State {
+  explicit State(JitOptions options_) : options(std::move(options_)) {
+    if (!options.cache_directory.empty())
+      disk = std::make_unique<DiskCache>(options.cache_directory, options.cache_max_bytes);
+  }
+  JitOptions options;
+  std::unique_ptr<DiskCache> disk;
+  SingleFlight<std::string, Image> images;
+  SingleFlight<std::string, Module> modules;
+  std::atomic<std::uint64_t> disk_hits{0};
+  std::atomic<std::uint64_t> compiles{0};
+};
+
+Jit::Jit(JitOptions options) : state_(std::make_unique<State>(std::move(options))) {}
+Jit::~Jit() = default;
+
+Jit& Jit::shared() {
+  static Jit jit;
+  return jit;
+}
+
+std::string describe_image(const Image& image) {
+  std::string label = image.name;
+  if (!image.defines.empty()) label += " [" + format_defines(image.defines) + "]";
+  return label + " " + image.arch;
+}
+
+std::shared_ptr<const Image> Jit::image(const Program& program, const CompileOptions& options,
+                                        int driver_version) {
+  const std::string key = cache_key(program, options, driver_version);
+  return state_->images.get_or_create(key, [&]() -> Image {
+    if (state_->disk) {
+      const auto start = Clock::now();
+      if (std::optional<Image> stored = state_->disk->load(key)) {
+        state_->disk_hits.fetch_add(1, std::memory_order_relaxed);
+        if (log::enabled(log::Level::info))
+          log::write(log::Level::info, "disk cache hit for " + describe_image(*stored) + " (" +
+                                           format_ms(milliseconds_since(start)) + ")");
+        return std::move(*stored);
+      }
+    }
+    const auto start = Clock::now();
+    Image compiled = compile(program, options, driver_version);
+    state_->compiles.fetch_add(1, std::memory_order_relaxed);
+    if (log::enabled(log::Level::info))
+      log::write(log::Level::info, "compiled " + describe_image(compiled) + " in " +
+                                       format_ms(milliseconds_since(start)));
+    if (state_->disk) state_->disk->store(compiled);
+    return compiled;
+  });
+}
+
+CompileOptions Jit::target_for(CompileOptions options, const Context& context) {
+  if (options.target.arch.empty()) {
+    const DeviceProperties& device = context.device().properties();
+    options.target = select_target(device.cc_major, device.cc_minor, options.target.format);
+    if (!options.target.note.empty()) log::warn_once(options.target.note, options.target.note);
+  }
+  return options;
+}
+
+Module Jit::module(const Program& program, const CompileOptions& requested,
+                   const Context& context) {
+  const CompileOptions options = target_for(requested, context);
+  const DeviceProperties& device = context.device().properties();
+  // The driver's version only matters for PTX, which the driver itself compiles.
+  const int driver_version =
+      options.target.format == ImageFormat::ptx ? device.driver_version : 0;
+  std::shared_ptr<const Image> compiled = image(program, options, driver_version);
+  const auto loaded =
+      state_->modules.get_or_create(module_key(context, compiled->key), [&]() -> Module {
+        check_image_for_driver(*compiled, device.driver_version, device.cc_major,
+                               device.cc_minor);
+        const auto start = Clock::now();
+        Module module =
+            Module::load(context, compiled->data, state_->options.load_options,
+                         describe_image(*compiled));
+        if (log::enabled(log::Level::info))
+          log::write(log::Level::info, "loaded " + module.label() + " on device " +
+                                           std::to_string(device.ordinal) + " in " +
+                                           format_ms(milliseconds_since(start)));
+        return module;
+      });
+  return *loaded;
+}
+
+Kernel Jit::kernel(const Program& program, const CompileOptions& options, const Context& context,
+                   std::string_view entry) {
+  return module(program, options, context).kernel(entry);
+}
+
+void Jit::forget(const Context& context) {
+  const std::string prefix = module_key(context, "");
+  state_->modules.erase_if(
+      [&](const std::string& key) { return key.compare(0, prefix.size(), prefix) == 0; });
+}
+
+DiskCache* Jit::disk_cache() noexcept { return state_->disk.get(); }
+
+JitStats Jit::stats() const {
+  JitStats stats;
+  stats.image_memory_hits = state_->images.hits();
+  stats.disk_hits = state_->disk_hits.load();
+  stats.compiles = state_->compiles.load();
+  stats.module_hits = state_->modules.hits();
+  stats.module_loads = state_->modules.misses();
+  return stats;
+}
+
+}  // namespace ptxrt
