@@ -1,0 +1,122 @@
+// Multi-pass reductions of n floats: each block reduces a grid-stride slice of the input to one
+// partial result; the host launches again over the partials (grid=(1) for the last pass) until
+// one is left. Within a block: sequential addressing in shared memory (the active threads stay
+// contiguous, so whole warps retire and shared reads are conflict-free) down to 64 values, then
+// warp shuffles for the last 32 lanes, which need neither shared memory nor barriers.
+//
+// reduce_sum: each thread accumulates its slice in float, then the tree adds the per-thread sums.
+// Its error grows with the slice length m = n / (grid·BLOCK_SIZE) plus log2(grid·BLOCK_SIZE)
+// tree levels: |error| <= (m + log2(grid·BLOCK_SIZE)) · 2^-24 · sum|x_i|, and in practice about
+// sqrt of that (rounding errors of random sign). The result depends on the grid size, not on
+// scheduling: the same launch configuration gives the same bits every time.
+//
+// reduce_argmin: the smallest value and its index. Order: any number < NaN (NaN is treated as
+// larger than everything; an all-NaN input gives its first NaN), ties (including -0 == +0 and
+// NaN against NaN) go to the smallest index. That is a total order on (value, index) pairs, so
+// the result is exact and independent of the launch shape: it equals the CPU reference bit for
+// bit. A block with no elements yields (NaN, LLONG_MAX), which loses to every real element; so
+// n == 0 gives (NaN, 9223372036854775807).
+//
+// clang-format off
+// ptxrt: define BLOCK_SIZE in {64, 128, 256, 512, 1024} default 256
+// ptxrt: entry reduce_sum grid=(G) block=(BLOCK_SIZE) — partial[blockIdx.x] = sum of a grid-stride slice of in[0..n); any G >= 1 (e.g. min(ceil(n/BLOCK_SIZE), 1024)); call again on the G partials with grid=(1)
+// ptxrt: entry reduce_argmin grid=(G) block=(BLOCK_SIZE) — (out_value, out_index)[blockIdx.x] = min of a grid-stride slice, NaN last, ties to the smallest index; any G >= 1; pass 2 (grid=(1)) reads pass 1's values and indices
+// clang-format on
+
+#ifndef BLOCK_SIZE
+#error "BLOCK_SIZE must be defined (64, 128, 256, 512 or 1024)"
+#endif
+#if BLOCK_SIZE < 64 || BLOCK_SIZE > 1024 || (BLOCK_SIZE & (BLOCK_SIZE - 1)) != 0
+#error "BLOCK_SIZE must be a power of two from 64 to 1024 (the shared tree halves down to 64)"
+#endif
+
+#define FULL_WARP 0xffffffffu
+#define NO_INDEX 9223372036854775807ll
+
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    reduce_sum(const float* __restrict__ in, float* __restrict__ partial, long long n) {
+  __shared__ float sums[BLOCK_SIZE];
+  const int tid = threadIdx.x;
+
+  float sum = 0.0f;
+  const long long stride = static_cast<long long>(gridDim.x) * BLOCK_SIZE;
+  for (long long i = static_cast<long long>(blockIdx.x) * BLOCK_SIZE + tid; i < n; i += stride) {
+    sum += in[i];
+  }
+  sums[tid] = sum;
+  __syncthreads();
+
+  for (int half = BLOCK_SIZE / 2; half > 32; half /= 2) {
+    if (tid < half) sums[tid] += sums[tid + half];
+    __syncthreads();
+  }
+  if (tid < 32) {
+    sum = sums[tid] + sums[tid + 32];
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(FULL_WARP, sum, offset);
+    if (tid == 0) partial[blockIdx.x] = sum;
+  }
+}
+
+// True when (value, index) comes before (other_value, other_index) in the argmin order above.
+__device__ __forceinline__ bool precedes(float value, long long index, float other_value,
+                                         long long other_index) {
+  const bool is_nan = value != value;
+  const bool other_is_nan = other_value != other_value;
+  if (is_nan != other_is_nan) return other_is_nan;
+  if (!is_nan && value != other_value) return value < other_value;
+  return index < other_index;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    reduce_argmin(const float* __restrict__ in, const long long* __restrict__ in_index_or_null,
+                  float* __restrict__ out_value, long long* __restrict__ out_index, long long n) {
+  __shared__ float values[BLOCK_SIZE];
+  __shared__ long long indices[BLOCK_SIZE];
+  const int tid = threadIdx.x;
+
+  // Start from the identity of the order: a NaN at an index no real element can have.
+  float best = __int_as_float(0x7fc00000);
+  long long best_index = NO_INDEX;
+  const long long stride = static_cast<long long>(gridDim.x) * BLOCK_SIZE;
+  for (long long i = static_cast<long long>(blockIdx.x) * BLOCK_SIZE + tid; i < n; i += stride) {
+    // The first pass indexes the input itself; later passes carry the indices pass 1 found.
+    const long long index = in_index_or_null != nullptr ? in_index_or_null[i] : i;
+    const float value = in[i];
+    if (precedes(value, index, best, best_index)) {
+      best = value;
+      best_index = index;
+    }
+  }
+  values[tid] = best;
+  indices[tid] = best_index;
+  __syncthreads();
+
+  for (int half = BLOCK_SIZE / 2; half > 32; half /= 2) {
+    if (tid < half &&
+        precedes(values[tid + half], indices[tid + half], values[tid], indices[tid])) {
+      values[tid] = values[tid + half];
+      indices[tid] = indices[tid + half];
+    }
+    __syncthreads();
+  }
+  if (tid < 32) {
+    best = values[tid];
+    best_index = indices[tid];
+    if (precedes(values[tid + 32], indices[tid + 32], best, best_index)) {
+      best = values[tid + 32];
+      best_index = indices[tid + 32];
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const float other = __shfl_down_sync(FULL_WARP, best, offset);
+      const long long other_index = __shfl_down_sync(FULL_WARP, best_index, offset);
+      if (precedes(other, other_index, best, best_index)) {
+        best = other;
+        best_index = other_index;
+      }
+    }
+    if (tid == 0) {
+      out_value[blockIdx.x] = best;
+      out_index[blockIdx.x] = best_index;
+    }
+  }
+}
