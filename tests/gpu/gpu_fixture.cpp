@@ -10,7 +10,11 @@ const Context& test_context() {
 }
 
 Jit& test_jit() {
-  static Jit jit(JitOptions{.cache_directory = {}});  // memory only: tests leave no files behind
+  static Jit jit([] {
+    JitOptions options;
+    options.cache_directory.clear();  // memory only: tests leave no files behind
+    return options;
+  }());
   return jit;
 }
 
