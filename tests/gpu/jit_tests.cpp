@@ -1,0 +1,137 @@
+// [jit] on a real GPU: the no-GPU resource report and occupancy table against the driver's own
+// numbers for every built-in kernel and each value of its constants; single flight; PTX loading.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "gpu_fixture.hpp"
+#include "ptxrt/builtin_kernels.hpp"
+#include "ptxrt/occupancy.hpp"
+#include "ptxrt/resources.hpp"
+
+using namespace ptxrt;
+using ptxrt::testing::test_context;
+using ptxrt::testing::test_jit;
+
+namespace {
+
+// Each value of each constant with the others at their defaults (as the CPU compile test does).
+std::vector<std::vector<Define>> configurations(const Manifest& manifest) {
+  std::vector<std::vector<Define>> result{{}};
+  for (const ManifestDefine& define : manifest.defines)
+    for (const std::string& value : define.values)
+      if (!define.default_value || value != *define.default_value)
+        result.push_back({{define.name, value}});
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("the resource report and occupancy match the driver for every built-in kernel") {
+  const DeviceProperties& device = test_context().device().properties();
+  const ArchLimits& limits = arch_limits(device.cc_major, device.cc_minor);
+  int kernels_checked = 0, occupancies_checked = 0;
+  for (const std::string& name : builtin_kernel_names()) {
+    const Program program = Program::builtin(name);
+    for (std::vector<Define> defines : configurations(program.manifest())) {
+      CompileOptions options{.defines = defines};
+      const Module module = test_jit().module(program, options, test_context());
+      const auto image = test_jit().image(program, Jit::target_for(options, test_context()));
+      const auto report = merge(read_cubin_resources(image->data), parse_ptxas_info(image->compile_log));
+      for (const KernelResources& resources : report) {
+        INFO(name << " [" << format_defines(image->defines) << "] " << resources.name);
+        const Kernel kernel = module.kernel(resources.name);
+        const KernelAttributes driver = kernel.attributes();
+        CHECK(resources.registers == driver.registers);
+        CHECK(resources.static_shared_bytes == static_cast<std::size_t>(driver.static_shared_bytes));
+        CHECK(resources.stack_frame_bytes == static_cast<std::size_t>(driver.local_bytes));
+        CHECK(resources.user_constant_bytes == static_cast<std::size_t>(driver.constant_bytes));
+        if (resources.max_threads_per_block > 0)
+          CHECK(resources.max_threads_per_block == driver.max_threads_per_block);
+        for (int block : {32, 64, 96, 128, 256, 384, 512, 768, 1024}) {
+          if (block > driver.max_threads_per_block) continue;
+          INFO("block " << block);
+          const Occupancy predicted = compute_occupancy(limits, resources, block, 0);
+          CHECK(predicted.active_blocks_per_sm == kernel.max_active_blocks_per_sm(block));
+          ++occupancies_checked;
+        }
+        ++kernels_checked;
+      }
+    }
+  }
+  MESSAGE(kernels_checked << " kernel specializations, " << occupancies_checked
+                          << " occupancies checked against the driver");
+  CHECK(kernels_checked > 20);
+}
+
+TEST_CASE("occupancy with dynamic shared memory matches the driver") {
+  const DeviceProperties& device = test_context().device().properties();
+  const ArchLimits& limits = arch_limits(device.cc_major, device.cc_minor);
+  const Program program = Program::from_string(R"(
+extern "C" __global__ void scratch(float* out) {
+  extern __shared__ float buffer[];
+  buffer[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = buffer[blockDim.x - 1 - threadIdx.x];
+})", "scratch.cu");
+  const Module module = test_jit().module(program, {}, test_context());
+  const Kernel kernel = module.kernel("scratch");
+  kernel.set_max_dynamic_shared_bytes(static_cast<std::size_t>(device.shared_memory_per_block_optin));
+  const auto image = test_jit().image(program, Jit::target_for({}, test_context()));
+  const KernelResources resources = read_cubin_resources(image->data).at(0);
+  for (std::size_t dynamic : {0ul, 4096ul, 20000ul, 48u * 1024ul, 100u * 1024ul, 200u * 1024ul}) {
+    for (int block : {128, 256, 1024}) {
+      INFO("dynamic " << dynamic << " block " << block);
+      CHECK(compute_occupancy(limits, resources, block, dynamic).active_blocks_per_sm ==
+            kernel.max_active_blocks_per_sm(block, dynamic));
+    }
+  }
+}
+
+TEST_CASE("sixteen threads asking for one specialization compile and load it once") {
+  Jit jit([] {
+    JitOptions options;
+    options.cache_directory.clear();
+    return options;
+  }());
+  const Program program = Program::builtin("matmul_tiled");
+  const CompileOptions options{.defines = {{"TILE_WIDTH", "8"}}};
+  std::vector<std::thread> threads;
+  std::vector<CUmodule> handles(16);
+  for (int i = 0; i < 16; ++i)
+    threads.emplace_back([&, i] { handles[i] = jit.module(program, options, test_context()).handle(); });
+  for (std::thread& thread : threads) thread.join();
+  for (CUmodule handle : handles) CHECK(handle == handles[0]);
+  const JitStats stats = jit.stats();
+  CHECK(stats.compiles == 1);
+  CHECK(stats.module_loads == 1);
+  CHECK(stats.module_hits == 15);
+}
+
+TEST_CASE("a PTX image is JIT-compiled by the driver, its log kept, and runs") {
+  CompileOptions options;
+  options.target.format = ImageFormat::ptx;
+  const Program program = Program::builtin("vector_add");
+  const Module module = test_jit().module(program, options, test_context());
+  CHECK(module.label().find("compute_") != std::string::npos);
+  const long long n = 1001;
+  const auto a = ptxrt::testing::random_floats(n, 8), b = ptxrt::testing::random_floats(n, 9);
+  DeviceBuffer<float> da(test_context(), std::span<const float>(a));
+  DeviceBuffer<float> db(test_context(), std::span<const float>(b));
+  DeviceBuffer<float> dc(test_context(), a.size());
+  dc.memory().fill_words(ptxrt::testing::poison_word);
+  module.kernel("vector_add").launch({.grid = 4, .block = 128}, da, db, dc, n);
+  const auto c = dc.download();
+  for (long long i = 0; i < n; ++i) REQUIRE(c[i] == a[i] + b[i]);
+}
+
+TEST_CASE("a PTX image newer than the driver is refused with advice, before the driver sees it") {
+  Image image;
+  image.format = ImageFormat::ptx;
+  image.arch = "compute_90";
+  image.name = "future.cu";
+  image.data = ".version 99.0\n.target sm_90\n.address_size 64\n";
+  const DeviceProperties& device = test_context().device().properties();
+  CHECK_THROWS_WITH_AS(check_image_for_driver(image, device.driver_version, device.cc_major, device.cc_minor),
+                       doctest::Contains("99.0"), Error);
+}
