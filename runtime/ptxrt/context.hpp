@@ -30,6 +30,8 @@ class Context {
   // Creates a context of ptxrt's own (cuCtxCreate), destroyed with the last handle.
   static Context create(const Device& device, unsigned flags = 0);
   // Wraps a context the application created and keeps alive itself; ptxrt never destroys it.
+  // Everything made in it (buffers, modules, a Jit's cached modules: Jit::forget) must be gone
+  // before the application destroys the context.
   static Context borrow(CUcontext context, const Device& device);
 
   CUcontext handle() const noexcept;

@@ -139,6 +139,7 @@ TEST_CASE("read_cubin_resources takes max threads per block from __launch_bounds
 
 TEST_CASE("a bar.sync on barrier 3 counts as four named barriers in the CUBIN and the log") {
   Compiled compiled = compile(kSharedAndConstants);
+  CAPTURE(compiled.log);
   CHECK(find(ptxrt::read_cubin_resources(compiled.cubin), "named_barrier").barriers == 4);
   CHECK(find(ptxrt::parse_ptxas_info(compiled.log), "named_barrier").barriers == 4);
 }
@@ -148,6 +149,7 @@ TEST_CASE("register counts read from the CUBIN equal those in the ptxas log") {
     Compiled compiled = compile(source);
     auto from_cubin = ptxrt::read_cubin_resources(compiled.cubin);
     auto from_log = ptxrt::parse_ptxas_info(compiled.log);
+    CAPTURE(compiled.log);
     REQUIRE(from_log.size() == from_cubin.size());
     for (const auto& logged : from_log) {
       CAPTURE(logged.name);

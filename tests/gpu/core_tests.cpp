@@ -286,6 +286,8 @@ TEST_CASE("a context the application created with the driver itself works throug
     module.kernel("vector_add").launch({.grid = blocks_for(n, 128), .block = 128}, da, db, dc, n);
     CHECK(dc.download() == cpu_vector_add(a, b));
     CHECK(current_context() == own);
+    // The application is about to destroy its context: nothing of ptxrt's may outlive it.
+    ptxrt::testing::test_jit().forget(borrowed);
   }
   CUcontext popped = nullptr;
   CHECK(pop(&popped) == CUDA_SUCCESS);
