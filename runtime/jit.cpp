@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "ptxrt/log.hpp"
 #include "ptxrt/manifest.hpp"
@@ -37,6 +40,35 @@ std::string module_key(const Context& context, std::string_view image_key) {
   return key;
 }
 
+// Everything a request for a module names, cheaply: the program's identity (not its text), the
+// context, and the options. Equal fingerprints always mean the same module.
+std::string request_fingerprint(const Program& program, const CompileOptions& options,
+                                const Context& context) {
+  std::string fingerprint;
+  fingerprint.reserve(128);
+  fingerprint += std::to_string(program.identity());
+  fingerprint += '|';
+  fingerprint += std::to_string(reinterpret_cast<std::uintptr_t>(context.handle()));
+  fingerprint += '|';
+  fingerprint += options.target.arch;
+  fingerprint += options.target.format == ImageFormat::ptx ? "|p" : "|c";
+  fingerprint += options.resource_usage ? (*options.resource_usage ? "|v1" : "|v0") : "|v";
+  // Separators that cannot appear inside the parts (NUL) keep ("a","bc") apart from ("ab","c").
+  auto append = [&fingerprint](char tag, std::string_view part) {
+    fingerprint += '\0';
+    fingerprint += tag;
+    fingerprint += part;
+  };
+  for (const Define& define : options.defines) {
+    append('D', define.name);
+    append('=', define.value);
+  }
+  for (const auto& path : options.include_paths) append('I', path.native());
+  for (const std::string& option : options.extra_options) append('X', option);
+  for (const std::string& expression : options.name_expressions) append('N', expression);
+  return fingerprint;
+}
+
 }  // namespace
 
 struct Jit::State {
@@ -48,6 +80,11 @@ struct Jit::State {
   std::unique_ptr<DiskCache> disk;
   SingleFlight<std::string, Image> images;
   SingleFlight<std::string, Module> modules;
+  // Requests already answered, by fingerprint: the hot path, which neither hashes sources nor
+  // reads included files again.
+  std::shared_mutex answered_mutex;
+  std::unordered_map<std::string, Module> answered;
+  std::atomic<std::uint64_t> answered_hits{0};
   std::atomic<std::uint64_t> disk_hits{0};
   std::atomic<std::uint64_t> compiles{0};
 };
@@ -102,6 +139,22 @@ CompileOptions Jit::target_for(CompileOptions options, const Context& context) {
 
 Module Jit::module(const Program& program, const CompileOptions& requested,
                    const Context& context) {
+  std::string fingerprint = request_fingerprint(program, requested, context);
+  {
+    std::shared_lock lock(state_->answered_mutex);
+    if (auto found = state_->answered.find(fingerprint); found != state_->answered.end()) {
+      state_->answered_hits.fetch_add(1, std::memory_order_relaxed);
+      return found->second;
+    }
+  }
+  Module module = load_module(program, requested, context);
+  std::unique_lock lock(state_->answered_mutex);
+  state_->answered.try_emplace(std::move(fingerprint), module);
+  return module;
+}
+
+Module Jit::load_module(const Program& program, const CompileOptions& requested,
+                        const Context& context) {
   const CompileOptions options = target_for(requested, context);
   const DeviceProperties& device = context.device().properties();
   // The driver's version only matters for PTX, which the driver itself compiles.
@@ -134,6 +187,13 @@ void Jit::forget(const Context& context) {
   const std::string prefix = module_key(context, "");
   state_->modules.erase_if(
       [&](const std::string& key) { return key.compare(0, prefix.size(), prefix) == 0; });
+  std::vector<Module> dropped;  // unloaded outside the lock
+  std::unique_lock lock(state_->answered_mutex);
+  std::erase_if(state_->answered, [&](const auto& entry) {
+    if (entry.second.context().handle() != context.handle()) return false;
+    dropped.push_back(entry.second);
+    return true;
+  });
 }
 
 DiskCache* Jit::disk_cache() noexcept { return state_->disk.get(); }
@@ -143,7 +203,7 @@ JitStats Jit::stats() const {
   stats.image_memory_hits = state_->images.hits();
   stats.disk_hits = state_->disk_hits.load();
   stats.compiles = state_->compiles.load();
-  stats.module_hits = state_->modules.hits();
+  stats.module_hits = state_->modules.hits() + state_->answered_hits.load();
   stats.module_loads = state_->modules.misses();
   return stats;
 }

@@ -3,6 +3,7 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <sstream>
 
@@ -151,13 +152,19 @@ std::vector<Define> validated_defines(const Program& program, const CompileOptio
   return defines;
 }
 
+std::uint64_t next_program_identity() {
+  static std::atomic<std::uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace
 
 Program::Program(std::string source, std::string name, std::filesystem::path directory)
     : source_(std::move(source)),
       name_(std::move(name)),
       directory_(std::move(directory)),
-      manifest_(parse_manifest(source_, name_)) {}
+      manifest_(parse_manifest(source_, name_)),
+      identity_(next_program_identity()) {}
 
 Program Program::from_file(const std::filesystem::path& path) {
   std::optional<std::string> source = detail::read_text_file(path);
@@ -188,6 +195,7 @@ Program Program::builtin(std::string_view name) {
 
 Program& Program::add_header(std::string include_name, std::string content) {
   headers_.insert_or_assign(std::move(include_name), std::move(content));
+  identity_ = next_program_identity();
   return *this;
 }
 

@@ -51,7 +51,8 @@ class Jit {
   // The options with the target filled in for `context`'s device when none is named: the exact
   // sm_XY CUBIN, or PTX when the device is newer than NVRTC (see select_target).
   static CompileOptions target_for(CompileOptions options, const Context& context);
-  // Compiled for, checked against, and loaded into `context` (once per context and key).
+  // Compiled for, checked against, and loaded into `context` (once per context and key). Asking
+  // again with the same Program (or a copy) and options is a lookup: no hashing, no file reads.
   Module module(const Program& program, const CompileOptions& options, const Context& context);
   Kernel kernel(const Program& program, const CompileOptions& options, const Context& context,
                 std::string_view entry);
@@ -62,6 +63,8 @@ class Jit {
   JitStats stats() const;
 
  private:
+  Module load_module(const Program& program, const CompileOptions& options,
+                     const Context& context);
   struct State;
   std::unique_ptr<State> state_;
 };

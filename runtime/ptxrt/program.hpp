@@ -3,6 +3,7 @@
 // threads); compile() and cache_key() are thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -38,6 +39,10 @@ class Program {
   const Headers& headers() const noexcept { return headers_; }
   // Parsed from the source's "// ptxrt:" lines when the program was made.
   const Manifest& manifest() const noexcept { return manifest_; }
+  // Names this program's content: copies share it, add_header gives a new one. A Jit remembers
+  // what it compiled per identity and options, so files a program includes are read once per
+  // Program; make a new Program to pick up edits to them.
+  std::uint64_t identity() const noexcept { return identity_; }
 
  private:
   Program(std::string source, std::string name, std::filesystem::path directory);
@@ -47,6 +52,7 @@ class Program {
   std::filesystem::path directory_;
   Headers headers_;
   Manifest manifest_;
+  std::uint64_t identity_;
 };
 
 struct CompileOptions {
