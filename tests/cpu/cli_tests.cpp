@@ -1,0 +1,339 @@
+// The `ptxrt` command line, driven as a user would: the built binary in its own process, with its
+// disk cache in a scratch directory. Expectations come from the library where they can (builtin
+// kernels, cache keys, the driver's status), so that the tests follow ptx_src/ as it grows.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "disk_cache_test_support.hpp"
+#include "process.hpp"
+#include "ptxrt/builtin_kernels.hpp"
+#include "ptxrt/driver.hpp"
+#include "ptxrt/program.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ptxrt::testing::ProcessResult;
+
+namespace {
+
+const std::string scale_kernel = std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/scale.cu";
+
+// A tile in shared memory whose size the manifest's TILE fixes: TILE x (TILE + 1) floats.
+const char* const transpose_source = R"(// ptxrt: define TILE in {16, 32} default 16
+// ptxrt: entry transpose_tile TILE x TILE threads per block
+extern "C" __global__ void transpose_tile(const float* in, float* out, int n) {
+  __shared__ float tile[TILE][TILE + 1];
+  const int x = blockIdx.x * TILE + threadIdx.x, y = blockIdx.y * TILE + threadIdx.y;
+  if (x < n && y < n) tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+  __syncthreads();
+  const int tx = blockIdx.y * TILE + threadIdx.x, ty = blockIdx.x * TILE + threadIdx.y;
+  if (tx < n && ty < n) out[ty * n + tx] = tile[threadIdx.x][threadIdx.y];
+}
+)";
+
+bool contains(const std::string& text, const std::string& fragment) {
+  return text.find(fragment) != std::string::npos;
+}
+
+class Cli {
+ public:
+  ProcessResult run(std::vector<std::string> arguments) const {
+    arguments.insert(arguments.begin(), PTXRT_CLI_PATH);
+    return ptxrt::testing::run_process(
+        arguments, {"PTXRT_CACHE_DIR=" + cache_directory().string(), "PTXRT_LOG=warning"});
+  }
+
+  // Runs a command that must succeed and print JSON alone.
+  json run_json(std::vector<std::string> arguments) const {
+    ProcessResult result = run(std::move(arguments));
+    REQUIRE_MESSAGE(result.exit_code == 0, result.output);
+    return json::parse(result.output);
+  }
+
+  fs::path cache_directory() const { return scratch_.path() / "cache"; }
+
+  fs::path write_file(const std::string& name, const std::string& text) const {
+    fs::path path = scratch_.path() / name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+ private:
+  ptxrt::testing::ScratchDirectory scratch_;
+};
+
+std::string cache_key_for(const std::string& file, const std::string& arch) {
+  ptxrt::CompileOptions options;
+  options.target = {arch, ptxrt::ImageFormat::cubin, {}};
+  return ptxrt::cache_key(ptxrt::Program::from_file(file), options);
+}
+
+}  // namespace
+
+TEST_CASE("every command answers --help with its usage and exit code 0") {
+  Cli cli;
+  const std::vector<std::vector<std::string>> commands{
+      {},        {"devices"},       {"kernels"},     {"compile"},        {"resources"},
+      {"cache"}, {"cache", "path"}, {"cache", "ls"}, {"cache", "clear"}, {"cache", "warm"}};
+  for (std::vector<std::string> command : commands) {
+    command.push_back("--help");
+    ProcessResult result = cli.run(command);
+    CAPTURE(result.output);
+    CHECK(result.exit_code == 0);
+    CHECK(contains(result.output, "Usage:"));
+  }
+}
+
+TEST_CASE("an unknown command exits 2 naming it") {
+  ProcessResult result = Cli().run({"frobnicate"});
+  CHECK(result.exit_code == 2);
+  CHECK_MESSAGE(contains(result.output, "frobnicate"), result.output);
+}
+
+TEST_CASE("no command at all exits 2") {
+  ProcessResult result = Cli().run({});
+  CHECK(result.exit_code == 2);
+  CHECK_MESSAGE(contains(result.output, "A command is required"), result.output);
+}
+
+TEST_CASE("an unknown cache command exits 2 naming it") {
+  ProcessResult result = Cli().run({"cache", "shrink"});
+  CHECK(result.exit_code == 2);
+  CHECK_MESSAGE(contains(result.output, "shrink"), result.output);
+}
+
+TEST_CASE("compile prints PTX for the requested architecture with the kernel's entry") {
+  ProcessResult result = Cli().run({"compile", scale_kernel, "--arch", "sm_80"});
+  CAPTURE(result.output);
+  CHECK(result.exit_code == 0);
+  CHECK(contains(result.output, ".target sm_80"));
+  CHECK(contains(result.output, ".entry scale("));
+}
+
+TEST_CASE("compile rejects a value outside the manifest with exit 1 and the manifest's message") {
+  ProcessResult result = Cli().run({"compile", scale_kernel, "--arch", "sm_80", "-D", "BLOCK=33"});
+  CHECK(result.exit_code == 1);
+  CHECK_MESSAGE(contains(result.output,
+                         "BLOCK=33 is not valid for scale.cu: expected one of 64, "
+                         "128, 256"),
+                result.output);
+}
+
+TEST_CASE("compile of broken source exits 1 pointing at the file and line") {
+  Cli cli;
+  fs::path broken = cli.write_file(
+      "broken.cu", "// line 1\nextern \"C\" __global__ void k(float* x) {\n  x[0] = missing;\n}\n");
+  ProcessResult result = cli.run({"compile", broken.string(), "--arch", "sm_80"});
+  CHECK(result.exit_code == 1);
+  CHECK_MESSAGE(contains(result.output, "broken.cu(3): error"), result.output);
+  CHECK(contains(result.output, "missing"));
+}
+
+TEST_CASE("compile names an argument that is neither a file nor a builtin kernel") {
+  ProcessResult result = Cli().run({"compile", "no_such_kernel", "--arch", "sm_80"});
+  CHECK(result.exit_code == 1);
+  CHECK_MESSAGE(contains(result.output, "'no_such_kernel' is neither a file nor a builtin kernel"),
+                result.output);
+}
+
+TEST_CASE("compile rejects an architecture NVRTC does not know, listing the ones it does") {
+  ProcessResult result = Cli().run({"compile", scale_kernel, "--arch", "sm_52"});
+  CHECK(result.exit_code == 1);
+  CHECK_MESSAGE(contains(result.output, "--arch sm_52 is not supported"), result.output);
+  CHECK(contains(result.output, "sm_90"));
+}
+
+TEST_CASE("compile writes a CUBIN to the file named by -o and refuses to print one") {
+  Cli cli;
+  ProcessResult refused = cli.run({"compile", scale_kernel, "--arch", "sm_90", "--emit", "cubin"});
+  CHECK(refused.exit_code == 1);
+  CHECK_MESSAGE(contains(refused.output, "-o FILE"), refused.output);
+
+  const fs::path output = cli.cache_directory().parent_path() / "scale.cubin";
+  ProcessResult written = cli.run(
+      {"compile", scale_kernel, "--arch", "sm_90", "--emit", "cubin", "-o", output.string()});
+  REQUIRE_MESSAGE(written.exit_code == 0, written.output);
+  std::ifstream file(output, std::ios::binary);
+  std::string magic(4, '\0');
+  file.read(magic.data(), 4);
+  CHECK(magic ==
+        "\x7f"
+        "ELF");
+}
+
+TEST_CASE("compile accepts every builtin kernel by name") {
+  for (const std::string& name : ptxrt::builtin_kernel_names()) {
+    std::vector<std::string> arguments{"compile", name, "--arch", "sm_80"};
+    const ptxrt::Program program = ptxrt::Program::builtin(name);
+    for (const ptxrt::ManifestDefine& define : program.manifest().defines)
+      if (!define.default_value)
+        arguments.push_back("-D" + define.name + "=" + define.values.at(0));
+    ProcessResult result = Cli().run(arguments);
+    CAPTURE(name);
+    CHECK_MESSAGE(result.exit_code == 0, result.output);
+    CHECK(contains(result.output, ".target sm_80"));
+  }
+}
+
+TEST_CASE("resources --json reports each field, with the static shared memory of the tile") {
+  Cli cli;
+  fs::path kernel = cli.write_file("transpose.cu", transpose_source);
+  json rows = cli.run_json({"resources", kernel.string(), "--arch", "sm_90", "--json"});
+  REQUIRE(rows.is_array());
+  REQUIRE(rows.size() == 1);
+  const json& row = rows[0];
+  for (const char* field :
+       {"defines", "arch", "kernel", "registers", "static_smem_bytes", "constant_bytes",
+        "local_bytes", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "barriers",
+        "max_threads_per_block", "block_threads", "active_blocks_per_sm", "active_warps_per_sm",
+        "occupancy_percent", "limit", "reason"})
+    CHECK_MESSAGE(row.contains(field), field);
+  CHECK(row["defines"] == json{{"TILE", "16"}});
+  CHECK(row["arch"] == "sm_90");
+  CHECK(row["kernel"] == "transpose_tile");
+  CHECK(row["static_smem_bytes"] == 16 * 17 * 4);
+  CHECK(row["registers"].get<int>() > 0);
+  CHECK(row["barriers"] == 1);
+  CHECK(row["spill_store_bytes"] == 0);
+  CHECK(row["block_threads"] == 256);
+  const int blocks = row["active_blocks_per_sm"].get<int>();
+  CHECK(blocks > 0);
+  CHECK(row["active_warps_per_sm"] == blocks * 256 / 32);
+  // sm_90 holds 64 warps per SM.
+  CHECK(row["occupancy_percent"].get<double>() == doctest::Approx(blocks * 8 * 100.0 / 64));
+  CHECK(row["reason"] == "");
+}
+
+TEST_CASE("resources --sweep compiles the cartesian product of the values") {
+  Cli cli;
+  fs::path kernel = cli.write_file("transpose.cu", transpose_source);
+  json rows = cli.run_json({"resources", kernel.string(), "--arch", "sm_80", "--sweep",
+                            "TILE=16,32", "--sweep", "PAD=0,1,2", "--json"});
+  REQUIRE(rows.size() == 6);
+  std::set<std::string> configurations;
+  for (const json& row : rows) {
+    configurations.insert(row["defines"]["TILE"].get<std::string>() + "/" +
+                          row["defines"]["PAD"].get<std::string>());
+    const int tile = std::stoi(row["defines"]["TILE"].get<std::string>());
+    CHECK(row["static_smem_bytes"] == tile * (tile + 1) * 4);
+  }
+  CHECK(configurations == std::set<std::string>{"16/0", "16/1", "16/2", "32/0", "32/1", "32/2"});
+}
+
+TEST_CASE("resources gives one row per block size, and none_fits beyond __launch_bounds__") {
+  json rows = Cli().run_json({"resources", scale_kernel, "--arch", "sm_90", "-D", "BLOCK=128",
+                              "--block", "64,128,256", "--json"});
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0]["block_threads"] == 64);
+  CHECK(rows[2]["block_threads"] == 256);
+  CHECK(rows[1]["max_threads_per_block"] == 128);
+  CHECK(rows[1]["limit"] != "none_fits");
+  CHECK(rows[2]["limit"] == "none_fits");
+  CHECK(rows[2]["active_blocks_per_sm"] == 0);
+  CHECK(contains(rows[2]["reason"].get<std::string>(), "__launch_bounds__ of 128"));
+}
+
+TEST_CASE("resources prints an aligned table with a header") {
+  ProcessResult result = Cli().run({"resources", scale_kernel, "--arch", "sm_80"});
+  REQUIRE_MESSAGE(result.exit_code == 0, result.output);
+  const std::size_t header = result.output.find("defines");
+  REQUIRE(header != std::string::npos);
+  const std::string header_line =
+      result.output.substr(header, result.output.find('\n', header) - header);
+  const std::size_t row_start = result.output.find('\n', header) + 1;
+  const std::string row =
+      result.output.substr(row_start, result.output.find('\n', row_start) - row_start);
+  CHECK(row.starts_with("BLOCK=128"));
+  CHECK(row.find("scale") == header_line.find("kernel"));
+}
+
+TEST_CASE("kernels --json lists exactly the builtin kernels with their manifests' entries") {
+  json listed = Cli().run_json({"kernels", "--json"});
+  const std::vector<std::string> names = ptxrt::builtin_kernel_names();
+  REQUIRE(listed.size() == names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const ptxrt::Program program = ptxrt::Program::builtin(names[i]);
+    const ptxrt::Manifest& manifest = program.manifest();
+    CAPTURE(names[i]);
+    CHECK(listed[i]["name"] == names[i]);
+    REQUIRE(listed[i]["entries"].size() == manifest.entries.size());
+    for (std::size_t e = 0; e < manifest.entries.size(); ++e)
+      CHECK(listed[i]["entries"][e]["name"] == manifest.entries[e].name);
+    REQUIRE(listed[i]["defines"].size() == manifest.defines.size());
+    for (std::size_t d = 0; d < manifest.defines.size(); ++d)
+      CHECK(listed[i]["defines"][d]["values"] == manifest.defines[d].values);
+  }
+}
+
+TEST_CASE("devices reports the driver's status and exits 0 with or without a GPU") {
+  const ptxrt::DriverStatus status = ptxrt::driver_status();
+  Cli cli;
+  json reported = cli.run_json({"devices", "--json"});
+  CHECK(reported["driver"]["usable"] == status.usable);
+  if (status.usable) {
+    CHECK(reported["devices"].size() == static_cast<std::size_t>(status.device_count));
+    CHECK(reported["devices"][0].contains("cc_major"));
+  } else {
+    CHECK(reported["devices"].empty());
+    CHECK(!reported["driver"]["problem"].get<std::string>().empty());
+  }
+  ProcessResult text = cli.run({"devices"});
+  CHECK(text.exit_code == 0);
+  CHECK_MESSAGE(contains(text.output, status.usable ? "device 0:" : "no usable CUDA device"),
+                text.output);
+}
+
+TEST_CASE("cache path prints PTXRT_CACHE_DIR") {
+  Cli cli;
+  ProcessResult result = cli.run({"cache", "path"});
+  CHECK(result.exit_code == 0);
+  CHECK(result.output == cli.cache_directory().string() + "\n");
+}
+
+TEST_CASE("cache warm stores under the keys the JIT looks up, cache ls shows them, clear empties") {
+  Cli cli;
+  ProcessResult warmed =
+      cli.run({"cache", "warm", "--arch", "sm_80,sm_90", "--kernel", scale_kernel});
+  REQUIRE_MESSAGE(warmed.exit_code == 0, warmed.output);
+  CHECK(contains(warmed.output, "stored 2 images"));
+
+  json listed = cli.run_json({"cache", "ls", "--json"});
+  CHECK(listed["count"] == 2);
+  std::set<std::string> keys, archs;
+  for (const json& entry : listed["entries"]) {
+    keys.insert(entry["key"].get<std::string>());
+    archs.insert(entry["arch"].get<std::string>());
+    CHECK(entry["name"] == "scale.cu");
+    CHECK(entry["size_bytes"].get<std::uintmax_t>() > 0);
+  }
+  CHECK(archs == std::set<std::string>{"sm_80", "sm_90"});
+  CHECK(keys == std::set<std::string>{cache_key_for(scale_kernel, "sm_80"),
+                                      cache_key_for(scale_kernel, "sm_90")});
+
+  ProcessResult cleared = cli.run({"cache", "clear"});
+  CHECK(cleared.exit_code == 0);
+  CHECK_MESSAGE(contains(cleared.output, "removed 2 entries"), cleared.output);
+  CHECK(cli.run_json({"cache", "ls", "--json"})["count"] == 0);
+}
+
+TEST_CASE("cache warm --all-values stores every declared value of each constant") {
+  Cli cli;
+  ProcessResult warmed =
+      cli.run({"cache", "warm", "--arch", "sm_90", "--kernel", scale_kernel, "--all-values"});
+  REQUIRE_MESSAGE(warmed.exit_code == 0, warmed.output);
+  json listed = cli.run_json({"cache", "ls", "--json"});
+  CHECK(listed["count"] == 3);  // BLOCK in {64, 128, 256}
+}
+
+TEST_CASE("cache warm refuses an architecture that makes no CUBIN") {
+  ProcessResult result =
+      Cli().run({"cache", "warm", "--arch", "compute_90", "--kernel", scale_kernel});
+  CHECK(result.exit_code == 1);
+  CHECK_MESSAGE(contains(result.output, "not compute_90"), result.output);
+}

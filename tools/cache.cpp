@@ -1,0 +1,255 @@
+// `ptxrt cache`: the disk cache's location and entries, emptying it, and filling it ahead of time
+// (on a build machine without a GPU) with the CUBINs a later run will look up.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli.hpp"
+#include "ptxrt/builtin_kernels.hpp"
+#include "ptxrt/disk_cache.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/manifest.hpp"
+
+namespace ptxrt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct WarmArguments {
+  std::vector<std::string> archs;
+  std::vector<std::string> kernels;
+  std::vector<std::string> defines;
+  bool all_values = false;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+};
+
+struct WarmJob {
+  const Program* program = nullptr;
+  std::vector<Define> defines;
+  Target target;
+};
+
+fs::path cache_directory() {
+  fs::path directory = DiskCache::default_directory();
+  if (directory.empty())
+    throw Error(ErrorKind::not_found,
+                "no cache directory is known: set PTXRT_CACHE_DIR, XDG_CACHE_HOME or HOME");
+  return directory;
+}
+
+// Throws instead of letting the cache run without disk: here the disk is the whole point.
+void require_usable(const DiskCache& cache) {
+  if (!cache.usable())
+    throw Error(ErrorKind::io, "the disk cache " + cache.directory().string() +
+                                   " is not usable (the warning above says why)");
+}
+
+std::string format_time(fs::file_time_type time, bool utc) {
+  const std::time_t seconds =
+      std::chrono::system_clock::to_time_t(std::chrono::file_clock::to_sys(time));
+  std::tm parts{};
+  if (utc)
+    gmtime_r(&seconds, &parts);
+  else
+    localtime_r(&seconds, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, utc ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%d %H:%M:%S", &parts);
+  return text;
+}
+
+std::string format_bytes(std::uintmax_t bytes) {
+  std::ostringstream text;
+  text.precision(1);
+  if (bytes < 1024)
+    text << bytes << " B";
+  else if (bytes < 1024 * 1024)
+    text << std::fixed << static_cast<double>(bytes) / 1024 << " KiB";
+  else
+    text << std::fixed << static_cast<double>(bytes) / (1024 * 1024) << " MiB";
+  return text.str();
+}
+
+std::vector<DiskCacheEntry> existing_entries(const fs::path& directory) {
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) return {};
+  return DiskCache(directory).entries();
+}
+
+void list_entries(bool json) {
+  const fs::path directory = cache_directory();
+  const std::vector<DiskCacheEntry> entries = existing_entries(directory);
+  std::uintmax_t total = 0;
+  for (const DiskCacheEntry& entry : entries) total += entry.size_bytes;
+  if (json) {
+    nlohmann::json listed = nlohmann::json::array();
+    for (const DiskCacheEntry& entry : entries)
+      listed.push_back({{"key", entry.key},
+                        {"size_bytes", entry.size_bytes},
+                        {"last_use", format_time(entry.last_use, true)},
+                        {"name", entry.name},
+                        {"arch", entry.arch}});
+    std::cout << nlohmann::json{{"directory", directory.string()},
+                                {"count", entries.size()},
+                                {"total_bytes", total},
+                                {"entries", listed}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const DiskCacheEntry& entry : entries)
+    rows.push_back({entry.key.substr(0, 16), format_bytes(entry.size_bytes),
+                    format_time(entry.last_use, false), entry.name, entry.arch});
+  if (!rows.empty()) print_table(std::cout, {"key", "size", "last use", "name", "arch"}, rows);
+  std::cout << entries.size() << " entries, " << format_bytes(total) << " in " << directory.string()
+            << '\n';
+}
+
+void clear_entries() {
+  const fs::path directory = cache_directory();
+  const std::vector<DiskCacheEntry> entries = existing_entries(directory);
+  std::uintmax_t total = 0;
+  for (const DiskCacheEntry& entry : entries) total += entry.size_bytes;
+  if (!entries.empty()) DiskCache(directory).clear();
+  std::cout << "removed " << entries.size() << " entries (" << format_bytes(total) << ") from "
+            << directory.string() << '\n';
+}
+
+// The defaults (a required constant takes its first value), after the user's fixed defines;
+// with `all_values`, also every other value of each constant, one at a time.
+std::vector<std::vector<Define>> warm_configurations(const Manifest& manifest,
+                                                     const std::vector<Define>& fixed,
+                                                     bool all_values) {
+  std::vector<Define> base = fixed;
+  std::vector<const ManifestDefine*> free;
+  for (const ManifestDefine& declared : manifest.defines) {
+    bool given = std::any_of(fixed.begin(), fixed.end(),
+                             [&](const Define& define) { return define.name == declared.name; });
+    if (given || declared.values.empty()) continue;
+    base.push_back({declared.name, declared.default_value.value_or(declared.values.front())});
+    free.push_back(&declared);
+  }
+  std::vector<std::vector<Define>> configurations{base};
+  if (!all_values) return configurations;
+  for (const ManifestDefine* declared : free) {
+    auto slot = std::find_if(base.begin(), base.end(),
+                             [&](const Define& define) { return define.name == declared->name; });
+    for (const std::string& value : declared->values) {
+      if (value == slot->value) continue;
+      configurations.push_back(base);
+      configurations.back()[static_cast<std::size_t>(slot - base.begin())].value = value;
+    }
+  }
+  return configurations;
+}
+
+std::vector<Program> warm_programs(const std::vector<std::string>& kernels) {
+  std::vector<std::string> names = kernels.empty() ? builtin_kernel_names() : kernels;
+  if (names.empty())
+    throw Error(ErrorKind::not_found,
+                "no builtin kernels to warm (ptx_src/ held none at build time): name a file with "
+                "--kernel");
+  std::vector<Program> programs;
+  for (const std::string& name : names) programs.push_back(load_program(name));
+  return programs;
+}
+
+std::vector<Target> warm_targets(const std::vector<std::string>& archs) {
+  std::vector<Target> targets;
+  for (const std::string& arch : archs) {
+    targets.push_back(choose_target(arch, ImageFormat::cubin));
+    if (!targets.back().arch.starts_with("sm_"))
+      throw Error(ErrorKind::invalid_argument,
+                  "cache warm stores CUBINs, which need a real architecture (sm_XY), not " +
+                      targets.back().arch);
+  }
+  return targets;
+}
+
+void warm(const WarmArguments& arguments) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Target> targets = warm_targets(arguments.archs);
+  const std::vector<Program> programs = warm_programs(arguments.kernels);
+  const std::vector<Define> fixed = parse_defines(arguments.defines);
+  std::vector<WarmJob> jobs;
+  for (const Target& target : targets)
+    for (const Program& program : programs)
+      for (std::vector<Define>& defines :
+           warm_configurations(program.manifest(), fixed, arguments.all_values))
+        jobs.push_back({&program, std::move(defines), target});
+
+  DiskCache cache(cache_directory());
+  require_usable(cache);
+  std::vector<std::string> keys(jobs.size());
+  run_parallel(jobs.size(), arguments.jobs, [&](std::size_t index) {
+    CompileOptions options;
+    options.defines = jobs[index].defines;
+    options.target = jobs[index].target;
+    const Image image = compile(*jobs[index].program, options);
+    cache.store(image);
+    keys[index] = image.key;
+  });
+  require_usable(cache);
+
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t index = 0; index < jobs.size(); ++index)
+    rows.push_back({jobs[index].target.arch, jobs[index].program->name(),
+                    format_defines(jobs[index].defines), keys[index].substr(0, 16)});
+  print_table(std::cout, {"arch", "kernel", "defines", "key"}, rows);
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  std::ostringstream seconds;
+  seconds.precision(2);
+  seconds << std::fixed << elapsed.count();
+  std::cout << "stored " << jobs.size() << " images in " << seconds.str() << " s into "
+            << cache.directory().string() << '\n';
+}
+
+void add_warm_command(CLI::App& cache) {
+  auto arguments = std::make_shared<WarmArguments>();
+  CLI::App* command = cache.add_subcommand(
+      "warm",
+      "Compile CUBINs ahead of time (no GPU needed) into the disk cache, under the keys the JIT "
+      "looks up: every arch x kernel x configuration");
+  command->add_option("--arch", arguments->archs, "architectures: sm_80,sm_90,...")
+      ->delimiter(',')
+      ->required();
+  command->add_option("--kernel", arguments->kernels,
+                      "a builtin kernel or a .cu file (default: every builtin); repeatable");
+  add_define_option(*command, arguments->defines);
+  command->add_flag("--all-values", arguments->all_values,
+                    "also every declared value of each constant, the others at their defaults");
+  command->add_option("-j,--jobs", arguments->jobs, "compiles run at once")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  command->callback([arguments] { warm(*arguments); });
+}
+
+}  // namespace
+
+void add_cache_commands(CLI::App& app) {
+  CLI::App* cache = app.add_subcommand(
+      "cache", "The disk cache of compiled images ($PTXRT_CACHE_DIR, else ~/.cache/ptxrt)");
+  // Checked in the callback, not by require_subcommand(), so that an unknown one is named.
+  cache->callback([cache] {
+    if (cache->get_subcommands().empty())
+      throw CLI::RequiredError("A cache command (path, ls, clear or warm)");
+  });
+  cache->add_subcommand("path", "Print the cache directory")->callback([] {
+    std::cout << cache_directory().string() << '\n';
+  });
+  auto json = std::make_shared<bool>(false);
+  CLI::App* list = cache->add_subcommand("ls", "List the entries, most recently used first");
+  list->add_flag("--json", *json,
+                 "print {directory, count, total_bytes, entries: [{key, size_bytes, last_use "
+                 "(UTC, ISO 8601), name, arch}]}");
+  list->callback([json] { list_entries(*json); });
+  cache->add_subcommand("clear", "Delete every entry")->callback(clear_entries);
+  add_warm_command(*cache);
+}
+
+}  // namespace ptxrt::cli

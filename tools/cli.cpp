@@ -1,0 +1,170 @@
+#include "cli.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <regex>
+#include <thread>
+
+#include "ptxrt/builtin_kernels.hpp"
+#include "ptxrt/device.hpp"
+#include "ptxrt/driver.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/manifest.hpp"
+
+namespace ptxrt::cli {
+namespace {
+
+// Used when --arch auto finds no GPU: the architecture most CI machines compile for.
+constexpr std::string_view fallback_arch = "sm_90";
+
+std::string builtin_list() {
+  std::string list;
+  for (const std::string& name : builtin_kernel_names()) list += (list.empty() ? "" : ", ") + name;
+  return list.empty() ? "(none)" : list;
+}
+
+std::string supported_list() {
+  std::string list;
+  for (int sm : supported_architectures())
+    list += (list.empty() ? "sm_" : ", sm_") + std::to_string(sm);
+  return list;
+}
+
+Target detected_target(ImageFormat format) {
+  DriverStatus status = driver_status();
+  if (!status.usable) {
+    note("no usable GPU (" + (status.problem.empty() ? "no CUDA device" : status.problem) +
+         "); using --arch " + std::string(fallback_arch));
+    return Target{std::string(fallback_arch), format, {}};
+  }
+  const DeviceProperties properties = Device::get(0).properties();
+  Target target = select_target(properties.cc_major, properties.cc_minor, format);
+  if (!target.note.empty()) note(target.note);
+  target.note.clear();  // said once here, not again in the compile log
+  return target;
+}
+
+}  // namespace
+
+void add_kernel_argument(CLI::App& command, std::string& kernel_or_file) {
+  command
+      .add_option("kernel", kernel_or_file, "a builtin kernel (see `ptxrt kernels`) or a .cu file")
+      ->required();
+}
+
+void add_define_option(CLI::App& command, std::vector<std::string>& defines) {
+  command.add_option("-D,--define", defines,
+                     "NAME=VALUE (or NAME): a compile-time constant, checked against the "
+                     "kernel's manifest; repeatable");
+}
+
+void add_arch_option(CLI::App& command, std::string& arch) {
+  command
+      .add_option("--arch", arch,
+                  "auto (device 0; sm_90 without a GPU), sm_XY, sm_XYa, sm_XYf or compute_XY")
+      ->capture_default_str();
+}
+
+Program load_program(const std::string& kernel_or_file) {
+  std::error_code error;
+  if (std::filesystem::is_regular_file(kernel_or_file, error))
+    return Program::from_file(kernel_or_file);
+  std::string name = kernel_or_file;
+  if (name.ends_with(".cu")) name.resize(name.size() - 3);
+  const std::vector<std::string> builtins = builtin_kernel_names();
+  if (std::find(builtins.begin(), builtins.end(), name) == builtins.end())
+    throw Error(ErrorKind::not_found,
+                "'" + kernel_or_file +
+                    "' is neither a file nor a builtin kernel (builtin: " + builtin_list() + ")");
+  return Program::builtin(name);
+}
+
+std::vector<Define> parse_defines(const std::vector<std::string>& texts) {
+  std::vector<Define> defines;
+  for (const std::string& text : texts) defines.push_back(parse_define(text));
+  return defines;
+}
+
+std::pair<int, int> compute_capability_of(std::string_view arch) {
+  static const std::regex pattern("(sm|compute)_([0-9]{2,3})[af]?");
+  std::match_results<std::string_view::const_iterator> match;
+  if (!std::regex_match(arch.begin(), arch.end(), match, pattern))
+    throw Error(ErrorKind::invalid_argument,
+                "--arch " + std::string(arch) +
+                    " is not an architecture: expected auto, sm_XY, sm_XYa, sm_XYf or compute_XY");
+  const int number = std::stoi(match[2].str());
+  return {number / 10, number % 10};
+}
+
+Target choose_target(const std::string& arch, ImageFormat format) {
+  if (arch == "auto") return detected_target(format);
+  auto [major, minor] = compute_capability_of(arch);
+  const std::vector<int> supported = supported_architectures();
+  if (std::find(supported.begin(), supported.end(), major * 10 + minor) == supported.end())
+    throw Error(ErrorKind::invalid_argument, "--arch " + arch + " is not supported by NVRTC " +
+                                                 format_cuda_version(nvrtc_version()) +
+                                                 "; it compiles for " + supported_list());
+  return Target{arch, format, {}};
+}
+
+void note(std::string_view message) { std::cerr << "ptxrt: note: " << message << '\n'; }
+
+void print_table(std::ostream& out, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths(header.size(), 0);
+  auto widen = [&widths](const std::vector<std::string>& row) {
+    for (std::size_t column = 0; column < row.size() && column < widths.size(); ++column)
+      widths[column] = std::max(widths[column], row[column].size());
+  };
+  widen(header);
+  for (const std::vector<std::string>& row : rows) widen(row);
+  auto print = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t column = 0; column < row.size(); ++column) {
+      line += row[column];
+      if (column + 1 < row.size())
+        line += std::string(widths[column] - row[column].size() + 2, ' ');
+    }
+    out << line << '\n';
+  };
+  print(header);
+  for (const std::vector<std::string>& row : rows) print(row);
+}
+
+void run_parallel(std::size_t count, unsigned threads,
+                  const std::function<void(std::size_t)>& work) {
+  std::mutex mutex;
+  std::size_t next = 0;
+  std::size_t failed_index = count;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    for (;;) {
+      std::size_t index = 0;
+      {
+        std::lock_guard lock(mutex);
+        if (next == count) return;
+        index = next++;
+      }
+      try {
+        work(index);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (index < failed_index) {
+          failed_index = index;
+          failure = std::current_exception();
+        }
+      }
+    }
+  };
+  std::vector<std::jthread> pool;
+  const std::size_t size = std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(count, 1));
+  for (std::size_t i = 1; i < size; ++i) pool.emplace_back(worker);
+  worker();
+  pool.clear();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace ptxrt::cli

@@ -1,0 +1,64 @@
+// What the `ptxrt` commands share: the registration of each command group, the arguments several
+// commands take (<kernel|file.cu>, -D, --arch) turned into ptxrt values, and aligned tables.
+//
+// Exit codes: 0 success, 1 a failure the user can fix (bad value, compile error; one message on
+// stderr naming the thing at fault), 2 a malformed command line (CLI11's parse errors).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ptxrt/image.hpp"
+#include "ptxrt/program.hpp"
+#include "ptxrt/target.hpp"
+
+namespace ptxrt::cli {
+
+// One per command group, each in its own file; main() calls them in order.
+void add_devices_commands(CLI::App& app);
+void add_compile_commands(CLI::App& app);
+void add_resources_commands(CLI::App& app);
+void add_kernels_commands(CLI::App& app);
+void add_cache_commands(CLI::App& app);
+
+// The options several commands take, with the same names and help everywhere.
+void add_kernel_argument(CLI::App& command, std::string& kernel_or_file);
+void add_define_option(CLI::App& command, std::vector<std::string>& defines);
+void add_arch_option(CLI::App& command, std::string& arch);
+
+// "<kernel|file.cu>": an existing file is read as kernel source, anything else must be a builtin
+// kernel's name. Throws Error (not_found) naming the argument and the builtin kernels.
+Program load_program(const std::string& kernel_or_file);
+
+// Each "NAME=VALUE" (or "NAME") through parse_define.
+std::vector<Define> parse_defines(const std::vector<std::string>& texts);
+
+// What --arch names: "sm_XY", "sm_XYa", "sm_XYf", "compute_XY" as given (checked against
+// NVRTC's supported architectures), or for "auto" device 0's (select_target). Without a usable
+// GPU "auto" means sm_90, and a note on stderr says so. Throws Error (invalid_argument).
+Target choose_target(const std::string& arch, ImageFormat format);
+
+// The compute capability an architecture name stands for: {9, 0} for "sm_90a" or "compute_90",
+// {12, 1} for "sm_121". Throws Error (invalid_argument) for anything else.
+std::pair<int, int> compute_capability_of(std::string_view arch);
+
+// "ptxrt: note: <message>" on stderr: what the user should know but is not a failure.
+void note(std::string_view message);
+
+// Columns padded to their widest cell, two spaces apart, the header first.
+void print_table(std::ostream& out, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows);
+
+// Calls work(i) for every i in [0, count) on up to `threads` threads. When calls throw, the one
+// with the lowest i is rethrown after all have finished, so that the report does not depend on
+// scheduling.
+void run_parallel(std::size_t count, unsigned threads,
+                  const std::function<void(std::size_t)>& work);
+
+}  // namespace ptxrt::cli

@@ -1,0 +1,31 @@
+// `ptxrt`: compile, inspect and cache CUDA kernels from the command line. Each command group lives
+// in its own file and registers itself here.
+#include <exception>
+#include <iostream>
+
+#include "cli.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "ptxrt: JIT-compile CUDA kernels with NVRTC, inspect their resources, manage the "
+      "disk cache",
+      "ptxrt"};
+  ptxrt::cli::add_devices_commands(app);
+  ptxrt::cli::add_kernels_commands(app);
+  ptxrt::cli::add_compile_commands(app);
+  ptxrt::cli::add_resources_commands(app);
+  ptxrt::cli::add_cache_commands(app);
+  try {
+    app.parse(argc, argv);
+    // Checked here rather than by require_subcommand(), which would hide an unknown command's
+    // name behind "a subcommand is required".
+    if (app.get_subcommands().empty()) throw CLI::RequiredError("A command");
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    // --help arrives here too, as a "success" that prints the help.
+    return app.exit(error) == 0 ? 0 : 2;
+  } catch (const std::exception& error) {
+    std::cerr << "ptxrt: error: " << error.what() << '\n';
+    return 1;
+  }
+}

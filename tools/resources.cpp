@@ -1,0 +1,243 @@
+// `ptxrt resources`: what each kernel of a compiled CUBIN costs the SM, and the occupancy that
+// follows, for every configuration of a sweep over compile-time constants. No GPU needed.
+#include "ptxrt/resources.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/manifest.hpp"
+#include "ptxrt/occupancy.hpp"
+
+namespace ptxrt::cli {
+namespace {
+
+constexpr const char* json_fields =
+    R"(JSON (--json): an array with one object per configuration, kernel and block size:
+  defines                 object NAME -> VALUE: every constant in force (manifest defaults included)
+  arch                    the architecture compiled for ("sm_90")
+  kernel                  the entry symbol
+  registers               32-bit registers per thread
+  static_smem_bytes       the kernel's __shared__ variables per block
+  constant_bytes          the module's __constant__ variables
+  local_bytes             per-thread stack frame (local memory) of the kernel itself
+  stack_bytes             per-thread stack including the deepest chain of callees
+  spill_store_bytes       register spill stores (null when ptxas did not say)
+  spill_load_bytes        register spill loads (null when ptxas did not say)
+  barriers                named barriers per block
+  max_threads_per_block   from __launch_bounds__; 0 = no bound
+  block_threads           the block size the occupancy is for
+  active_blocks_per_sm    blocks resident on one SM
+  active_warps_per_sm     warps resident on one SM
+  occupancy_percent       active warps over the SM's maximum, in percent
+  limit                   what keeps more blocks off: warps, registers, shared_memory, blocks,
+                          barriers, or none_fits
+  reason                  why not even one block fits; empty otherwise)";
+
+struct ResourcesArguments {
+  std::string kernel;
+  std::vector<std::string> defines;
+  std::vector<std::string> sweeps;
+  std::string arch = "auto";
+  std::vector<int> blocks{256};
+  bool json = false;
+};
+
+struct Sweep {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+struct Row {
+  std::vector<Define> defines;
+  std::string arch;
+  KernelResources kernel;
+  int block_threads = 0;
+  Occupancy occupancy;
+};
+
+Sweep parse_sweep(const std::string& text) {
+  const std::size_t equals = text.find('=');
+  Sweep sweep{text.substr(0, equals), {}};
+  if (equals == std::string::npos || !is_identifier(sweep.name))
+    throw Error(ErrorKind::invalid_argument,
+                "--sweep " + text + ": expected NAME=v1,v2,... with NAME a C identifier");
+  std::istringstream values(text.substr(equals + 1));
+  for (std::string value; std::getline(values, value, ',');) {
+    if (value.empty())
+      throw Error(ErrorKind::invalid_argument, "--sweep " + text + " has an empty value");
+    sweep.values.push_back(value);
+  }
+  if (sweep.values.empty())
+    throw Error(ErrorKind::invalid_argument, "--sweep " + text + " lists no values");
+  return sweep;
+}
+
+// The cartesian product of the sweeps, each configuration after the fixed defines.
+std::vector<std::vector<Define>> configurations(const std::vector<Define>& fixed,
+                                                const std::vector<Sweep>& sweeps) {
+  std::vector<std::vector<Define>> product{fixed};
+  for (const Sweep& sweep : sweeps) {
+    std::vector<std::vector<Define>> extended;
+    for (const std::vector<Define>& configuration : product)
+      for (const std::string& value : sweep.values) {
+        extended.push_back(configuration);
+        extended.back().push_back({sweep.name, value});
+      }
+    product = std::move(extended);
+  }
+  return product;
+}
+
+std::vector<Row> rows_for(const Image& image, const ArchLimits& limits,
+                          const std::vector<int>& blocks) {
+  std::vector<Row> rows;
+  for (const KernelResources& kernel :
+       merge(read_cubin_resources(image.data), parse_ptxas_info(image.compile_log)))
+    for (int block : blocks)
+      rows.push_back(
+          {image.defines, image.arch, kernel, block, compute_occupancy(limits, kernel, block, 0)});
+  return rows;
+}
+
+std::vector<Row> measure(const ResourcesArguments& arguments) {
+  const Program program = load_program(arguments.kernel);
+  std::vector<Sweep> sweeps;
+  for (const std::string& text : arguments.sweeps) sweeps.push_back(parse_sweep(text));
+  const std::vector<std::vector<Define>> defines =
+      configurations(parse_defines(arguments.defines), sweeps);
+  const Target target = choose_target(arguments.arch, ImageFormat::cubin);
+  if (!target.arch.starts_with("sm_"))
+    throw Error(ErrorKind::invalid_argument,
+                "resources are read from a CUBIN, which needs a real architecture (sm_XY), not " +
+                    target.arch);
+  auto [major, minor] = compute_capability_of(target.arch);
+  const ArchLimits& limits = arch_limits(major, minor);
+
+  std::vector<std::vector<Row>> per_configuration(defines.size());
+  run_parallel(defines.size(), std::thread::hardware_concurrency(), [&](std::size_t index) {
+    CompileOptions options;
+    options.defines = defines[index];
+    options.target = target;
+    options.resource_usage = true;
+    per_configuration[index] = rows_for(compile(program, options), limits, arguments.blocks);
+  });
+  std::vector<Row> rows;
+  for (std::vector<Row>& some : per_configuration)
+    rows.insert(rows.end(), std::make_move_iterator(some.begin()),
+                std::make_move_iterator(some.end()));
+  return rows;
+}
+
+nlohmann::json optional_bytes(const std::optional<std::size_t>& bytes) {
+  return bytes ? nlohmann::json(*bytes) : nlohmann::json(nullptr);
+}
+
+nlohmann::json to_json(const Row& row) {
+  nlohmann::json defines = nlohmann::json::object();
+  for (const Define& define : row.defines) defines[define.name] = define.value;
+  const KernelResources& kernel = row.kernel;
+  return {{"defines", defines},
+          {"arch", row.arch},
+          {"kernel", kernel.name},
+          {"registers", kernel.registers},
+          {"static_smem_bytes", kernel.static_shared_bytes},
+          {"constant_bytes", kernel.user_constant_bytes},
+          {"local_bytes", kernel.stack_frame_bytes},
+          {"stack_bytes", kernel.cumulative_stack_bytes},
+          {"spill_store_bytes", optional_bytes(kernel.spill_store_bytes)},
+          {"spill_load_bytes", optional_bytes(kernel.spill_load_bytes)},
+          {"barriers", kernel.barriers},
+          {"max_threads_per_block", kernel.max_threads_per_block},
+          {"block_threads", row.block_threads},
+          {"active_blocks_per_sm", row.occupancy.active_blocks_per_sm},
+          {"active_warps_per_sm", row.occupancy.active_warps_per_sm},
+          {"occupancy_percent", row.occupancy.fraction * 100.0},
+          {"limit", to_string(row.occupancy.limit)},
+          {"reason", row.occupancy.reason}};
+}
+
+std::string optional_text(const std::optional<std::size_t>& bytes) {
+  return bytes ? std::to_string(*bytes) : "?";
+}
+
+std::vector<std::string> cells(const Row& row) {
+  const KernelResources& kernel = row.kernel;
+  std::ostringstream occupancy;
+  occupancy.precision(1);
+  occupancy << std::fixed << row.occupancy.fraction * 100.0 << '%';
+  return {format_defines(row.defines),
+          kernel.name,
+          std::to_string(kernel.registers),
+          std::to_string(kernel.static_shared_bytes),
+          std::to_string(kernel.user_constant_bytes),
+          std::to_string(kernel.stack_frame_bytes),
+          optional_text(kernel.spill_store_bytes) + "/" + optional_text(kernel.spill_load_bytes),
+          std::to_string(kernel.barriers),
+          kernel.max_threads_per_block ? std::to_string(kernel.max_threads_per_block) : "-",
+          std::to_string(row.block_threads),
+          std::to_string(row.occupancy.active_blocks_per_sm),
+          std::to_string(row.occupancy.active_warps_per_sm),
+          occupancy.str(),
+          std::string(to_string(row.occupancy.limit))};
+}
+
+void print_rows(const std::vector<Row>& rows) {
+  if (rows.empty()) {
+    std::cout << "no kernels in the compiled CUBIN\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> table;
+  for (const Row& row : rows) table.push_back(cells(row));
+  std::cout << "arch " << rows.front().arch << "; bytes per block (smem), module (const), thread "
+            << "(local, spill stores/loads)\n";
+  print_table(std::cout,
+              {"defines", "kernel", "regs", "smem", "const", "local", "spill", "bars", "max thr",
+               "block", "blocks/SM", "warps/SM", "occupancy", "limit"},
+              table);
+  for (const Row& row : rows)
+    if (!row.occupancy.reason.empty())
+      std::cout << row.kernel.name << " [" << format_defines(row.defines) << "] block "
+                << row.block_threads << ": " << row.occupancy.reason << '\n';
+}
+
+void run_resources(const ResourcesArguments& arguments) {
+  const std::vector<Row> rows = measure(arguments);
+  if (!arguments.json) {
+    print_rows(rows);
+    return;
+  }
+  nlohmann::json listed = nlohmann::json::array();
+  for (const Row& row : rows) listed.push_back(to_json(row));
+  std::cout << listed.dump(2) << '\n';
+}
+
+}  // namespace
+
+void add_resources_commands(CLI::App& app) {
+  auto arguments = std::make_shared<ResourcesArguments>();
+  CLI::App* command = app.add_subcommand(
+      "resources",
+      "Registers, shared/constant/local memory, spills and barriers of each kernel, and its "
+      "occupancy per block size, for every configuration of the sweeps (no GPU needed)");
+  add_kernel_argument(*command, arguments->kernel);
+  add_define_option(*command, arguments->defines);
+  command->add_option("--sweep", arguments->sweeps,
+                      "NAME=v1,v2,...: compile once per value; several --sweep give their "
+                      "cartesian product; repeatable");
+  add_arch_option(*command, arguments->arch);
+  command->add_option("--block", arguments->blocks, "threads per block for the occupancy: N[,M...]")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  command->add_flag("--json", arguments->json, "print JSON (fields below)");
+  command->footer(json_fields);
+  command->callback([arguments] { run_resources(*arguments); });
+}
+
+}  // namespace ptxrt::cli
