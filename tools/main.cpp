@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   ptxrt::cli::add_compile_commands(app);
   ptxrt::cli::add_resources_commands(app);
   ptxrt::cli::add_cache_commands(app);
+  ptxrt::cli::add_demo_command(app);
   try {
     app.parse(argc, argv);
     // Checked here rather than by require_subcommand(), which would hide an unknown command's
