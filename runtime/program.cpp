@@ -98,7 +98,11 @@ std::vector<std::string> nvrtc_options(const Program& program, const CompileOpti
     arguments.push_back("-I" + folder.string());
   for (const std::string& option : options.extra_options)
     for (std::string& word : split_words(option)) arguments.push_back(std::move(word));
-  if (wants_resource_usage(options)) arguments.push_back("-Xptxas=-v");
+  // Two words: one NVRTC 13.0 build seen on an H100 machine ignores the "-Xptxas=-v" spelling.
+  if (wants_resource_usage(options)) {
+    arguments.push_back("-Xptxas");
+    arguments.push_back("-v");
+  }
   return arguments;
 }
 

@@ -27,7 +27,7 @@ class Program {
   ~Program() { nvrtcDestroyProgram(&program_); }
 
   Compiled compile(std::vector<std::string> options) {
-    options.insert(options.begin(), {"-arch=sm_90", "-Xptxas=-v"});
+    options.insert(options.begin(), {"-arch=sm_90", "-Xptxas", "-v"});
     std::vector<const char*> arguments;
     for (const std::string& option : options) arguments.push_back(option.c_str());
     nvrtcResult result =
