@@ -97,12 +97,6 @@ Jit& Jit::shared() {
   return jit;
 }
 
-std::string describe_image(const Image& image) {
-  std::string label = image.name;
-  if (!image.defines.empty()) label += " [" + format_defines(image.defines) + "]";
-  return label + " " + image.arch;
-}
-
 std::shared_ptr<const Image> Jit::image(const Program& program, const CompileOptions& options,
                                         int driver_version) {
   const std::string key = cache_key(program, options, driver_version);
@@ -144,6 +138,8 @@ Module Jit::module(const Program& program, const CompileOptions& requested,
     std::shared_lock lock(state_->answered_mutex);
     if (auto found = state_->answered.find(fingerprint); found != state_->answered.end()) {
       state_->answered_hits.fetch_add(1, std::memory_order_relaxed);
+      if (log::enabled(log::Level::debug))
+        log::write(log::Level::debug, "memory cache hit for " + found->second.label());
       return found->second;
     }
   }
@@ -166,9 +162,7 @@ Module Jit::load_module(const Program& program, const CompileOptions& requested,
         check_image_for_driver(*compiled, device.driver_version, device.cc_major,
                                device.cc_minor);
         const auto start = Clock::now();
-        Module module =
-            Module::load(context, compiled->data, state_->options.load_options,
-                         describe_image(*compiled));
+        Module module = Module::load(context, *compiled, state_->options.load_options);
         if (log::enabled(log::Level::info))
           log::write(log::Level::info, "loaded " + module.label() + " on device " +
                                            std::to_string(device.ordinal) + " in " +

@@ -116,7 +116,17 @@ Module Module::load(const Context& context, std::string_view image,
                                                       trimmed_log(info_log), wall_ms));
 }
 
-Kernel Module::kernel(std::string_view name) const {
+Module Module::load(const Context& context, const Image& image,
+                    const ModuleLoadOptions& options) {
+  Module module = load(context, image.data, options, describe_image(image));
+  module.state_->lowered_names = image.lowered_names;
+  return module;
+}
+
+Kernel Module::kernel(std::string_view requested) const {
+  std::string_view name = requested;
+  for (const auto& [expression, lowered] : state_->lowered_names)
+    if (expression == requested) name = lowered;
   std::lock_guard lock(state_->kernels_mutex);
   if (auto found = state_->kernels.find(name); found != state_->kernels.end())
     return Kernel(found->second, state_);

@@ -56,6 +56,7 @@ struct ModuleState {
   std::string label;
   std::string info_log;
   float jit_wall_ms;
+  std::vector<std::pair<std::string, std::string>> lowered_names;  // name expression → symbol
 
   std::mutex kernels_mutex;
   std::map<std::string, std::shared_ptr<KernelState>, std::less<>> kernels;

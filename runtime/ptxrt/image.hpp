@@ -31,4 +31,7 @@ struct Image {
   int nvrtc_version = 0;         // major*1000 + minor*10, as CUDA versions are written
 };
 
+// "matmul_tiled.cu [TILE_WIDTH=32] sm_90": how modules and kernels are named in messages.
+std::string describe_image(const Image& image);
+
 }  // namespace ptxrt

@@ -69,7 +69,4 @@ class Jit {
   std::unique_ptr<State> state_;
 };
 
-// "matmul_tiled.cu [TILE_WIDTH=32] sm_90": how modules and kernels are named in messages.
-std::string describe_image(const Image& image);
-
 }  // namespace ptxrt

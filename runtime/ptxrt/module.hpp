@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ptxrt/context.hpp"
+#include "ptxrt/image.hpp"
 #include "ptxrt/kernel.hpp"
 #include "ptxrt/symbol.hpp"
 
@@ -35,8 +36,13 @@ class Module {
   // an Error whose message holds the JIT's error log.
   static Module load(const Context& context, std::string_view image,
                      const ModuleLoadOptions& options = {}, std::string label = {});
+  // Loads a compiled Image: labelled by its name, defines and arch, and its template
+  // instantiations reachable by the name expressions they were compiled for.
+  static Module load(const Context& context, const Image& image,
+                     const ModuleLoadOptions& options = {});
 
-  // The entry point `name`; an unknown name is an Error(not_found) listing the module's entry
+  // The entry point `name` (or a name expression the image was compiled for, such as
+  // "scale<float, 4>"); an unknown name is an Error(not_found) listing the module's entry
   // points. Kernels are made once per module and shared: asking again is a map lookup.
   Kernel kernel(std::string_view name) const;
   // The module's entry points (needs a driver with cuModuleEnumerateFunctions, CUDA >= 12.4).
