@@ -1,0 +1,25 @@
+// The compile-time constants a host program compiles its kernel file with. Pure; thread-safe.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "ptxrt/image.hpp"
+#include "ptxrt/program.hpp"
+
+namespace ptxrt::host {
+
+// `defines` checked against `program`'s manifest and completed with its defaults. Unlike the
+// compiler, which passes undeclared names through, a name the file does not declare is an
+// Error(invalid_argument) here: on the command line it is a mistake (-D TILE_WIDTH for the naive
+// matmul), not a no-op.
+std::vector<Define> resolve_defines(const Program& program, std::vector<Define> defines);
+
+// Options that compile with `defines` and nothing else (the target comes from the context).
+CompileOptions compile_options(std::vector<Define> defines);
+
+// The integer value of `name` among resolved defines; Error(invalid_argument) when absent or not
+// an integer.
+int define_int(const std::vector<Define>& defines, std::string_view name);
+
+}  // namespace ptxrt::host

@@ -1,0 +1,109 @@
+// `ptxrt run` and `ptxrt bench` as whole processes: usage errors exit 2 (CLI11), invalid sizes
+// and defines exit 1 with one clear line, and all of it before the driver is touched, so the
+// answers are the same with or without a GPU. A driver that cannot work (the toolkit's stub)
+// gives one line and exit 1.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+
+using ptxrt::testing::run_process;
+
+namespace {
+
+const std::string cli = PTXRT_CLI_PATH;
+
+struct Expectation {
+  std::vector<std::string> arguments;
+  int exit_code;
+  std::string message;
+};
+
+void check_cli(const Expectation& expected) {
+  std::vector<std::string> arguments{cli};
+  arguments.insert(arguments.end(), expected.arguments.begin(), expected.arguments.end());
+  const auto result = run_process(arguments);
+  INFO(result.output);
+  CHECK(result.exit_code == expected.exit_code);
+  CHECK(result.output.find(expected.message) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("ptxrt run rejects bad arguments before touching the driver") {
+  if (cli.empty()) {
+    MESSAGE("the CLI is not built");
+    return;
+  }
+  const std::vector<Expectation> cases{
+      {{"run"}, 2, "program is required"},
+      {{"run", "fft"},
+       2,
+       "program: fft not in {aos-soa,matadd,matmul,raytrace,reduce,simpson,sort,transpose,vecadd}"},
+      {{"run", "matmul", "--n", "0"}, 1, "matmul n must be at least 1, got 0"},
+      {{"run", "vecadd", "--n", "-5"}, 1, "vecadd n must be at least 1, got -5"},
+      {{"run", "matmul", "--m", "4294967296"},
+       1,
+       "matmul m = 4294967296 exceeds the kernel's int limit"},
+      {{"run", "matmul", "-D", "TILE_WIDTH=33"},
+       1,
+       "TILE_WIDTH=33 is not valid for matmul_tiled.cu: expected one of 4, 8, 16, 32"},
+      {{"run", "matmul", "--variant", "naive", "-D", "TILE_WIDTH=16"},
+       1,
+       "-D TILE_WIDTH: matmul_naive.cu declares no such constant (it takes BLOCK_SIZE)"},
+      {{"run", "matmul", "-D", "1TILE=4"}, 1, "is not a C identifier"},
+      {{"run", "transpose", "-D", "TILE_DIM=16", "-D", "BLOCK_ROWS=32"},
+       1,
+       "BLOCK_ROWS=32 must divide TILE_DIM=16"},
+      {{"run", "reduce", "--variant", "max"},
+       1,
+       "reduce variant 'max' is unknown: expected sum or argmin"},
+      {{"run", "vecadd", "--k", "3"}, 1, "--k does not apply to vecadd"},
+      {{"run", "vecadd", "--variant", "fast"}, 1, "vecadd has no variants"},
+      {{"run", "simpson", "--n", "7"}, 1, "simpson n must be even and at least 2"},
+      {{"run", "raytrace", "--spheres", "65"}, 1, "raytrace spheres = 65 exceeds MAX_SPHERES=64"},
+      {{"run", "sort", "--repeat", "0"}, 2, "--repeat: Value 0 not in range"},
+      {{"run", "sort", "--device", "-1"}, 2, "--device"},
+  };
+  for (const Expectation& expected : cases) {
+    CAPTURE(expected.arguments);
+    check_cli(expected);
+  }
+}
+
+TEST_CASE("ptxrt bench rejects an unknown work and a zero repeat count") {
+  if (cli.empty()) {
+    MESSAGE("the CLI is not built");
+    return;
+  }
+  check_cli({{"bench", "fft"}, 2, "work: fft not in {matmul,transpose,reduce,vecadd}"});
+  check_cli({{"bench", "--repeat", "0"}, 2, "--repeat: Value 0 not in range"});
+}
+
+TEST_CASE("ptxrt run with an unusable driver says so in one line and exits 1") {
+  const std::filesystem::path stub =
+      std::filesystem::path(PTXRT_CUDA_LIBRARY_DIR) / "stubs" / "libcuda.so";
+  if (cli.empty() || !std::filesystem::exists(stub)) {
+    MESSAGE("the CLI is not built or there is no stub library at " << stub.string());
+    return;
+  }
+  // A folder where libcuda.so.1 is the toolkit's stub: ahead of any real driver on the path.
+  const auto folder =
+      std::filesystem::temp_directory_path() / ("ptxrt-run-stub-" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  std::filesystem::create_symlink(stub, folder / "libcuda.so.1");
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{cli, "run", "vecadd", "--n", "100", "--verify"},
+        std::vector<std::string>{cli, "bench", "--quick"}}) {
+    const auto result = run_process(command, {"LD_LIBRARY_PATH=" + folder.string()});
+    INFO(result.output);
+    CHECK(result.exit_code == 1);
+    CHECK(result.output.find("stub library") != std::string::npos);
+    CHECK(result.output.find('\n') == result.output.size() - 1);
+  }
+  std::filesystem::remove_all(folder);
+}

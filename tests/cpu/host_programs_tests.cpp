@@ -1,0 +1,245 @@
+// The host programs' pure parts, which need no GPU: size checks, define resolution, launch
+// geometry, multi-pass and bitonic schedules, error bounds, random inputs, reports and PPM files.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+
+#include "host/kernel_defines.hpp"
+#include "host/matmul.hpp"
+#include "host/matrix_add.hpp"
+#include "host/ppm.hpp"
+#include "host/random_data.hpp"
+#include "host/raytrace.hpp"
+#include "host/reduce.hpp"
+#include "host/simpson.hpp"
+#include "host/sizes.hpp"
+#include "host/sort.hpp"
+#include "host/timing.hpp"
+#include "host/transpose.hpp"
+#include "host/vector_add.hpp"
+#include "ptxrt/error.hpp"
+
+namespace host = ptxrt::host;
+using ptxrt::Error;
+
+TEST_CASE("positive_size rejects zero and negative sizes, naming them") {
+  CHECK(host::positive_size("n", 5) == 5);
+  CHECK_THROWS_WITH_AS(host::positive_size("vecadd n", 0), "vecadd n must be at least 1, got 0",
+                       Error);
+  CHECK_THROWS_WITH_AS(host::positive_size("vecadd n", -5), "vecadd n must be at least 1, got -5",
+                       Error);
+}
+
+TEST_CASE("positive_int rejects sizes beyond the kernels' int parameters") {
+  CHECK(host::positive_int("m", INT_MAX) == INT_MAX);
+  CHECK_THROWS_WITH_AS(host::positive_int("matmul m", 2147483648ll),
+                       "matmul m = 2147483648 exceeds the kernel's int limit 2147483647", Error);
+}
+
+TEST_CASE("checked_product multiplies, and reports a size_t overflow with the factors") {
+  CHECK(host::checked_product("rows*cols", {1000, 777}, 4) == 777000);
+  constexpr std::size_t half = std::size_t{1} << 32;
+  CHECK_THROWS_WITH_AS(host::checked_product("m*n", {half, half}, 1),
+                       "m*n = 4294967296 * 4294967296 elements of 1 bytes overflows size_t", Error);
+  CHECK_THROWS_WITH_AS(host::checked_product("n", {std::size_t{1} << 62}, 4),
+                       "n = 4611686018427387904 elements of 4 bytes overflows size_t", Error);
+}
+
+TEST_CASE("next_power_of_two pads to the smallest power of two that holds the count") {
+  CHECK(host::next_power_of_two(0) == 1);
+  CHECK(host::next_power_of_two(1) == 1);
+  CHECK(host::next_power_of_two(2) == 2);
+  CHECK(host::next_power_of_two(3) == 4);
+  CHECK(host::next_power_of_two(100003) == 131072);
+  CHECK(host::next_power_of_two(1ull << 40) == 1ull << 40);
+  CHECK_THROWS_AS(host::next_power_of_two((1ull << 62) + 1), Error);
+}
+
+TEST_CASE("grid_stride_blocks covers small inputs and caps large ones at the resident blocks") {
+  CHECK(host::grid_stride_blocks(1, 256, 132) == 1);
+  CHECK(host::grid_stride_blocks(257, 256, 132) == 2);
+  CHECK(host::grid_stride_blocks(1ull << 30, 256, 132) == 132 * 32);
+  CHECK(host::grid_stride_blocks(0, 256, 0) == 1);
+}
+
+TEST_CASE("median takes the middle sample, or the mean of the middle two") {
+  CHECK(host::median({3.0, 1.0, 2.0}) == 2.0);
+  CHECK(host::median({4.0, 1.0, 3.0, 2.0}) == 2.5);
+  CHECK(host::median({7.0}) == 7.0);
+  CHECK_THROWS_AS(host::median({}), Error);
+}
+
+TEST_CASE("resolve_defines fills defaults and rejects constants the kernel file does not declare") {
+  const auto program = ptxrt::Program::builtin("matmul_tiled");
+  const auto defaults = host::resolve_defines(program, {});
+  REQUIRE(defaults.size() == 1);
+  CHECK(defaults[0] == ptxrt::Define{"TILE_WIDTH", "16"});
+  CHECK_THROWS_WITH_AS(
+      host::resolve_defines(program, {{"TILE_WIDTH", "33"}}),
+      "TILE_WIDTH=33 is not valid for matmul_tiled.cu: expected one of 4, 8, 16, 32", Error);
+  CHECK_THROWS_WITH_AS(
+      host::resolve_defines(ptxrt::Program::builtin("matmul_naive"), {{"TILE_WIDTH", "16"}}),
+      "-D TILE_WIDTH: matmul_naive.cu declares no such constant (it takes BLOCK_SIZE)", Error);
+  CHECK_THROWS_WITH_AS(host::resolve_defines(ptxrt::Program::builtin("vector_add"), {{"N", "1"}}),
+                       "-D N: vector_add.cu declares no such constant (it takes none)", Error);
+  CHECK(host::define_int(defaults, "TILE_WIDTH") == 16);
+}
+
+TEST_CASE("plan_matmul rounds the grid up to whole tiles of the chosen width") {
+  const auto tiled =
+      host::plan_matmul(1000, 777, 513, host::MatmulVariant::tiled, {{"TILE_WIDTH", "32"}});
+  CHECK(tiled.entry == "matmul_tiled");
+  CHECK(ptxrt::to_string(tiled.grid) == "25x32x1");  // ceil(777/32) x ceil(1000/32)
+  CHECK(ptxrt::to_string(tiled.block) == "32x32x1");
+  const auto naive = host::plan_matmul(1, 7, 3, host::MatmulVariant::naive);
+  CHECK(naive.entry == "matmul_naive");
+  CHECK(ptxrt::to_string(naive.grid) == "1x1x1");
+  CHECK(ptxrt::to_string(naive.block) == "16x16x1");
+  CHECK_THROWS_WITH_AS(host::plan_matmul(1, 0, 1, host::MatmulVariant::tiled),
+                       "matmul n must be at least 1, got 0", Error);
+  CHECK_THROWS_WITH_AS(host::parse_matmul_variant("fast"),
+                       "matmul variant 'fast' is unknown: expected naive or tiled", Error);
+}
+
+TEST_CASE("plan_matrix_add and plan_vector_add check sizes before anything runs") {
+  const auto plan = host::plan_matrix_add(257, 1009, {{"BLOCK_X", "16"}, {"BLOCK_Y", "4"}});
+  CHECK(ptxrt::to_string(plan.grid) == "64x65x1");
+  CHECK(ptxrt::to_string(plan.block) == "16x4x1");
+  CHECK(plan.elements == 257u * 1009u);
+  CHECK_THROWS_WITH_AS(host::plan_vector_add(-1), "vecadd n must be at least 1, got -1", Error);
+}
+
+TEST_CASE("plan_transpose refuses a BLOCK_ROWS that does not divide TILE_DIM") {
+  const auto plan = host::plan_transpose(7, 33, host::TransposeVariant::shared,
+                                         {{"TILE_DIM", "16"}, {"BLOCK_ROWS", "4"}});
+  CHECK(plan.entry == "transpose_shared");
+  CHECK(ptxrt::to_string(plan.grid) == "3x1x1");
+  CHECK(ptxrt::to_string(plan.block) == "16x4x1");
+  CHECK_THROWS_WITH_AS(host::plan_transpose(7, 33, host::TransposeVariant::padded,
+                                            {{"TILE_DIM", "16"}, {"BLOCK_ROWS", "32"}}),
+                       "BLOCK_ROWS=32 must divide TILE_DIM=16 (each thread moves "
+                       "TILE_DIM/BLOCK_ROWS elements)",
+                       Error);
+}
+
+TEST_CASE("reduction_passes shrink n to one partial, at most 1024 blocks a pass") {
+  using Pass = host::ReducePass;
+  CHECK(host::reduction_passes(1, 256) == std::vector<Pass>{{1, 1}});
+  CHECK(host::reduction_passes(256, 256) == std::vector<Pass>{{256, 1}});
+  CHECK(host::reduction_passes(257, 256) == std::vector<Pass>{{257, 2}, {2, 1}});
+  CHECK(host::reduction_passes(10'000'003, 256) ==
+        std::vector<Pass>{{10'000'003, 1024}, {1024, 4}, {4, 1}});
+  CHECK(host::reduction_passes(10'000'003, 64) ==
+        std::vector<Pass>{{10'000'003, 1024}, {1024, 16}, {16, 1}});
+}
+
+TEST_CASE("sum_error_bound adds each pass's slice length and tree depth, plus the final rounding") {
+  // One pass of 1 block of 256 threads over 1000 elements: slice ceil(1000/256) = 4, depth 8.
+  CHECK(host::sum_error_bound({{1000, 1}}, 256) == std::ldexp(1.0 + 4.0 + 8.0, -24));
+  CHECK(host::sum_error_bound({{1 << 20, 1024}, {1024, 4}, {4, 1}}, 256) ==
+        std::ldexp(1.0 + (4 + 18) + (1 + 10) + (1 + 8), -24));
+}
+
+TEST_CASE("bitonic_schedule follows the kernel file: shared sort, then global and shared merges") {
+  using Entry = host::BitonicLaunch::Entry;
+  CHECK(host::bitonic_schedule(1, 512) ==
+        std::vector<host::BitonicLaunch>{{Entry::sort_shared, 1, 0, 0}});
+  CHECK(host::bitonic_schedule(1024, 512) ==
+        std::vector<host::BitonicLaunch>{{Entry::sort_shared, 1, 0, 0}});
+  // CHUNK = 1024: the stages k = 2048 and 4096 each need global steps j >= 1024.
+  CHECK(host::bitonic_schedule(4096, 512) == std::vector<host::BitonicLaunch>{
+                                                 {Entry::sort_shared, 4, 0, 0},
+                                                 {Entry::merge_global, 4, 1024, 2048},
+                                                 {Entry::merge_shared, 4, 0, 2048},
+                                                 {Entry::merge_global, 4, 2048, 4096},
+                                                 {Entry::merge_global, 4, 1024, 4096},
+                                                 {Entry::merge_shared, 4, 0, 4096},
+                                             });
+}
+
+TEST_CASE("plan_sort pads n to a power of two and rejects more elements than int positions") {
+  const auto plan = host::plan_sort(100003, host::SortVariant::pairs, {{"BLOCK_SIZE", "128"}});
+  CHECK(plan.n_pow2 == 131072);
+  CHECK(plan.block_size == 128);
+  CHECK(plan.launches == host::bitonic_schedule(131072, 128));
+  CHECK_THROWS_WITH_AS(host::plan_sort(2147483648ll, host::SortVariant::keys),
+                       "sort n = 2147483648 exceeds 2147483647: the values are int positions",
+                       Error);
+  CHECK_THROWS_WITH_AS(host::parse_sort_variant("values"),
+                       "sort variant 'values' is unknown: expected keys or pairs", Error);
+}
+
+TEST_CASE("plan_simpson needs an even n of at least 2 and caps the grid at 1024 blocks") {
+  CHECK_THROWS_WITH_AS(host::plan_simpson(7, host::Integrand::sine),
+                       "simpson n must be even and at least 2 (the rule pairs intervals), got 7",
+                       Error);
+  CHECK_THROWS_AS(host::plan_simpson(0, host::Integrand::sine), Error);
+  CHECK(host::plan_simpson(2, host::Integrand::sine).grid.x == 1);
+  CHECK(host::plan_simpson(10'000'000, host::Integrand::sine).grid.x == 1024);
+  CHECK(host::parse_integrand("square") == host::Integrand::x_squared);
+  CHECK(host::interval_of(host::Integrand::sine).exact_integral == 2.0);
+}
+
+TEST_CASE("plan_raytrace refuses more spheres than MAX_SPHERES holds") {
+  const auto plan = host::plan_raytrace(100, 17, 16, {}, {{"MAX_SPHERES", "16"}});
+  CHECK(ptxrt::to_string(plan.grid) == "7x2x1");
+  CHECK_THROWS_WITH_AS(host::plan_raytrace(100, 17, 17, {}, {{"MAX_SPHERES", "16"}}),
+                       "raytrace spheres = 17 exceeds MAX_SPHERES=16 (-D MAX_SPHERES=16|32|64|128)",
+                       Error);
+}
+
+TEST_CASE("random inputs are a function of the seed and the stream, within the range") {
+  const auto a = host::random_floats(1000, 42, 0);
+  CHECK(a == host::random_floats(1000, 42, 0));
+  CHECK(a != host::random_floats(1000, 42, 1));
+  CHECK(a != host::random_floats(1000, 43, 0));
+  for (float value : a) REQUIRE((value >= -1.0f && value < 1.0f));
+  const auto spheres = host::random_spheres(5, 640, 480, 9);
+  REQUIRE(spheres.size() == 5);
+  for (const auto& sphere : spheres) {
+    CHECK(std::fabs(sphere.x) <= 320.0f);
+    CHECK(sphere.radius >= 1.0f);
+  }
+}
+
+TEST_CASE("a run passes unless its verification failed or produced NaN") {
+  host::Run run;
+  CHECK(run.passed());
+  run.verified = true;
+  run.max_error = 2e-5;
+  run.tolerance = 1e-4;
+  CHECK(run.passed());
+  run.max_error = std::numeric_limits<double>::quiet_NaN();
+  CHECK_FALSE(run.passed());
+  CHECK(host::format_run(run).find("result  FAIL") != std::string::npos);
+}
+
+TEST_CASE("record_comparison is exact at tolerance 0 and names the worst element") {
+  host::Run run;
+  host::record_comparison(run, std::vector<float>{1, 2, 3}, std::vector<float>{1, 2, 3}, 0.0);
+  CHECK(run.passed());
+  host::record_comparison(run, std::vector<float>{1, 2, std::nanf("")}, std::vector<float>{1, 2, 3},
+                          0.0);
+  CHECK_FALSE(run.passed());
+  CHECK(run.note == "worst element at index 2");
+}
+
+TEST_CASE("write_ppm writes a P6 header and the RGB bytes, dropping alpha") {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("ptxrt-ppm-" + std::to_string(getpid()) + ".ppm");
+  const std::vector<unsigned char> rgba{1, 2, 3, 255, 4, 5, 6, 255};
+  host::write_ppm(path, rgba, 2, 1);
+  std::ifstream file(path, std::ios::binary);
+  const std::string content{std::istreambuf_iterator<char>(file), {}};
+  std::filesystem::remove(path);
+  CHECK(content == std::string("P6\n2 1\n255\n\x01\x02\x03\x04\x05\x06"));
+  CHECK_THROWS_AS(host::write_ppm(path, rgba, 3, 1), Error);
+}

@@ -1,0 +1,252 @@
+// [kernels] The classic kernels through the host programs of host/ (the code `ptxrt run` and
+// `ptxrt bench` run): every variant and every define value that changes the launch, sizes of 1,
+// primes, non-multiples of every tile and some large ones, outputs poisoned before each run and
+// compared with the CPU reference. Each case draws a fresh seed and prints it when it fails.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "gpu_fixture.hpp"
+#include "host/aos_soa.hpp"
+#include "host/benchmark.hpp"
+#include "host/cublas.hpp"
+#include "host/matmul.hpp"
+#include "host/matrix_add.hpp"
+#include "host/random_data.hpp"
+#include "host/raytrace.hpp"
+#include "host/reduce.hpp"
+#include "host/reference.hpp"
+#include "host/simpson.hpp"
+#include "host/sort.hpp"
+#include "host/timing.hpp"
+#include "host/transpose.hpp"
+#include "host/vector_add.hpp"
+
+namespace host = ptxrt::host;
+using ptxrt::Define;
+using ptxrt::testing::test_context;
+using ptxrt::testing::test_jit;
+
+namespace {
+
+std::uint64_t fresh_seed() {
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) | device();
+}
+
+host::RunOptions checked_once(std::uint64_t seed) {
+  return {.seed = seed, .repeats = 1, .verify = true};
+}
+
+void check_passed(const host::Run& run) {
+  INFO(host::format_run(run));
+  CHECK(run.verified);
+  CHECK(run.passed());
+  CHECK(run.median_ms > 0.0);
+}
+
+std::vector<Define> define(const char* name, int value) { return {{name, std::to_string(value)}}; }
+
+}  // namespace
+
+TEST_CASE("vecadd equals the CPU sum exactly for sizes 1 to 2^20+3") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (std::int64_t n : {1, 2, 3, 7, 31, 257, 1009, 4099, (1 << 20) + 3}) {
+    CAPTURE(n);
+    check_passed(host::run_vector_add(test_jit(), test_context(), host::plan_vector_add(n),
+                                      checked_once(seed)));
+  }
+}
+
+TEST_CASE("matadd equals the CPU sum exactly for every block shape and ragged sizes") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (int block_x : {8, 16, 32})
+    for (int block_y : {4, 8, 16, 32})
+      for (auto [rows, cols] : {std::pair{1, 1}, {7, 31}, {257, 1009}, {1000, 777}}) {
+        CAPTURE(block_x);
+        CAPTURE(block_y);
+        CAPTURE(rows);
+        CAPTURE(cols);
+        const auto plan = host::plan_matrix_add(
+            rows, cols,
+            {{"BLOCK_X", std::to_string(block_x)}, {"BLOCK_Y", std::to_string(block_y)}});
+        check_passed(host::run_matrix_add(test_jit(), test_context(), plan, checked_once(seed)));
+      }
+}
+
+TEST_CASE("matmul naive and tiled match the double CPU product within 1e-4 for every tile") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  const std::vector<std::array<int, 3>> shapes{{1, 1, 1},     {7, 31, 1},    {1, 1, 257},
+                                               {31, 7, 1009}, {257, 33, 65}, {1000, 777, 513}};
+  const auto check_variant = [&](host::MatmulVariant variant, const char* name, int value) {
+    for (const auto& [m, n, k] : shapes) {
+      CAPTURE(name);
+      CAPTURE(value);
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(k);
+      const auto plan = host::plan_matmul(m, n, k, variant, define(name, value));
+      const host::Run run = host::run_matmul(test_jit(), test_context(), plan, checked_once(seed));
+      check_passed(run);
+      CHECK(run.max_error <= 1e-4);
+    }
+  };
+  for (int block : {8, 16, 32}) check_variant(host::MatmulVariant::naive, "BLOCK_SIZE", block);
+  for (int tile : {4, 8, 16, 32}) check_variant(host::MatmulVariant::tiled, "TILE_WIDTH", tile);
+}
+
+TEST_CASE("transpose is exact for every variant, tile and block-row count") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (auto variant : {host::TransposeVariant::naive, host::TransposeVariant::shared,
+                       host::TransposeVariant::padded})
+    for (auto [tile, block_rows] :
+         {std::pair{16, 4}, {16, 8}, {16, 16}, {32, 4}, {32, 8}, {32, 16}, {32, 32}})
+      for (auto [rows, cols] : {std::pair{1, 1}, {1, 33}, {7, 31}, {257, 1009}, {1000, 777}}) {
+        CAPTURE(host::to_string(variant));
+        CAPTURE(tile);
+        CAPTURE(block_rows);
+        CAPTURE(rows);
+        CAPTURE(cols);
+        const auto plan = host::plan_transpose(
+            rows, cols, variant,
+            {{"TILE_DIM", std::to_string(tile)}, {"BLOCK_ROWS", std::to_string(block_rows)}});
+        check_passed(host::run_transpose(test_jit(), test_context(), plan, checked_once(seed)));
+      }
+}
+
+TEST_CASE("reduce: argmin is exact and the sum within its bound for every block size") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (auto variant : {host::ReduceVariant::sum, host::ReduceVariant::argmin})
+    for (int block : {64, 128, 256, 512, 1024})
+      for (std::int64_t n : {1, 7, 31, 257, 1009, 65537, 10'000'003}) {
+        CAPTURE(host::to_string(variant));
+        CAPTURE(block);
+        CAPTURE(n);
+        const auto plan = host::plan_reduce(n, variant, define("BLOCK_SIZE", block));
+        const host::Run run =
+            host::run_reduce(test_jit(), test_context(), plan, checked_once(seed));
+        check_passed(run);
+        CHECK(run.launches == static_cast<int>(plan.passes.size()));
+      }
+}
+
+TEST_CASE("bitonic sort of keys and of key/position pairs equals the stable CPU sort") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (auto variant : {host::SortVariant::keys, host::SortVariant::pairs})
+    for (int block : {128, 256, 512, 1024})
+      for (std::int64_t n : {1, 2, 7, 31, 257, 1009, 4096, 100003}) {
+        CAPTURE(host::to_string(variant));
+        CAPTURE(block);
+        CAPTURE(n);
+        const auto plan = host::plan_sort(n, variant, define("BLOCK_SIZE", block));
+        check_passed(host::run_sort(test_jit(), test_context(), plan, checked_once(seed)));
+      }
+}
+
+TEST_CASE("raytrace renders the CPU image byte for byte and writes it as a PPM") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (int max_spheres : {16, 32, 64, 128})
+    for (auto [width, height] : {std::pair{1, 1}, {7, 31}, {257, 129}, {1024, 768}}) {
+      CAPTURE(max_spheres);
+      CAPTURE(width);
+      CAPTURE(height);
+      const auto plan =
+          host::plan_raytrace(width, height, max_spheres, {}, define("MAX_SPHERES", max_spheres));
+      check_passed(host::run_raytrace(test_jit(), test_context(), plan, checked_once(seed)));
+    }
+  const auto image = std::filesystem::temp_directory_path() /
+                     ("ptxrt-raytrace-" + std::to_string(getpid()) + ".ppm");
+  const auto plan = host::plan_raytrace(64, 48, 10, image);
+  check_passed(host::run_raytrace(test_jit(), test_context(), plan, checked_once(seed)));
+  CHECK(std::filesystem::file_size(image) == std::string("P6\n64 48\n255\n").size() + 64 * 48 * 3);
+  std::filesystem::remove(image);
+}
+
+TEST_CASE("simpson in fp64 agrees with the CPU rule and with the known integrals") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (auto integrand : {ptxrt::host::Integrand::four_over_one_plus_x_squared,
+                         ptxrt::host::Integrand::x_squared, ptxrt::host::Integrand::sine})
+    for (int block : {128, 256, 512})
+      for (std::int64_t n : {2, 8, 1000, 1'000'002, 10'000'000}) {
+        CAPTURE(host::to_string(integrand));
+        CAPTURE(block);
+        CAPTURE(n);
+        const auto plan = host::plan_simpson(n, integrand, define("BLOCK_SIZE", block));
+        check_passed(host::run_simpson(test_jit(), test_context(), plan, checked_once(seed)));
+      }
+}
+
+TEST_CASE("aos and soa layouts both compute the exact squared norms") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (std::int64_t n : {1, 7, 1009, (1 << 20) + 1}) {
+    CAPTURE(n);
+    const host::AosSoaRuns runs =
+        host::run_aos_soa(test_jit(), test_context(), host::plan_aos_soa(n), checked_once(seed));
+    check_passed(runs.aos);
+    check_passed(runs.soa);
+    CHECK(runs.aos.kernel == "read_aos");
+    CHECK(runs.soa.kernel == "read_soa");
+  }
+}
+
+TEST_CASE("median_launch_ms prepares before every run: one warm-up plus the repeats") {
+  int prepared = 0;
+  int launched = 0;
+  const double ms = host::median_launch_ms(
+      test_context(), 5, [&] { ++prepared; }, [&] { ++launched; });
+  CHECK(prepared == 6);
+  CHECK(launched == 6);
+  CHECK(ms >= 0.0);
+}
+
+TEST_CASE("cuBLAS SGEMM with the row-major trick matches the CPU product without TF32") {
+  const host::CublasAvailability found = host::find_cublas();
+  if (!found.library) {
+    MESSAGE(found.description);
+    return;
+  }
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  const int m = 257, n = 31, k = 129;
+  const auto a = host::random_floats(static_cast<std::size_t>(m * k), seed, 0);
+  const auto b = host::random_floats(static_cast<std::size_t>(k * n), seed, 1);
+  const ptxrt::DeviceBuffer<float> device_a(test_context(), std::span<const float>(a));
+  const ptxrt::DeviceBuffer<float> device_b(test_context(), std::span<const float>(b));
+  ptxrt::DeviceBuffer<float> device_c(test_context(), static_cast<std::size_t>(m * n));
+  device_c.memory().fill_words(host::poison_word);
+  const host::Cublas cublas(found.library, test_context());
+  cublas.sgemm_row_major(device_a, device_b, device_c, m, n, k);
+  // fp32 over k = 129 stays near 1e-7; TF32's 10-bit mantissa would give about 1e-3.
+  CHECK(host::max_relative_error(device_c.download(), host::matmul(a, b, m, n, k)) <= 1e-5);
+}
+
+TEST_CASE("every bench work runs at tiny sizes, verifies, and compares with its peer") {
+  const host::BenchSizes tiny{
+      .matmul = 96, .transpose = 100, .reduce = 10'007, .vector_add = 10'007, .repeats = 1};
+  for (const std::string& name : host::bench_names()) {
+    CAPTURE(name);
+    const auto rows = host::bench(test_jit(), test_context(), name, tiny, fresh_seed());
+    REQUIRE_FALSE(rows.empty());
+    for (const host::BenchRow& row : rows) {
+      INFO(row.work << " " << host::format_run(row.run) << " peer " << row.peer);
+      CHECK(row.run.verified);
+      CHECK(row.run.passed());
+      if (row.peer_rate) CHECK(row.ratio().has_value());
+    }
+  }
+  CHECK(host::bench(test_jit(), test_context(), "matmul", tiny, 1).size() == 5);
+}

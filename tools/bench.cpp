@@ -1,0 +1,115 @@
+// `ptxrt bench [work...]`: the classic kernels against peers measured in the same run, as a
+// table (or JSON) of time, rate, the peer's rate, the ratio and the verification verdict.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/benchmark.hpp"
+#include "ptxrt/jit.hpp"
+#include "ptxrt/manifest.hpp"
+#include "tools/host_commands.hpp"
+
+namespace host = ptxrt::host;
+
+namespace {
+
+struct BenchArguments {
+  std::vector<std::string> works;
+  bool json = false;
+  bool quick = false;
+  int repeat = 0;  // 0: the size set's own
+  std::uint64_t seed = 1;
+  int device = 0;
+};
+
+std::string verdict(const host::Run& run) {
+  return !run.verified ? "unchecked" : run.passed() ? "PASS" : "FAIL";
+}
+
+std::string kernel_label(const host::Run& run) {
+  return run.kernel + " " + ptxrt::format_defines(run.defines);
+}
+
+void print_table(const std::vector<host::BenchRow>& rows) {
+  std::printf("%-26s %-38s %10s %16s %16s %7s  %-9s %s\n", "work", "kernel", "time ms", "rate",
+              "peer rate", "ratio", "check", "peer");
+  for (const host::BenchRow& row : rows) {
+    char rate[32], peer_rate[32] = "-", ratio[16] = "-";
+    std::snprintf(rate, sizeof rate, "%.1f %s", row.run.rate, row.run.rate_unit.c_str());
+    if (row.peer_rate)
+      std::snprintf(peer_rate, sizeof peer_rate, "%.1f %s", *row.peer_rate,
+                    row.run.rate_unit.c_str());
+    if (const auto value = row.ratio()) std::snprintf(ratio, sizeof ratio, "%.3f", *value);
+    std::printf("%-26s %-38s %10.3f %16s %16s %7s  %-9s %s\n", row.work.c_str(),
+                kernel_label(row.run).c_str(), row.run.median_ms, rate, peer_rate, ratio,
+                verdict(row.run).c_str(), row.peer.c_str());
+  }
+  for (const host::BenchRow& row : rows)
+    if (!row.run.passed())
+      std::printf("FAIL %s %s: error %.3g > %.3g (%s) %s\n", row.work.c_str(),
+                  kernel_label(row.run).c_str(), row.run.max_error, row.run.tolerance,
+                  row.run.error_measure.c_str(), row.run.note.c_str());
+}
+
+nlohmann::json rows_to_json(const std::vector<host::BenchRow>& rows) {
+  nlohmann::json json = nlohmann::json::array();
+  for (const host::BenchRow& row : rows) {
+    nlohmann::json entry = ptxrt::tools::run_to_json(row.run);
+    entry["work"] = row.work;
+    entry["peer"] = row.peer;
+    entry["peer_rate"] = row.peer_rate ? nlohmann::json(*row.peer_rate) : nlohmann::json();
+    const auto ratio = row.ratio();
+    entry["ratio"] = ratio ? nlohmann::json(*ratio) : nlohmann::json();
+    json.push_back(std::move(entry));
+  }
+  return json;
+}
+
+void execute(const BenchArguments& arguments) {
+  host::BenchSizes sizes = arguments.quick ? host::BenchSizes::quick() : host::BenchSizes{};
+  if (arguments.repeat > 0) sizes.repeats = arguments.repeat;
+  const std::vector<std::string>& works =
+      arguments.works.empty() ? host::bench_names() : arguments.works;
+  const ptxrt::Context context = ptxrt::Context::primary(arguments.device);
+  std::vector<host::BenchRow> rows;
+  for (const std::string& work : works)
+    for (host::BenchRow& row :
+         host::bench(ptxrt::Jit::shared(), context, work, sizes, arguments.seed))
+      rows.push_back(std::move(row));
+  if (arguments.json)
+    std::cout << rows_to_json(rows).dump(2) << '\n';
+  else
+    print_table(rows);
+  for (const host::BenchRow& row : rows)
+    if (!row.run.passed()) throw CLI::RuntimeError(1);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand(
+      "bench",
+      "Benchmark the classic kernels against peers measured in the same run (cuBLAS "
+      "SGEMM, device-to-device copy bandwidth), each output verified once");
+  auto arguments = std::make_shared<BenchArguments>();
+  command->add_option("work", arguments->works, "What to benchmark (default: all)")
+      ->check(CLI::IsMember(host::bench_names()));
+  command->add_flag("--json", arguments->json, "Print the rows as JSON");
+  command->add_flag("--quick", arguments->quick,
+                    "Small sizes for a smoke run (matmul 1024^3, transpose 2048^2, reduce and "
+                    "vecadd 2^24, 3 repeats)");
+  command
+      ->add_option("--repeat", arguments->repeat,
+                   "Timed runs after the warm-up (default 10, or 3 with --quick)")
+      ->check(CLI::Range(1, 1000000));
+  command->add_option("--seed", arguments->seed, "Seed of the random inputs")
+      ->capture_default_str();
+  command->add_option("--device", arguments->device, "Device ordinal")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->callback([arguments] { execute(*arguments); });
+}

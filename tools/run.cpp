@@ -1,0 +1,240 @@
+// `ptxrt run <program>`: plan (all arguments checked, no driver), then run on the device and
+// report what ran, the median time, the rate and the verdict.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/aos_soa.hpp"
+#include "host/matmul.hpp"
+#include "host/matrix_add.hpp"
+#include "host/raytrace.hpp"
+#include "host/reduce.hpp"
+#include "host/simpson.hpp"
+#include "host/sort.hpp"
+#include "host/transpose.hpp"
+#include "host/vector_add.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/jit.hpp"
+#include "ptxrt/manifest.hpp"
+#include "tools/host_commands.hpp"
+
+namespace host = ptxrt::host;
+using ptxrt::Context;
+using ptxrt::Error;
+using ptxrt::ErrorKind;
+using ptxrt::Jit;
+
+namespace {
+
+struct RunArguments {
+  std::string program;
+  std::int64_t n = 0, m = 0, k = 0, width = 0, height = 0, spheres = 0;
+  std::string output = "raytrace.ppm";
+  std::vector<std::string> defines;
+  std::string variant;
+  int repeat = 10;
+  bool verify = false;
+  std::uint64_t seed = 1;
+  bool json = false;
+  int device = 0;
+};
+
+using Runner = std::function<std::vector<host::Run>(Jit&, const Context&, const host::RunOptions&)>;
+
+struct ProgramSpec {
+  std::vector<std::string> size_options;  // the ones it takes, e.g. {"--m", "--n", "--k"}
+  std::string default_variant;            // empty: it has no variants
+};
+
+const std::map<std::string, ProgramSpec>& programs() {
+  static const std::map<std::string, ProgramSpec> specs{
+      {"vecadd", {{"--n"}, ""}},
+      {"matadd", {{"--m", "--n"}, ""}},
+      {"matmul", {{"--m", "--n", "--k"}, "tiled"}},
+      {"transpose", {{"--m", "--n"}, "padded"}},
+      {"reduce", {{"--n"}, "sum"}},
+      {"sort", {{"--n"}, "keys"}},
+      {"raytrace", {{"--width", "--height", "--spheres", "--output"}, ""}},
+      {"simpson", {{"--n"}, "pi"}},
+      {"aos-soa", {{"--n"}, ""}},
+  };
+  return specs;
+}
+
+// Options given that the program does not take are mistakes, not silently ignored.
+void check_applicable(const CLI::App& command, const RunArguments& arguments) {
+  const ProgramSpec& spec = programs().at(arguments.program);
+  for (const char* option : {"--n", "--m", "--k", "--width", "--height", "--spheres", "--output"}) {
+    if (command.count(option) == 0) continue;
+    if (std::find(spec.size_options.begin(), spec.size_options.end(), option) ==
+        spec.size_options.end())
+      throw Error(ErrorKind::invalid_argument,
+                  std::string(option) + " does not apply to " + arguments.program);
+  }
+  if (command.count("--variant") && spec.default_variant.empty())
+    throw Error(ErrorKind::invalid_argument, arguments.program + " has no variants");
+}
+
+std::vector<ptxrt::Define> parse_defines(const std::vector<std::string>& texts) {
+  std::vector<ptxrt::Define> defines;
+  for (const std::string& text : texts) defines.push_back(ptxrt::parse_define(text));
+  return defines;
+}
+
+// The value of a size option, or the program's default when it was not given.
+std::int64_t size_or(const CLI::App& command, const char* option, std::int64_t value,
+                     std::int64_t fallback) {
+  return command.count(option) ? value : fallback;
+}
+
+template <typename Plan, typename Function>
+Runner runner(Plan plan, Function run) {
+  return [plan = std::move(plan), run](Jit& jit, const Context& context,
+                                       const host::RunOptions& options) {
+    return std::vector<host::Run>{run(jit, context, plan, options)};
+  };
+}
+
+Runner plan_program(const CLI::App& command, const RunArguments& arguments) {
+  check_applicable(command, arguments);
+  std::vector<ptxrt::Define> defines = parse_defines(arguments.defines);
+  const std::string& program = arguments.program;
+  const std::string variant =
+      command.count("--variant") ? arguments.variant : programs().at(program).default_variant;
+  const auto size = [&](const char* option, std::int64_t value, std::int64_t fallback) {
+    return size_or(command, option, value, fallback);
+  };
+  const std::int64_t n = arguments.n;
+  const std::int64_t m = arguments.m;
+  if (program == "vecadd")
+    return runner(host::plan_vector_add(size("--n", n, 1 << 24), defines), host::run_vector_add);
+  if (program == "matadd")
+    return runner(host::plan_matrix_add(size("--m", m, 4096), size("--n", n, 4096), defines),
+                  host::run_matrix_add);
+  if (program == "matmul")
+    return runner(host::plan_matmul(size("--m", m, 1024), size("--n", n, 1024),
+                                    size("--k", arguments.k, 1024),
+                                    host::parse_matmul_variant(variant), defines),
+                  host::run_matmul);
+  if (program == "transpose")
+    return runner(host::plan_transpose(size("--m", m, 4096), size("--n", n, 4096),
+                                       host::parse_transpose_variant(variant), defines),
+                  host::run_transpose);
+  if (program == "reduce")
+    return runner(
+        host::plan_reduce(size("--n", n, 1 << 24), host::parse_reduce_variant(variant), defines),
+        host::run_reduce);
+  if (program == "sort")
+    return runner(
+        host::plan_sort(size("--n", n, 1 << 20), host::parse_sort_variant(variant), defines),
+        host::run_sort);
+  if (program == "raytrace")
+    return runner(
+        host::plan_raytrace(size("--width", arguments.width, 1024),
+                            size("--height", arguments.height, 1024),
+                            size("--spheres", arguments.spheres, 32), arguments.output, defines),
+        host::run_raytrace);
+  if (program == "simpson")
+    return runner(
+        host::plan_simpson(size("--n", n, 10'000'000), host::parse_integrand(variant), defines),
+        host::run_simpson);
+  const host::AosSoaPlan plan = host::plan_aos_soa(size("--n", n, 1 << 24), defines);
+  return [plan](Jit& jit, const Context& context, const host::RunOptions& options) {
+    host::AosSoaRuns runs = host::run_aos_soa(jit, context, plan, options);
+    return std::vector<host::Run>{std::move(runs.aos), std::move(runs.soa)};
+  };
+}
+
+void execute(const CLI::App& command, const RunArguments& arguments) {
+  const Runner run = plan_program(command, arguments);
+  const Context context = Context::primary(arguments.device);
+  const host::RunOptions options{
+      .seed = arguments.seed, .repeats = arguments.repeat, .verify = arguments.verify};
+  const std::vector<host::Run> runs = run(Jit::shared(), context, options);
+  bool passed = true;
+  nlohmann::json report = nlohmann::json::array();
+  for (const host::Run& result : runs) {
+    passed = passed && result.passed();
+    if (arguments.json)
+      report.push_back(ptxrt::tools::run_to_json(result));
+    else
+      std::cout << host::format_run(result);
+  }
+  if (arguments.json) std::cout << report.dump(2) << '\n';
+  if (!passed) throw CLI::RuntimeError(1);
+}
+
+}  // namespace
+
+namespace ptxrt::tools {
+
+nlohmann::json run_to_json(const host::Run& run) {
+  nlohmann::json defines = nlohmann::json::object();
+  for (const Define& define : run.defines) defines[define.name] = define.value;
+  nlohmann::json json{
+      {"program", run.program},
+      {"kernel", run.kernel},
+      {"defines", defines},
+      {"grid", {run.grid.x, run.grid.y, run.grid.z}},
+      {"block", {run.block.x, run.block.y, run.block.z}},
+      {"launches", run.launches},
+      {"median_ms", run.median_ms},
+      {"rate", run.rate},
+      {"rate_unit", run.rate_unit},
+      {"verified", run.verified},
+  };
+  if (run.verified) {
+    json["max_error"] =
+        std::isfinite(run.max_error) ? nlohmann::json(run.max_error) : nlohmann::json();
+    json["tolerance"] = run.tolerance;
+    json["error_measure"] = run.error_measure;
+    json["passed"] = run.passed();
+  }
+  if (!run.note.empty()) json["note"] = run.note;
+  return json;
+}
+
+}  // namespace ptxrt::tools
+
+void add_run_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand(
+      "run",
+      "Run one classic kernel: time it (median of --repeat after a warm-up) and, with "
+      "--verify, check it against the CPU reference");
+  auto arguments = std::make_shared<RunArguments>();
+  std::vector<std::string> names;
+  for (const auto& [name, spec] : programs()) names.push_back(name);
+  command->add_option("program", arguments->program, "The program to run")
+      ->required()
+      ->check(CLI::IsMember(names));
+  command->add_option("--n", arguments->n,
+                      "Elements (vecadd, reduce, sort, aos-soa), intervals (simpson, even), or "
+                      "columns (matmul: B and C; matadd, transpose)");
+  command->add_option("--m", arguments->m, "Rows (matmul: A and C; matadd, transpose)");
+  command->add_option("--k", arguments->k, "matmul: columns of A, rows of B");
+  command->add_option("--width", arguments->width, "raytrace: image width in pixels");
+  command->add_option("--height", arguments->height, "raytrace: image height in pixels");
+  command->add_option("--spheres", arguments->spheres, "raytrace: spheres in the scene");
+  command->add_option("--output", arguments->output, "raytrace: the PPM image to write")
+      ->capture_default_str();
+  command->add_option("-D,--define", arguments->defines,
+                      "A compile-time constant NAME=VALUE of the kernel file (repeatable)");
+  command->add_option("--variant", arguments->variant,
+                      "matmul naive|tiled, transpose naive|shared|padded, reduce sum|argmin, sort "
+                      "keys|pairs, simpson pi|square|sine");
+  command->add_option("--repeat", arguments->repeat, "Timed runs after the warm-up")
+      ->check(CLI::Range(1, 1000000));
+  command->add_flag("--verify", arguments->verify, "Compare the output with the CPU reference");
+  command->add_option("--seed", arguments->seed, "Seed of the random inputs")
+      ->capture_default_str();
+  command->add_flag("--json", arguments->json, "Print the report as JSON");
+  command->add_option("--device", arguments->device, "Device ordinal")
+      ->check(CLI::NonNegativeNumber);
+  command->callback([command, arguments] { execute(*command, *arguments); });
+}
