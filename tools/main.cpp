@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "host_commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -16,12 +17,17 @@ int main(int argc, char** argv) {
   ptxrt::cli::add_resources_commands(app);
   ptxrt::cli::add_cache_commands(app);
   ptxrt::cli::add_demo_command(app);
+  add_run_command(app);
+  add_bench_command(app);
   try {
     app.parse(argc, argv);
     // Checked here rather than by require_subcommand(), which would hide an unknown command's
     // name behind "a subcommand is required".
     if (app.get_subcommands().empty()) throw CLI::RequiredError("A command");
     return 0;
+  } catch (const CLI::RuntimeError& failure) {
+    // A command that ran and failed (e.g. a verification), having said why.
+    return failure.get_exit_code();
   } catch (const CLI::ParseError& error) {
     // --help arrives here too, as a "success" that prints the help.
     return app.exit(error) == 0 ? 0 : 2;
