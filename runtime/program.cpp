@@ -283,6 +283,11 @@ Image compile(const Program& program, const CompileOptions& options, int driver_
   std::string log = nvrtc.log();
   if (result != NVRTC_SUCCESS)
     throw_compile_error(program, result, log, defines, arguments, options.target);
+  // Where a driver is installed, NVRTC 13 keeps CUBINs in the CUDA compute cache and a hit there
+  // comes back without ptxas' report: say so, since spill counts then stay unknown.
+  if (wants_resource_usage(options) && log.find("ptxas info") == std::string::npos)
+    log += "ptxrt: no ptxas report (NVRTC served this CUBIN from the CUDA compute cache); set "
+           "CUDA_CACHE_DISABLE=1 for spill counts\n";
 
   Image image;
   image.format = options.target.format;

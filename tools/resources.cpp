@@ -2,6 +2,7 @@
 // follows, for every configuration of a sweep over compile-time constants. No GPU needed.
 #include "ptxrt/resources.hpp"
 
+#include <cstdlib>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -237,7 +238,12 @@ void add_resources_commands(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--json", arguments->json, "print JSON (fields below)");
   command->footer(json_fields);
-  command->callback([arguments] { run_resources(*arguments); });
+  command->callback([arguments] {
+    // NVRTC answers a repeated compile from the CUDA compute cache without ptxas' report, and
+    // the report is this command's point. Set before any thread starts; never overrides the user.
+    setenv("CUDA_CACHE_DISABLE", "1", 0);
+    run_resources(*arguments);
+  });
 }
 
 }  // namespace ptxrt::cli
