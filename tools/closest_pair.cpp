@@ -1,0 +1,198 @@
+#include "closest_pair.hpp"
+
+#include <cstdint>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "host/closest_pair.hpp"
+#include "host/closest_pair_bench.hpp"
+#include "host/point_file.hpp"
+#include "host/point_generator.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/manifest.hpp"
+
+namespace ptxrt::cli {
+namespace {
+
+struct Arguments {
+  std::size_t n = 1'000'000;
+  std::string distribution = "uniform";
+  std::uint64_t seed = 1;
+  std::string input;
+  std::string method = "auto";
+  std::vector<std::string> defines;
+  std::size_t cpu_block = 256;
+  bool verify = false;
+  bool json = false;
+  bool bench = false;
+  std::size_t bench_max_n = 100'000'000;
+};
+
+// -D takes BASE only (the divide & conquer's and brute force's block size).
+int base_from(const std::vector<std::string>& defines) {
+  int base = 128;
+  for (const std::string& text : defines) {
+    const Define define = parse_define(text);
+    if (define.name != "BASE")
+      throw Error(ErrorKind::invalid_argument,
+                  "closest-pair: unknown define '" + define.name + "'; only BASE is accepted");
+    try {
+      std::size_t used = 0;
+      base = std::stoi(define.value, &used);
+      if (used != define.value.size()) throw std::invalid_argument(define.value);
+    } catch (const std::logic_error&) {
+      throw Error(ErrorKind::invalid_argument,
+                  "closest-pair: BASE '" + define.value + "' is not a number");
+    }
+  }
+  return base;
+}
+
+std::string describe_point(const host::Point2& p) {
+  std::ostringstream out;
+  out << std::setprecision(9) << '(' << p.x << ", " << p.y << ')';
+  return out.str();
+}
+
+nlohmann::json times_json(const host::ClosestPairTimes& times) {
+  return {{"sort_ms", times.sort_ms}, {"rest_ms", times.rest_ms}, {"total_ms", times.total_ms}};
+}
+
+// With --verify, a distance that differs from cpu-dc's is an error (exit 1) after the report.
+void run_one(const Arguments& arguments) {
+  const std::vector<host::Point2> points =
+      arguments.input.empty()
+          ? host::generate_points(
+                arguments.n, host::parse_point_distribution(arguments.distribution), arguments.seed)
+          : host::read_point_file(arguments.input);
+  const host::ClosestPairOptions options{.base = base_from(arguments.defines),
+                                         .cpu_block = arguments.cpu_block};
+  const host::ClosestPair found =
+      host::closest_pair(points, host::parse_closest_pair_method(arguments.method), options);
+  const std::string source =
+      arguments.input.empty() ? arguments.distribution + ", seed " + std::to_string(arguments.seed)
+                              : arguments.input;
+  nlohmann::json json{{"n", points.size()},
+                      {"input", source},
+                      {"method", std::string(to_string(found.method))},
+                      {"i", found.i},
+                      {"j", found.j},
+                      {"point_i", {points[found.i].x, points[found.i].y}},
+                      {"point_j", {points[found.j].x, points[found.j].y}},
+                      {"distance", found.distance},
+                      {"times", times_json(found.times)}};
+  bool agrees = true;
+  if (arguments.verify) {
+    const host::ClosestPair reference =
+        host::closest_pair(points, host::ClosestPairMethod::cpu_divide_conquer, options);
+    agrees = reference.distance == found.distance;
+    json["verify"] = {{"method", "cpu-dc"}, {"distance", reference.distance}, {"agrees", agrees}};
+  }
+  if (arguments.json) {
+    std::cout << json.dump(2) << '\n';
+  } else {
+    std::cout << "closest pair of " << points.size() << " points (" << source << ") by "
+              << to_string(found.method) << ":\n"
+              << "  i = " << found.i << ' ' << describe_point(points[found.i])
+              << ", j = " << found.j << ' ' << describe_point(points[found.j]) << '\n'
+              << "  distance = " << std::setprecision(17) << found.distance << '\n'
+              << std::fixed << std::setprecision(3) << "  time: sort " << found.times.sort_ms
+              << " ms, rest " << found.times.rest_ms << " ms, total " << found.times.total_ms
+              << " ms\n";
+    if (arguments.verify)
+      std::cout << "  verify (cpu-dc): " << (agrees ? "same distance" : "DIFFERENT distance")
+                << '\n';
+  }
+  if (!agrees)
+    throw std::runtime_error("closest-pair --verify: " + std::string(to_string(found.method)) +
+                             " and cpu-dc found different distances");
+}
+
+// A method whose distance differs from the others' at the same n is an error after the table.
+void run_bench(const Arguments& arguments) {
+  host::ClosestPairBenchOptions options;
+  options.max_n = arguments.bench_max_n;
+  options.seed = arguments.seed;
+  options.closest_pair.base = base_from(arguments.defines);
+  const std::vector<host::ClosestPairBenchRow> rows = host::run_closest_pair_bench(options);
+  bool all_agree = true;
+  nlohmann::json json = nlohmann::json::array();
+  std::cout << std::fixed << std::setprecision(3);
+  if (!arguments.json)
+    std::cout << std::setw(11) << "n" << std::setw(8) << "method" << std::setw(12) << "sort ms"
+              << std::setw(12) << "rest ms" << std::setw(12) << "gpu/cpu ms" << std::setw(12)
+              << "total ms"
+              << "  distance, agrees\n";
+  for (const host::ClosestPairBenchRow& row : rows) {
+    all_agree = all_agree && row.agrees;
+    if (arguments.json) {
+      json.push_back({{"n", row.n},
+                      {"method", std::string(to_string(row.method))},
+                      {"times", times_json(row.times)},
+                      {"distance", row.distance},
+                      {"agrees", row.agrees}});
+      continue;
+    }
+    std::cout << std::setw(11) << row.n << std::setw(8) << to_string(row.method) << std::setw(12)
+              << row.times.sort_ms << std::setw(12) << row.times.rest_ms << std::setw(12)
+              << row.times.sort_ms + row.times.rest_ms << std::setw(12) << row.times.total_ms
+              << "  " << std::scientific << std::setprecision(9) << row.distance << std::fixed
+              << std::setprecision(3) << (row.agrees ? ", yes" : ", NO") << '\n';
+  }
+  if (arguments.json) std::cout << json.dump(2) << '\n';
+  if (!all_agree)
+    throw std::runtime_error("closest-pair --bench: the methods disagree on a distance");
+}
+
+}  // namespace
+
+void add_closest_pair_command(CLI::App& app) {
+  auto arguments = std::make_shared<Arguments>();
+  CLI::App* command = app.add_subcommand(
+      "closest-pair", "The closest pair of 2-D points (generated or from a file) on CPU or GPU");
+  CLI::Option* n =
+      command->add_option("--n", arguments->n, "how many points to generate (default 1000000)")
+          ->check(CLI::Range(std::size_t{2}, std::size_t{2147483647}));
+  CLI::Option* distribution =
+      command->add_option("--dist", arguments->distribution, "uniform | normal | clustered")
+          ->check(CLI::IsMember({"uniform", "normal", "clustered"}));
+  command->add_option("--seed", arguments->seed, "random seed (default 1)");
+  command
+      ->add_option("--input", arguments->input,
+                   "read points instead: CSV (x,y per line, optional header) or raw "
+                   "little-endian float32 pairs (.bin)")
+      ->excludes(n)
+      ->excludes(distribution);
+  command->add_option("--method", arguments->method,
+                      "auto | grid | dc | brute | cpu-dc | cpu-brute | cpu-blocked (default auto: "
+                      "grid on a GPU for n >= 4096, else cpu-dc)");
+  command->add_option("-D,--define", arguments->defines,
+                      "BASE=32|64|128|256|512|1024: points per leaf and threads per block of dc "
+                      "and brute (default 128)");
+  command->add_option("--block", arguments->cpu_block, "cpu-blocked: points per cache block")
+      ->check(CLI::PositiveNumber);
+  command->add_flag("--verify", arguments->verify,
+                    "also run cpu-dc and exit 1 unless the distances are equal");
+  command->add_flag("--json", arguments->json,
+                    "print {n, input, method, i, j, point_i, point_j, distance, times{sort_ms, "
+                    "rest_ms, total_ms}, verify{...}}");
+  command->add_flag("--bench", arguments->bench,
+                    "time every method on 1M, 10M, 100M uniform points (GPU) and print a table");
+  command->add_option("--bench-max-n", arguments->bench_max_n,
+                      "--bench: the largest size (default 100000000)");
+  command->callback([arguments] {
+    if (arguments->bench) {
+      run_bench(*arguments);
+    } else {
+      run_one(*arguments);
+    }
+  });
+}
+
+}  // namespace ptxrt::cli
