@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "closest_pair.hpp"
 #include "host_commands.hpp"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   ptxrt::cli::add_demo_command(app);
   add_run_command(app);
   add_bench_command(app);
+  ptxrt::cli::add_closest_pair_command(app);
   try {
     app.parse(argc, argv);
     // Checked here rather than by require_subcommand(), which would hide an unknown command's
