@@ -51,10 +51,19 @@ if [ "$sanitize" = 1 ]; then
   done
 fi
 
-if [ "$bench" = 1 ] && [ -x "$build/ptxrt" ] && "$build/ptxrt" bench --help >/dev/null 2>&1; then
-  "$build/ptxrt" bench $bench_args >"$logs/bench.txt" 2>&1
-  summary+=("bench: rc $? (full table in bench.txt)")
-  cat "$logs/bench.txt"
+# Each benchmark prints ratios against a peer measured in the same run.
+run_bench() {  # name, command...
+  local name=$1
+  shift
+  "$@" >"$logs/bench-$name.txt" 2>&1
+  summary+=("bench $name: rc $?")
+  cat "$logs/bench-$name.txt"
+}
+if [ "$bench" = 1 ]; then
+  run_bench kernels "$build/ptxrt" bench $bench_args
+  run_bench jit-cache "$build/tests/ptxrt_jit_cache_bench"
+  run_bench sgemm "$build/tests/ptxrt_gpu_tests" -tc="sgemm prints*" -s
+  run_bench closest-pair "$build/ptxrt" closest-pair --bench
 fi
 
 echo
