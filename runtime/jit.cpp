@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "driver_api.hpp"
+#include "ptxrt/error.hpp"
 #include "ptxrt/log.hpp"
 #include "ptxrt/manifest.hpp"
 #include "ptxrt/single_flight.hpp"
@@ -85,6 +87,7 @@ struct Jit::State {
   std::shared_mutex answered_mutex;
   std::unordered_map<std::string, Module> answered;
   std::atomic<std::uint64_t> answered_hits{0};
+  SingleFlight<std::string, Library> libraries;
   std::atomic<std::uint64_t> disk_hits{0};
   std::atomic<std::uint64_t> compiles{0};
 };
@@ -177,10 +180,31 @@ Kernel Jit::kernel(const Program& program, const CompileOptions& options, const 
   return module(program, options, context).kernel(entry);
 }
 
+Library Jit::library(const Program& program, const CompileOptions& options) {
+  if (options.target.arch.empty())
+    throw Error(ErrorKind::invalid_argument,
+                "Jit::library needs a target arch for " + program.name() +
+                    " (a library serves every device: name one, or use Jit::target_for)");
+  // The driver's version only matters for PTX, which the driver itself compiles.
+  const int driver_version =
+      options.target.format == ImageFormat::ptx ? detail::driver().version : 0;
+  std::shared_ptr<const Image> compiled = image(program, options, driver_version);
+  const auto loaded = state_->libraries.get_or_create(compiled->key, [&]() -> Library {
+    const auto start = Clock::now();
+    Library library = Library::load(*compiled, state_->options.load_options);
+    if (log::enabled(log::Level::info))
+      log::write(log::Level::info, "loaded library " + library.label() + " in " +
+                                       format_ms(milliseconds_since(start)));
+    return library;
+  });
+  return *loaded;
+}
+
 void Jit::forget(const Context& context) {
   const std::string prefix = module_key(context, "");
   state_->modules.erase_if(
       [&](const std::string& key) { return key.compare(0, prefix.size(), prefix) == 0; });
+  for (const auto& library : state_->libraries.values()) library->forget(context);
   std::vector<Module> dropped;  // unloaded outside the lock
   std::unique_lock lock(state_->answered_mutex);
   std::erase_if(state_->answered, [&](const auto& entry) {
@@ -199,6 +223,8 @@ JitStats Jit::stats() const {
   stats.compiles = state_->compiles.load();
   stats.module_hits = state_->modules.hits() + state_->answered_hits.load();
   stats.module_loads = state_->modules.misses();
+  stats.library_hits = state_->libraries.hits();
+  stats.library_loads = state_->libraries.misses();
   return stats;
 }
 

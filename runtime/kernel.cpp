@@ -5,7 +5,8 @@
 #include <cstdlib>
 
 #include "driver_api.hpp"
-#include "module_state.hpp"
+#include "kernel_state.hpp"
+#include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
 
 namespace ptxrt {
@@ -23,7 +24,53 @@ std::string type_name(const std::type_info& type) {
               std::string(who));
 }
 
+int function_attribute(CUfunction function, CUfunction_attribute which, const char* what,
+                       const std::string& who) {
+  int value = 0;
+  check(detail::driver().cuFuncGetAttribute(&value, which, function), "cuFuncGetAttribute",
+        std::string("reading ") + what + " of " + who);
+  return value;
+}
+
+std::vector<ParameterInfo> parameter_layout(CUfunction function, bool& available) {
+  std::vector<ParameterInfo> layout;
+  const detail::DriverApi& api = detail::driver();
+  available = api.cuFuncGetParamInfo != nullptr;
+  if (!available) return layout;
+  // The driver has no parameter count: ask index by index until it says the index is past the end.
+  for (std::size_t index = 0;; ++index) {
+    ParameterInfo info;
+    CUresult result = api.cuFuncGetParamInfo(function, index, &info.offset, &info.bytes);
+    if (result == CUDA_ERROR_INVALID_VALUE) break;
+    check(result, "cuFuncGetParamInfo");
+    layout.push_back(info);
+  }
+  return layout;
+}
+
 }  // namespace
+
+namespace detail {
+
+std::shared_ptr<KernelState> make_kernel_state(std::string name, std::string label,
+                                               CUfunction function, const Context& context) {
+  auto state = std::make_shared<KernelState>(std::move(name), std::move(label), function, context);
+  const std::string& who = state->description;
+  const DeviceProperties& device = context.device().properties();
+  state->limits.max_block_dim = device.max_block_dim;
+  state->limits.max_grid_dim = device.max_grid_dim;
+  state->limits.shared_memory_per_block_optin = device.shared_memory_per_block_optin;
+  state->limits.max_threads_per_block = function_attribute(
+      function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block", who);
+  state->limits.static_shared_bytes = function_attribute(
+      function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory", who);
+  state->max_dynamic_shared_bytes = static_cast<std::size_t>(function_attribute(
+      function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "dynamic shared memory", who));
+  state->parameters = parameter_layout(function, state->has_parameter_layout);
+  return state;
+}
+
+}  // namespace detail
 
 std::string to_string(const Dim3& dims) {
   return std::to_string(dims.x) + "x" + std::to_string(dims.y) + "x" + std::to_string(dims.z);

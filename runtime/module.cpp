@@ -1,8 +1,7 @@
 #include "ptxrt/module.hpp"
 
-#include <cstring>
-
 #include "driver_api.hpp"
+#include "load_log.hpp"
 #include "module_state.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
@@ -21,59 +20,6 @@ ModuleState::~ModuleState() {
 
 }  // namespace detail
 
-namespace {
-
-std::string trimmed_log(const std::vector<char>& buffer) {
-  std::string log(buffer.data(), strnlen(buffer.data(), buffer.size()));
-  while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
-  return log;
-}
-
-int function_attribute(CUfunction function, CUfunction_attribute which, const char* what,
-                       const std::string& who) {
-  int value = 0;
-  check(detail::driver().cuFuncGetAttribute(&value, which, function), "cuFuncGetAttribute",
-        std::string("reading ") + what + " of " + who);
-  return value;
-}
-
-std::vector<ParameterInfo> parameter_layout(CUfunction function, bool& available) {
-  std::vector<ParameterInfo> layout;
-  const detail::DriverApi& api = detail::driver();
-  available = api.cuFuncGetParamInfo != nullptr;
-  if (!available) return layout;
-  // The driver has no parameter count: ask index by index until it says the index is past the end.
-  for (std::size_t index = 0;; ++index) {
-    ParameterInfo info;
-    CUresult result = api.cuFuncGetParamInfo(function, index, &info.offset, &info.bytes);
-    if (result == CUDA_ERROR_INVALID_VALUE) break;
-    check(result, "cuFuncGetParamInfo");
-    layout.push_back(info);
-  }
-  return layout;
-}
-
-std::shared_ptr<detail::KernelState> make_kernel_state(const detail::ModuleState& module,
-                                                        std::string name, CUfunction function) {
-  auto state =
-      std::make_shared<detail::KernelState>(std::move(name), module.label, function, module.context);
-  const std::string who = "kernel '" + state->name + "'";
-  const DeviceProperties& device = module.context.device().properties();
-  state->limits.max_block_dim = device.max_block_dim;
-  state->limits.max_grid_dim = device.max_grid_dim;
-  state->limits.shared_memory_per_block_optin = device.shared_memory_per_block_optin;
-  state->limits.max_threads_per_block = function_attribute(
-      function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block", who);
-  state->limits.static_shared_bytes = function_attribute(
-      function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory", who);
-  state->max_dynamic_shared_bytes = static_cast<std::size_t>(function_attribute(
-      function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "dynamic shared memory", who));
-  state->parameters = parameter_layout(function, state->has_parameter_layout);
-  return state;
-}
-
-}  // namespace
-
 Module Module::load(const Context& context, std::string_view image,
                     const ModuleLoadOptions& options, std::string label) {
   if (image.empty())
@@ -81,39 +27,17 @@ Module Module::load(const Context& context, std::string_view image,
                                                  (label.empty() ? "" : " (" + label + ")"));
   // PTX must reach the driver NUL-terminated; a CUBIN may hold NULs, and a copy serves both.
   const std::string owned(image);
-  std::vector<char> info_log(options.log_bytes + 1, '\0');
-  std::vector<char> error_log(options.log_bytes + 1, '\0');
-
-  std::vector<CUjit_option> keys = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                                    CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                                    CU_JIT_LOG_VERBOSE, CU_JIT_WALL_TIME};
-  std::vector<void*> values = {info_log.data(), reinterpret_cast<void*>(options.log_bytes),
-                               error_log.data(), reinterpret_cast<void*>(options.log_bytes),
-                               reinterpret_cast<void*>(std::uintptr_t{1}), nullptr};
-  constexpr std::size_t wall_time_slot = 5;
-  if (options.optimization_level >= 0) {
-    keys.push_back(CU_JIT_OPTIMIZATION_LEVEL);
-    values.push_back(reinterpret_cast<void*>(static_cast<std::uintptr_t>(options.optimization_level)));
-  }
-  if (options.max_registers > 0) {
-    keys.push_back(CU_JIT_MAX_REGISTERS);
-    values.push_back(reinterpret_cast<void*>(static_cast<std::uintptr_t>(options.max_registers)));
-  }
-
+  detail::LoadLog log(options);
   ContextGuard guard(context);
   CUmodule module = nullptr;
-  CUresult result = detail::driver().cuModuleLoadDataEx(
-      &module, owned.c_str(), static_cast<unsigned>(keys.size()), keys.data(), values.data());
-  std::string doing = "loading module" + (label.empty() ? std::string() : " " + label) +
-                      " on device " + std::to_string(context.device().ordinal());
-  if (result != CUDA_SUCCESS) {
-    std::string log = trimmed_log(error_log);
-    check(result, "cuModuleLoadDataEx", log.empty() ? doing : doing + "; JIT log:\n" + log);
-  }
-  float wall_ms = 0;  // the driver writes a float into the option's value slot
-  std::memcpy(&wall_ms, &values[wall_time_slot], sizeof wall_ms);
+  const CUresult result = detail::driver().cuModuleLoadDataEx(&module, owned.c_str(), log.count(),
+                                                              log.keys(), log.values());
+  if (result != CUDA_SUCCESS)
+    log.fail(result, "cuModuleLoadDataEx",
+             "loading module" + (label.empty() ? std::string() : " " + label) + " on device " +
+                 std::to_string(context.device().ordinal()));
   return Module(std::make_shared<detail::ModuleState>(context, module, std::move(label),
-                                                      trimmed_log(info_log), wall_ms));
+                                                      log.info_log(), log.wall_ms()));
 }
 
 Module Module::load(const Context& context, const Image& image,
@@ -148,7 +72,7 @@ Kernel Module::kernel(std::string_view requested) const {
                 "cuModuleGetFunction", result, "CUDA_ERROR_NOT_FOUND", state_->label);
   }
   check(result, "cuModuleGetFunction", "getting kernel '" + entry + "' of " + state_->label);
-  auto kernel_state = make_kernel_state(*state_, entry, function);
+  auto kernel_state = detail::make_kernel_state(entry, state_->label, function, state_->context);
   state_->kernels.emplace(entry, kernel_state);
   return Kernel(std::move(kernel_state), state_);
 }

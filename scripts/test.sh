@@ -4,9 +4,46 @@
 # under AddressSanitizer + UndefinedBehaviorSanitizer and under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+sanitizers=false
+for argument in "$@"; do
+  case "$argument" in
+    --sanitizers) sanitizers=true ;;
+    *) echo "usage: scripts/test.sh [--sanitizers]" >&2; exit 2 ;;
+  esac
+done
+
 scripts/setup.sh
 jobs=$(nproc)
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXRT_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 (cd build && ctest -j "$jobs" --timeout 600 --output-on-failure)
+
+$sanitizers || exit 0
+
+# Only what the CPU tests need, in build folders of their own (a sanitizer instruments the whole
+# build). halt_on_error: a report fails the test that caused it.
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+sanitized_build() {  # folder, sanitizers
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTXRT_WERROR=ON \
+    -DPTXRT_SANITIZE="$2" >/dev/null
+  cmake --build "$1" -j "$jobs" --target ptxrt_cpu_tests ptxrt_jit_cache_bench
+}
+
+# AddressSanitizer + UBSan: every CPU test but the one compiling every kernel for every arch,
+# which is NVRTC's time (not instrumented) and already ran above.
+sanitized_build build-asan address,undefined
+(cd build-asan && ctest -j "$jobs" --timeout 600 --output-on-failure -R '^cpu:' \
+  -E 'every builtin kernel compiles for every supported architecture')
+
+# ThreadSanitizer: the caches and their single flight, where the threads are.
+concurrency_tests='^cpu:(32 threads asking|factories for different keys|a throwing factory'
+concurrency_tests+='|find (returns|does not wait)|values lists|a factory may return|clear forgets'
+concurrency_tests+='|threads sharing one DiskCache|processes storing and loading'
+concurrency_tests+='|8 threads asking|threads of a second Jit|Jit::library)'
+sanitized_build build-tsan thread
+(cd build-tsan && ctest -j "$jobs" --timeout 600 --output-on-failure -R "$concurrency_tests")

@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "closest_pair.hpp"
 #include "host_commands.hpp"
+#include "multi_gpu.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   add_run_command(app);
   add_bench_command(app);
   ptxrt::cli::add_closest_pair_command(app);
+  ptxrt::cli::add_multi_gpu_command(app);
   try {
     app.parse(argc, argv);
     // Checked here rather than by require_subcommand(), which would hide an unknown command's

@@ -5,7 +5,7 @@
 // on a thread. Every ptxrt call that needs a context makes its own current for the call with a
 // ContextGuard and then restores what the calling thread had current before — also on exceptions.
 // So an application that manages its own contexts (cuCtxSetCurrent, the runtime API) sees its
-// current context unchanged after any ptxrt call.
+// current context unchanged after any ptxrt call. docs/threading.md has the whole contract.
 #pragma once
 
 #include <cuda.h>

@@ -1,8 +1,10 @@
-// The JIT as one object: source → Image (memory cache → disk cache → NVRTC) → Module per context.
+// The JIT as one object: source → Image (memory cache → disk cache → NVRTC) → Module per context,
+// or one Library for every context.
 //
 // Every step is single-flight: N threads asking at once for the same specialization trigger one
 // compile and one load; different specializations compile in parallel; a hit never waits on a
-// compile. Thread safety: share one Jit (or Jit::shared()) across all threads.
+// compile. Thread safety: share one Jit (or Jit::shared()) across all threads. See
+// docs/threading.md for the whole contract.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include "ptxrt/disk_cache.hpp"
 #include "ptxrt/image.hpp"
 #include "ptxrt/kernel.hpp"
+#include "ptxrt/library.hpp"
 #include "ptxrt/module.hpp"
 #include "ptxrt/program.hpp"
 
@@ -33,6 +36,8 @@ struct JitStats {
   std::uint64_t compiles = 0;
   std::uint64_t module_hits = 0;
   std::uint64_t module_loads = 0;
+  std::uint64_t library_hits = 0;
+  std::uint64_t library_loads = 0;
 };
 
 class Jit {
@@ -57,7 +62,14 @@ class Jit {
   Kernel kernel(const Program& program, const CompileOptions& options, const Context& context,
                 std::string_view entry);
 
-  // Drops this Jit's modules of `context` (they stay loaded while the caller holds them).
+  // One Library per image, shared by every context: for one image that serves several devices
+  // of one arch (or several contexts of one device), loaded once where the driver supports
+  // context-independent loading and as a module per context otherwise. options.target must
+  // name an arch (see target_for): the library is not tied to any one device.
+  Library library(const Program& program, const CompileOptions& options);
+
+  // Drops this Jit's modules of `context`, and its libraries' kernels of `context` (they stay
+  // loaded while the caller holds them). Needed before an application destroys a borrowed context.
   void forget(const Context& context);
   DiskCache* disk_cache() noexcept;  // nullptr when running without disk
   JitStats stats() const;

@@ -5,7 +5,11 @@
 // in automatically above 48 KiB), and the number and byte sizes of the arguments against the
 // kernel's parameter layout (cuFuncGetParamInfo). The argument check runs once per (kernel,
 // argument-type list) and its verdict is remembered, so a steady-state launch costs about what
-// a raw cuLaunchKernel costs. Thread safety: launch from any number of threads at once.
+// a raw cuLaunchKernel costs.
+//
+// Thread safety: a Kernel may be shared by any number of threads, and launched from all of them at
+// once; each launch names its own stream. A Kernel is bound to one context (its Module's, or the
+// one Library::kernel was given) and makes that context current only for the calls it makes.
 #pragma once
 
 #include <cuda.h>
@@ -71,7 +75,6 @@ struct ArgumentSignature {
 
 namespace detail {
 struct KernelState;
-struct ModuleState;
 
 template <typename... Args>
 struct SignatureOf {
@@ -99,8 +102,9 @@ CUdeviceptr kernel_argument(DeviceBuffer<T>& buffer) {
 
 class Kernel {
  public:
-  Kernel(std::shared_ptr<detail::KernelState> state, std::shared_ptr<const detail::ModuleState> module)
-      : state_(std::move(state)), module_(std::move(module)) {}
+  // `owner` is what keeps the function loaded: the Module's or the Library's shared state.
+  Kernel(std::shared_ptr<detail::KernelState> state, std::shared_ptr<const void> owner)
+      : state_(std::move(state)), owner_(std::move(owner)) {}
 
   const std::string& name() const noexcept;
   CUfunction handle() const noexcept;
@@ -136,7 +140,7 @@ class Kernel {
                   void** parameters) const;
 
   std::shared_ptr<detail::KernelState> state_;
-  std::shared_ptr<const detail::ModuleState> module_;
+  std::shared_ptr<const void> owner_;
 };
 
 // Checks `signature` against a parameter layout; throws Error(invalid_argument) naming the kernel

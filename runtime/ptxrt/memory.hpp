@@ -1,6 +1,10 @@
 // Device and pinned host memory. Thread safety: buffers may be read (downloaded, passed to
 // kernels) from several threads at once; writing one from two threads at once is a data race,
 // as for any container. Each buffer keeps its context alive.
+//
+// Ordering: the synchronous copies run on the context's legacy default stream, which does not
+// wait for ptxrt's (non-blocking) Streams: after a kernel launched on a Stream, synchronize the
+// stream before a synchronous download, or download_async on the same stream.
 #pragma once
 
 #include <cuda.h>

@@ -7,6 +7,7 @@
 #include "ptxrt/error.hpp"
 #include "ptxrt/image.hpp"
 #include "ptxrt/kernel.hpp"
+#include "ptxrt/library.hpp"
 #include "ptxrt/memory.hpp"
 #include "ptxrt/module.hpp"
 #include "ptxrt/stream.hpp"

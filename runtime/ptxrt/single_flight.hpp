@@ -81,6 +81,21 @@ class SingleFlight {
     return pending->get();
   }
 
+  // The finished values, for a walk over the cache; values still being made are skipped.
+  std::vector<Pointer> values() const {
+    std::vector<Pointer> finished;
+    std::shared_lock lock(mutex_);
+    for (const auto& [key, entry] : entries_)
+      if (entry.result.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        try {
+          finished.push_back(entry.result.get());
+        } catch (...) {
+          // A failed factory's entry is being removed by its caller; it has no value to give.
+        }
+      }
+    return finished;
+  }
+
   // Entries cached or in flight.
   std::size_t size() const {
     std::shared_lock lock(mutex_);

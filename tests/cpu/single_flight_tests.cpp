@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -154,6 +155,28 @@ TEST_CASE("find does not wait for a value still being made") {
   maker.join();
   REQUIRE(cache.find("slow") != nullptr);
   CHECK(*cache.find("slow") == 1);
+}
+
+TEST_CASE("values lists the finished values and skips one still being made") {
+  SingleFlight<std::string, int> cache;
+  const auto one = cache.get_or_create("one", [] { return 1; });
+  const auto two = cache.get_or_create("two", [] { return 2; });
+  Gate started;
+  Gate release;
+  std::thread maker([&] {
+    cache.get_or_create("slow", [&] {
+      started.open();
+      release.wait(5s);
+      return 3;
+    });
+  });
+  REQUIRE(started.wait(5s));
+  auto values = cache.values();
+  std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return *a < *b; });
+  CHECK(values == std::vector<std::shared_ptr<const int>>{one, two});
+  release.open();
+  maker.join();
+  CHECK(cache.values().size() == 3);
 }
 
 TEST_CASE("a factory may return a shared_ptr, which is cached as is") {

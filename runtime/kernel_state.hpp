@@ -1,0 +1,50 @@
+// Internal: what a kernel handle holds, whichever way its function was obtained (a Module's
+// cuModuleGetFunction, or a Library's cuKernelGetFunction in one context).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ptxrt/context.hpp"
+#include "ptxrt/kernel.hpp"
+
+namespace ptxrt::detail {
+
+struct KernelState {
+  KernelState(std::string name_, std::string label_, CUfunction function_, Context context_)
+      : name(std::move(name_)),
+        label(std::move(label_)),
+        function(function_),
+        context(std::move(context_)),
+        description("kernel '" + name + "'" + (label.empty() ? "" : " of " + label)) {}
+
+  std::string name;
+  std::string label;        // the module's label
+  CUfunction function;
+  Context context;
+  std::string description;  // "kernel 'x' of <label>", built once for messages
+  LaunchLimits limits;
+  std::vector<ParameterInfo> parameters;
+  bool has_parameter_layout = false;
+
+  // Argument-type lists already checked and found right: lock-free reads on the launch path.
+  static constexpr int verified_slots = 8;
+  std::array<std::atomic<const ArgumentSignature*>, verified_slots> verified{};
+  std::mutex verify_mutex;
+
+  // The dynamic shared memory limit the kernel is opted in to; raised under opt_in_mutex.
+  std::atomic<std::size_t> max_dynamic_shared_bytes{0};
+  std::mutex opt_in_mutex;
+};
+
+// Reads what every launch checks against (the device's limits, the function's attributes and
+// parameter layout) once, so that launches only compare numbers. `label` names the module or
+// library in messages; `function` must belong to `context`.
+std::shared_ptr<KernelState> make_kernel_state(std::string name, std::string label,
+                                               CUfunction function, const Context& context);
+
+}  // namespace ptxrt::detail
