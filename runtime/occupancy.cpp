@@ -13,6 +13,8 @@ constexpr std::size_t KB = 1024;
 constexpr int kWarpSize = 32;
 constexpr int kUnlimited = std::numeric_limits<int>::max();
 
+constexpr std::array<std::size_t, 6> kVoltaCarveouts{0,       8 * KB,  16 * KB,
+                                                     32 * KB, 64 * KB, 96 * KB};
 constexpr std::array<std::size_t, 2> kTuringCarveouts{32 * KB, 64 * KB};
 constexpr std::array<std::size_t, 6> kSmallCarveouts{0,       8 * KB,  16 * KB,
                                                      32 * KB, 64 * KB, 100 * KB};
@@ -38,11 +40,13 @@ ArchLimits make(int major, int minor, int warps, int blocks, std::span<const std
   return limits;
 }
 
-// CUDA 13.0 targets sm_75 and newer; 7.0 and 7.2 (Volta) are no longer supported by it, and
-// sm_88 has no published limits. Columns: major, minor, warps/SM, blocks/SM, carveouts, barrier
-// sets per block slot (blocks/SM and barrier rules as in the toolkit's cuda_occupancy.h).
-const std::array<ArchLimits, 11>& table() {
-  static const std::array<ArchLimits, 11> limits{
+// 7.0 and 7.2 (Volta) stay for reports on kernels built elsewhere, though NVRTC 13.0 no longer
+// targets them; sm_88 has no published limits. Columns: major, minor, warps/SM, blocks/SM,
+// carveouts, barrier sets per block slot (blocks/SM and barrier rules as in the toolkit's
+// cuda_occupancy.h).
+const std::array<ArchLimits, 13>& table() {
+  static const std::array<ArchLimits, 13> limits{
+      make(7, 0, 64, 32, kVoltaCarveouts, 0),   make(7, 2, 64, 32, kVoltaCarveouts, 0),
       make(7, 5, 32, 16, kTuringCarveouts, 0),  make(8, 0, 64, 32, kAmpereCarveouts, 0),
       make(8, 6, 48, 16, kSmallCarveouts, 0),   make(8, 7, 48, 16, kAmpereCarveouts, 0),
       make(8, 9, 48, 24, kSmallCarveouts, 0),   make(9, 0, 64, 32, kHopperCarveouts, 2),

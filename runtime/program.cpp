@@ -250,7 +250,7 @@ std::string cache_key(const Program& program, const CompileOptions& options, int
   for (const std::string& expression : options.name_expressions) hash.update_field(expression);
   hash.update_field(options.target.arch).update_field(format_name(options.target.format));
   hash.update_field(wants_resource_usage(options) ? "resource usage" : "");
-  hash.update_field(std::to_string(nvrtc_version()));
+  hash.update_field(nvrtc_build());
   if (options.target.format == ImageFormat::ptx) hash.update_field(std::to_string(driver_version));
   return hash.hex_digest();
 }

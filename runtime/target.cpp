@@ -1,6 +1,9 @@
 #include "ptxrt/target.hpp"
 
+#include <dlfcn.h>
 #include <nvrtc.h>
+
+#include <filesystem>
 
 #include <algorithm>
 #include <charconv>
@@ -125,6 +128,25 @@ int nvrtc_version() {
   int minor = 0;
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
   return major * 1000 + minor * 10;
+}
+
+std::string nvrtc_build() {
+  // nvrtcVersion says 13.0 for every 13.0 patch release; the library file tells them apart.
+  static const std::string build = [] {
+    std::string text = format_cuda_version(nvrtc_version());
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) && info.dli_fname) {
+      std::error_code error;
+      const auto path = std::filesystem::canonical(info.dli_fname, error);
+      const auto size = error ? 0 : std::filesystem::file_size(path, error);
+      if (!error) {
+        text.append(" ").append(path.filename().string());
+        text.append(" ").append(std::to_string(size));
+      }
+    }
+    return text;
+  }();
+  return build;
 }
 
 Target select_target(int cc_major, int cc_minor, ImageFormat format) {

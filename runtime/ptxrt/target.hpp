@@ -25,6 +25,8 @@ std::vector<int> supported_architectures();
 
 // nvrtcVersion as CUDA versions are written: 13000 for 13.0.
 int nvrtc_version();
+// The NVRTC in use, precisely enough for cache keys: "13.0 libnvrtc.so.13.0.88 109338064".
+std::string nvrtc_build();
 
 // The target for a device of compute capability cc_major.cc_minor: "sm_XY" CUBIN, or
 // "compute_XY" PTX when `format` is ptx. A device NVRTC does not know (newer, or between known

@@ -151,6 +151,14 @@ TEST_CASE("CC 7.5 reserves no shared memory per block and allocates it in 256-by
   CHECK(result.shared_carveout_bytes == 64 * 1024);
 }
 
+TEST_CASE("CC 7.0 fits two blocks of 48 KB in its 96 KB of shared memory") {
+  const auto& volta = ptxrt::arch_limits(7, 0);
+  auto result = ptxrt::compute_occupancy(volta, kernel(32), 256, 48 * 1024);
+  CHECK(result.active_blocks_per_sm == 2);
+  CHECK(result.limit == ptxrt::OccupancyLimit::shared_memory);
+  CHECK(result.fraction == 0.25);
+}
+
 TEST_CASE("arch_limits names the known capabilities when asked for an unknown one") {
   try {
     ptxrt::arch_limits(6, 1);
@@ -158,7 +166,7 @@ TEST_CASE("arch_limits names the known capabilities when asked for an unknown on
   } catch (const ptxrt::Error& error) {
     CHECK(error.kind() == ptxrt::ErrorKind::invalid_argument);
     CHECK(std::string(error.what()) ==
-          "no occupancy limits for compute capability 6.1; known: 7.5, 8.0, 8.6, 8.7, 8.9, 9.0, "
+          "no occupancy limits for compute capability 6.1; known: 7.0, 7.2, 7.5, 8.0, 8.6, 8.7, 8.9, 9.0, "
           "10.0, 10.3, 11.0, 12.0, 12.1");
   }
 }
