@@ -135,3 +135,23 @@ TEST_CASE("a PTX image newer than the driver is refused with advice, before the 
   CHECK_THROWS_WITH_AS(check_image_for_driver(image, device.driver_version, device.cc_major, device.cc_minor),
                        doctest::Contains("99.0"), Error);
 }
+
+TEST_CASE("a template kernel is reached by the name expression it was compiled for") {
+  const Program program = Program::from_string(R"(
+template <typename T, int Scale>
+__global__ void scale(T* data, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] *= Scale;
+})", "scale_template.cu");
+  const CompileOptions options{.name_expressions = {"scale<float, 3>", "scale<float, 5>"}};
+  const Module module = test_jit().module(program, options, test_context());
+  const int n = 300;
+  const auto values = ptxrt::testing::random_floats(n, 12);
+  for (auto [expression, factor] : {std::pair{"scale<float, 3>", 3.0f}, {"scale<float, 5>", 5.0f}}) {
+    INFO(expression);
+    DeviceBuffer<float> data(test_context(), std::span<const float>(values));
+    module.kernel(expression).launch({.grid = blocks_for(n, 128), .block = 128}, data, n);
+    const auto scaled = data.download();
+    for (int i = 0; i < n; ++i) REQUIRE(scaled[i] == values[i] * factor);
+  }
+}
