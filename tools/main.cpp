@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add_bench_command(app);
   ptxrt::cli::add_closest_pair_command(app);
   ptxrt::cli::add_multi_gpu_command(app);
+  ptxrt::cli::add_tune_commands(app);
   try {
     app.parse(argc, argv);
     // Checked here rather than by require_subcommand(), which would hide an unknown command's
