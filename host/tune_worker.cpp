@@ -96,8 +96,14 @@ Measurement WorkerMeasurer::measure(const Candidate& candidate, std::optional<do
 
 std::optional<Measurement> WorkerMeasurer::peer() {
   std::string failure;
-  const std::optional<std::string> line = ask(json{{"peer", true}}.dump(), failure);
+  std::optional<std::string> line;
+  try {
+    line = ask(json{{"peer", true}}.dump(), failure);
+  } catch (const Error& error) {
+    failure = error.what();
+  }
   if (!line) {
+    // The tune's results stand without the comparison.
     log::write(log::Level::warning, "timing the peer failed: " + failure);
     return std::nullopt;
   }

@@ -36,7 +36,7 @@ class WorkerMeasurer : public Measurer {
   // Throws Error (driver) when a fresh worker cannot get ready (no GPU, a failing reference):
   // that is no config's fault and would fail every config alike.
   Measurement measure(const Candidate& candidate, std::optional<double> best_ms) override;
-  // The problem's peer timed by the worker, or nothing.
+  // The problem's peer timed by the worker, or nothing (also when that fails: said as a warning).
   std::optional<Measurement> peer();
   int workers_started() const noexcept { return workers_started_; }
 
