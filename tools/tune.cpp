@@ -2,6 +2,7 @@
 // problem sizes, recording every measurement in the tuning database; `ptxrt tune show` lists
 // what the database holds. The GPU work runs in worker processes (`ptxrt tune <kernel>
 // --worker`, started by the tune itself), so that a faulting config cannot end the tune.
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -135,6 +136,10 @@ void run_tune(const TuneArguments& arguments) {
   const std::vector<std::vector<std::int64_t>> sizes = sizes_of(arguments);
   parse_tuning_strategy(arguments.strategy);  // a bad name fails before any GPU work
   if (arguments.worker) return run_worker(arguments);
+  // NVRTC answers a repeated compile from the CUDA compute cache without ptxas' report, which
+  // alone knows about spills; and the tune's compile time should be its own. Set before any
+  // thread starts; never overrides the user.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 0);
   const TuningDatabase database(database_path(arguments.database));
   const DeviceProperties device = Device::get(arguments.device).properties();
   nlohmann::json reports = nlohmann::json::array();
