@@ -49,8 +49,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& arguments) {
   ::close(ends[1]);
   if (spawned != 0) {
     ::close(ends[0]);
-    throw Error(ErrorKind::io,
-                "cannot start '" + arguments[0] + "': " + std::strerror(spawned));
+    throw Error(ErrorKind::io, "cannot start '" + arguments[0] + "': " + std::strerror(spawned));
   }
   socket_ = ends[0];
 }
@@ -86,7 +85,8 @@ std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds tim
       buffer_.erase(0, newline + 1);
       return line;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return std::nullopt;
     pollfd waiting{socket_, POLLIN, 0};
     const int ready = ::poll(&waiting, 1, static_cast<int>(left.count()));

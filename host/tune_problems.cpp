@@ -35,8 +35,8 @@ constexpr std::uint64_t input_seed = 1;
 class L2Flush {
  public:
   explicit L2Flush(const Context& context)
-      : scratch_(context, 2 * static_cast<std::size_t>(
-                                  std::max(context.device().properties().l2_cache_bytes, 1 << 20))) {}
+      : scratch_(context, 2 * static_cast<std::size_t>(std::max(
+                                  context.device().properties().l2_cache_bytes, 1 << 20))) {}
   void operator()() { scratch_.fill_bytes(++value_); }
 
  private:
@@ -104,9 +104,8 @@ class ProductSession : public TuneSession {
     const CublasAvailability cublas = find_cublas();
     if (!cublas.library) return std::nullopt;
     const Cublas handle(cublas.library, context_);
-    Measurement measurement = time(policy, std::nullopt, [&] {
-      handle.sgemm_row_major(a_, b_, c_, m_, n_, k_);
-    });
+    Measurement measurement =
+        time(policy, std::nullopt, [&] { handle.sgemm_row_major(a_, b_, c_, m_, n_, k_); });
     measurement.detail = "cuBLAS SGEMM (" + cublas.description + ")";
     return measurement;
   }
@@ -188,13 +187,11 @@ class MatmulSession : public ProductSession {
     const Kernel kernel =
         jit_.kernel(program_, compile_options(config.defines()), context_, "matmul_tiled");
     const auto tile = static_cast<unsigned>(config.at("TILE_WIDTH"));
-    const LaunchConfig launch{
-        .grid = Dim3(blocks_for(static_cast<unsigned>(n_), tile),
-                     blocks_for(static_cast<unsigned>(m_), tile)),
-        .block = Dim3(tile, tile)};
-    return verify_and_time(policy, best_ms, [&] {
-      kernel.launch(launch, a(), b(), c(), m_, n_, k_);
-    });
+    const LaunchConfig launch{.grid = Dim3(blocks_for(static_cast<unsigned>(n_), tile),
+                                           blocks_for(static_cast<unsigned>(m_), tile)),
+                              .block = Dim3(tile, tile)};
+    return verify_and_time(policy, best_ms,
+                           [&] { kernel.launch(launch, a(), b(), c(), m_, n_, k_); });
   }
 
  private:
@@ -219,9 +216,8 @@ class SgemmSession : public ProductSession {
   Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
                       std::optional<double> best_ms) override {
     const SgemmConfig sgemm_config = sgemm_config_of(config);
-    return verify_and_time(policy, best_ms, [&] {
-      sgemm(jit_, context_, a(), b(), c(), m_, n_, k_, sgemm_config);
-    });
+    return verify_and_time(policy, best_ms,
+                           [&] { sgemm(jit_, context_, a(), b(), c(), m_, n_, k_, sgemm_config); });
   }
 };
 
@@ -230,7 +226,8 @@ class ClosestPairSession : public TuneSession {
   ClosestPairSession(Jit& jit, const Context& context, std::int64_t n)
       : jit_(jit),
         context_(context),
-        points_(generate_points(static_cast<std::size_t>(n), PointDistribution::uniform, input_seed)),
+        points_(
+            generate_points(static_cast<std::size_t>(n), PointDistribution::uniform, input_seed)),
         reference_(closest_pair(points_, ClosestPairMethod::cpu_divide_conquer).distance),
         flush_(context) {}
 
@@ -313,8 +310,8 @@ TuneProblem sgemm_problem(std::vector<std::int64_t> size, const DeviceProperties
 TuneProblem closest_pair_problem(std::vector<std::int64_t> size) {
   Program program = Program::builtin("closest_pair");
   TuningSpace space = TuningSpace::from_manifest(program.manifest());
-  TuneProblem problem{"closest-pair", program, "dc_leaves", std::move(space), std::move(size),
-                      {}, {}};
+  TuneProblem problem{"closest-pair",  program, "dc_leaves", std::move(space),
+                      std::move(size), {},      {}};
   problem.shape = [](const TuningConfig& config) {
     return LaunchShape{static_cast<int>(config.at("BASE")), 0};
   };
@@ -342,9 +339,8 @@ std::vector<std::int64_t> parse_tune_size(std::string_view problem, std::string_
   if (is_product(problem)) {
     if (size.size() == 1) size.assign(3, size[0]);
     if (size.size() != 3)
-      throw Error(ErrorKind::invalid_argument, std::string(problem) + " size '" +
-                                                   std::string(text) +
-                                                   "': expected N or MxNxK");
+      throw Error(ErrorKind::invalid_argument,
+                  std::string(problem) + " size '" + std::string(text) + "': expected N or MxNxK");
     return size;
   }
   if (size.size() != 1 || size[0] < 2)
@@ -362,12 +358,13 @@ TuneProblem make_tune_problem(std::string_view name, std::vector<std::int64_t> s
                               const DeviceProperties& device, const std::filesystem::path& source) {
   const auto& names = tune_problem_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
-    throw Error(ErrorKind::invalid_argument,
-                "no tuning problem '" + std::string(name) + "': expected matmul, sgemm or "
-                                                              "closest-pair");
+    throw Error(ErrorKind::invalid_argument, "no tuning problem '" + std::string(name) +
+                                                 "': expected matmul, sgemm or "
+                                                 "closest-pair");
   if (!source.empty() && name != "matmul")
-    throw Error(ErrorKind::invalid_argument,
-                "--source applies to matmul only (a file with matmul_tiled's entry and TILE_WIDTH)");
+    throw Error(
+        ErrorKind::invalid_argument,
+        "--source applies to matmul only (a file with matmul_tiled's entry and TILE_WIDTH)");
   if (size.size() != (is_product(name) ? 3u : 1u))
     throw Error(ErrorKind::invalid_argument, std::string(name) + ": size " + format_size(size) +
                                                  " has the wrong number of dimensions");
@@ -394,8 +391,8 @@ TunedMatmul plan_matmul_tuned(std::int64_t m, std::int64_t n, std::int64_t k,
 }
 
 TuningKey tune_key(const TuneProblem& problem, const DeviceProperties& device) {
-  return {problem.name,        source_hash(problem.program), problem.space.describe(),
-          device.name,         device.compute_capability(),  nvrtc_version(),
+  return {problem.name, source_hash(problem.program), problem.space.describe(),
+          device.name,  device.compute_capability(),  nvrtc_version(),
           problem.size};
 }
 

@@ -13,8 +13,8 @@
 
 #include <chrono>
 #include <functional>
-#include <memory>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>

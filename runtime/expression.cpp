@@ -51,7 +51,8 @@ class Parser {
   NodePointer parse() {
     NodePointer root = binary(0, 0);
     skip_space();
-    if (position_ < text_.size()) fail_here("unexpected '" + std::string(1, text_[position_]) + "'");
+    if (position_ < text_.size())
+      fail_here("unexpected '" + std::string(1, text_[position_]) + "'");
     return root;
   }
 
@@ -98,7 +99,8 @@ class Parser {
   }
 
   NodePointer unary(int depth) {
-    if (depth >= max_depth) fail_here("nesting deeper than " + std::to_string(max_depth) + " levels");
+    if (depth >= max_depth)
+      fail_here("nesting deeper than " + std::to_string(max_depth) + " levels");
     skip_space();
     for (std::string_view op : {"-", "!"}) {
       if (text_.substr(position_, 1) == op && text_.substr(position_, 2) != "!=") {

@@ -111,7 +111,10 @@ class TuneRun {
   TuneRun(Measurer& measurer, const TuneOptions& options,
           const std::function<void(const TuneProgress&)>& progress, TuneReport& report,
           std::size_t total)
-      : measurer_(measurer), options_(options), progress_(progress), report_(report),
+      : measurer_(measurer),
+        options_(options),
+        progress_(progress),
+        report_(report),
         total_(total) {
     if (std::optional<Measurement> best = fastest(report.resumed)) best_ = std::move(best);
   }
@@ -152,7 +155,8 @@ class TuneRun {
         candidate, best_ ? std::optional<double>(best_->median_ms) : std::nullopt);
     measurement.config = candidate.config;
     if (candidate.spill_bytes() > 0)
-      measurement.detail += std::string(measurement.detail.empty() ? "" : "; ") + spill_note(candidate);
+      measurement.detail +=
+          std::string(measurement.detail.empty() ? "" : "; ") + spill_note(candidate);
     record(measurement);
     if (measurement.status == MeasurementStatus::ok &&
         (!best_ || measurement.median_ms < best_->median_ms))
@@ -206,7 +210,8 @@ std::vector<Candidate> compile_by_occupancy(const std::vector<TuningConfig>& con
                                             const CandidateCompiler& compile, unsigned threads) {
   std::vector<Candidate> candidates;
   if (threads == 0) {
-    for (const TuningConfig& config : configs) candidates.push_back(compile_safely(compile, config));
+    for (const TuningConfig& config : configs)
+      candidates.push_back(compile_safely(compile, config));
   } else {
     CompilePool pool(configs, compile, threads);
     while (std::optional<Candidate> candidate = pool.next()) candidates.push_back(*candidate);
@@ -228,9 +233,12 @@ std::vector<Candidate> compile_by_occupancy(const std::vector<TuningConfig>& con
 
 std::string_view to_string(TuningStrategy strategy) {
   switch (strategy) {
-    case TuningStrategy::exhaustive: return "exhaustive";
-    case TuningStrategy::random: return "random";
-    case TuningStrategy::occupancy: return "occupancy";
+    case TuningStrategy::exhaustive:
+      return "exhaustive";
+    case TuningStrategy::random:
+      return "random";
+    case TuningStrategy::occupancy:
+      return "occupancy";
   }
   return "unknown";
 }
@@ -266,8 +274,9 @@ std::optional<std::string> launch_problem(const KernelResources& resources,
            std::to_string(device.shared_memory_per_block_optin);
   const long long registers = static_cast<long long>(resources.registers) * shape.block_threads;
   if (registers > device.registers_per_block)
-    return std::to_string(resources.registers) + " registers × " + threads + " threads exceed the " +
-           std::to_string(device.registers_per_block) + " registers of a block";
+    return std::to_string(resources.registers) + " registers × " + threads +
+           " threads exceed the " + std::to_string(device.registers_per_block) +
+           " registers of a block";
   try {
     const Occupancy occupancy =
         compute_occupancy(arch_limits(device.cc_major, device.cc_minor), resources,
@@ -313,9 +322,8 @@ CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptio
       return candidate;
     }
     try {
-      candidate.occupancy = compute_occupancy(arch_limits(device.cc_major, device.cc_minor),
-                                              *found, launch.block_threads,
-                                              launch.dynamic_shared_bytes);
+      candidate.occupancy = compute_occupancy(arch_limits(device.cc_major, device.cc_minor), *found,
+                                              launch.block_threads, launch.dynamic_shared_bytes);
     } catch (const Error&) {
       // Unknown capability: no prediction, the occupancy strategy ranks it last.
     }

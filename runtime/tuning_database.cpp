@@ -54,7 +54,8 @@ json config_to_json(const TuningConfig& config) {
 
 TuningConfig config_from_json(const json& object) {
   std::vector<Define> defines;
-  for (const auto& [name, value] : object.items()) defines.push_back({name, value.get<std::string>()});
+  for (const auto& [name, value] : object.items())
+    defines.push_back({name, value.get<std::string>()});
   return TuningConfig(std::move(defines));
 }
 
@@ -113,8 +114,8 @@ json read_file(const fs::path& path) {
     return {{"format", file_format}, {"tunes", json::array()}};
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error(ErrorKind::io, "cannot read tuning database '" + path.string() +
-                                   "': " + system_error_text());
+    throw Error(ErrorKind::io,
+                "cannot read tuning database '" + path.string() + "': " + system_error_text());
   std::stringstream text;
   text << in.rdbuf();
   try {
@@ -125,7 +126,8 @@ json read_file(const fs::path& path) {
                                      std::string(file_format) + "')");
     return parsed;
   } catch (const json::exception& error) {
-    throw Error(ErrorKind::io, "tuning database '" + path.string() + "' is corrupt: " + error.what());
+    throw Error(ErrorKind::io,
+                "tuning database '" + path.string() + "' is corrupt: " + error.what());
   }
 }
 
@@ -140,7 +142,8 @@ std::vector<TuningRecord> records_from(const json& file, const fs::path& path) {
       records.push_back(std::move(record));
     }
   } catch (const json::exception& error) {
-    throw Error(ErrorKind::io, "tuning database '" + path.string() + "' is corrupt: " + error.what());
+    throw Error(ErrorKind::io,
+                "tuning database '" + path.string() + "' is corrupt: " + error.what());
   }
   return records;
 }
@@ -151,8 +154,8 @@ class FileLock {
   explicit FileLock(const fs::path& path)
       : descriptor_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
     if (descriptor_ < 0)
-      throw Error(ErrorKind::io, "cannot open lock file '" + path.string() + "': " +
-                                     system_error_text());
+      throw Error(ErrorKind::io,
+                  "cannot open lock file '" + path.string() + "': " + system_error_text());
     while (::flock(descriptor_, LOCK_EX) != 0) {
       if (errno == EINTR) continue;
       const std::string reason = system_error_text();
@@ -176,7 +179,8 @@ void write_atomically(const fs::path& path, const std::string& text) {
   const int descriptor =
       ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (descriptor < 0)
-    throw Error(ErrorKind::io, "cannot create '" + temporary.string() + "': " + system_error_text());
+    throw Error(ErrorKind::io,
+                "cannot create '" + temporary.string() + "': " + system_error_text());
   std::string_view rest = text;
   bool written = true;
   while (written && !rest.empty()) {
@@ -254,8 +258,8 @@ Measurement measurement_from_json(std::string_view text) {
   try {
     return measurement_from(json::parse(text));
   } catch (const json::exception& error) {
-    throw Error(ErrorKind::invalid_argument,
-                "not a measurement: " + std::string(error.what()) + " in '" + std::string(text) + "'");
+    throw Error(ErrorKind::invalid_argument, "not a measurement: " + std::string(error.what()) +
+                                                 " in '" + std::string(text) + "'");
   }
 }
 
@@ -274,18 +278,24 @@ std::string TuningKey::describe() const {
 
 std::string_view to_string(ChoiceLevel level) {
   switch (level) {
-    case ChoiceLevel::exact_size: return "exact";
-    case ChoiceLevel::nearest_size: return "nearest-size";
-    case ChoiceLevel::same_compute_capability: return "same-cc";
-    case ChoiceLevel::declared_default: return "default";
+    case ChoiceLevel::exact_size:
+      return "exact";
+    case ChoiceLevel::nearest_size:
+      return "nearest-size";
+    case ChoiceLevel::same_compute_capability:
+      return "same-cc";
+    case ChoiceLevel::declared_default:
+      return "default";
   }
   return "unknown";
 }
 
 std::string TunedChoice::describe() const {
   std::string text = config.describe() + " (" + std::string(to_string(level));
-  if (from) text += ": tuned for " + from->describe();
-  else text += ": nothing tuned for this kernel, device and size";
+  if (from)
+    text += ": tuned for " + from->describe();
+  else
+    text += ": nothing tuned for this kernel, device and size";
   return text + ")";
 }
 
@@ -326,8 +336,8 @@ void TuningDatabase::record(const TuningKey& key, const Measurement& measurement
     std::error_code error;
     fs::create_directories(path_.parent_path(), error);
     if (error)
-      throw Error(ErrorKind::io, "cannot create '" + path_.parent_path().string() +
-                                     "': " + error.message());
+      throw Error(ErrorKind::io,
+                  "cannot create '" + path_.parent_path().string() + "': " + error.message());
   }
   FileLock lock(path_.string() + ".lock");
   json file = read_file(path_);

@@ -42,8 +42,8 @@ std::optional<std::int64_t> TuningConfig::find(std::string_view name) const {
 std::int64_t TuningConfig::at(std::string_view name) const {
   std::optional<std::int64_t> value = find(name);
   if (!value)
-    throw Error(ErrorKind::not_found, "tuning config " + describe() + " has no integer " +
-                                          std::string(name));
+    throw Error(ErrorKind::not_found,
+                "tuning config " + describe() + " has no integer " + std::string(name));
   return *value;
 }
 
@@ -81,8 +81,8 @@ TuningSpace& TuningSpace::add_parameter(std::string name, std::vector<std::int64
   for (std::size_t i = 0; i < values.size(); ++i)
     if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) !=
         values.begin() + static_cast<std::ptrdiff_t>(i))
-      throw Error(ErrorKind::invalid_argument, "tuning parameter " + name + " lists " +
-                                                   std::to_string(values[i]) + " twice");
+      throw Error(ErrorKind::invalid_argument,
+                  "tuning parameter " + name + " lists " + std::to_string(values[i]) + " twice");
   if (default_value && std::find(values.begin(), values.end(), *default_value) == values.end())
     throw Error(ErrorKind::invalid_argument, "default " + std::to_string(*default_value) + " of " +
                                                  name + " is not one of {" + join(values) + "}");
@@ -103,7 +103,8 @@ TuningSpace& TuningSpace::add_constraint(const Expression& expression) {
                                    [&](const auto& entry) { return entry.first == name; });
     if (!parameter && !fixed)
       throw Error(ErrorKind::invalid_argument, "constraint '" + expression.text() + "' names " +
-                                                   name + ", which is neither a tuning "
+                                                   name +
+                                                   ", which is neither a tuning "
                                                    "parameter nor a fixed value");
   }
   // The check captures a copy of the lookup state it needs, not `this`: spaces are copied.
@@ -151,7 +152,7 @@ SpaceEnumeration TuningSpace::enumerate() const {
     throw Error(ErrorKind::invalid_argument,
                 "tuning space " + describe() + " has " +
                     (count == std::numeric_limits<std::uint64_t>::max() ? std::string("over 2^64")
-                                                                         : std::to_string(count)) +
+                                                                        : std::to_string(count)) +
                     " configs, over the limit of " + std::to_string(max_configs));
   SpaceEnumeration result;
   std::vector<std::size_t> digits(parameters_.size(), 0);
@@ -176,8 +177,8 @@ SpaceEnumeration TuningSpace::enumerate() const {
 TuningConfig TuningSpace::default_config() const {
   std::vector<Define> defines;
   for (const TuningParameter& parameter : parameters_)
-    defines.push_back(
-        {parameter.name, std::to_string(parameter.default_value.value_or(parameter.values.front()))});
+    defines.push_back({parameter.name,
+                       std::to_string(parameter.default_value.value_or(parameter.values.front()))});
   return TuningConfig(std::move(defines));
 }
 

@@ -118,8 +118,8 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::i
   const TuneOptions options = tune_options(arguments, database, key);
   CompileOptions base;
   base.target = select_target(device.cc_major, device.cc_minor, ImageFormat::cubin);
-  const CandidateCompiler compiler = jit_candidate_compiler(
-      Jit::shared(), problem.program, base, problem.entry, problem.shape, device);
+  const CandidateCompiler compiler = jit_candidate_compiler(Jit::shared(), problem.program, base,
+                                                            problem.entry, problem.shape, device);
   host::WorkerMeasurer measurer(worker_command(arguments, size));
   const TuneReport report =
       tune(problem.space, compiler, measurer, options, progress_line(arguments.json));
@@ -217,8 +217,7 @@ void add_tune_commands(CLI::App& app) {
                     "compile each config just before timing it, on one thread");
   command->add_option("--device", arguments->device, "device ordinal")
       ->check(CLI::NonNegativeNumber);
-  command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")
-      ->group("");
+  command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")->group("");
   add_show_command(*command);
   command->callback([command, arguments] {
     if (command->got_subcommand("show")) return;

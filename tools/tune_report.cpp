@@ -35,7 +35,8 @@ std::size_t count_status(const TuneReport& report, MeasurementStatus status) {
 json pruned_json(const std::vector<PrunedConfig>& pruned, const char* stage) {
   json list = json::array();
   for (const PrunedConfig& entry : pruned)
-    list.push_back({{"config", config_json(entry.config)}, {"reason", entry.reason}, {"stage", stage}});
+    list.push_back(
+        {{"config", config_json(entry.config)}, {"reason", entry.reason}, {"stage", stage}});
   return list;
 }
 
@@ -56,15 +57,15 @@ std::string rate_text(const Measurement& measurement) {
 
 void print_counts(std::ostream& out, const TuneReport& report) {
   out << "  space " << report.space_size << " configs: " << report.pruned_by_constraints.size()
-      << " pruned by constraints, " << report.pruned_by_resources.size()
-      << " by resources, " << report.compile_failures.size() << " failed to compile\n"
+      << " pruned by constraints, " << report.pruned_by_resources.size() << " by resources, "
+      << report.compile_failures.size() << " failed to compile\n"
       << "  compiled " << report.compiled << ", timed " << report.results.size() << " (ok "
       << count_status(report, MeasurementStatus::ok) << ", cut "
       << count_status(report, MeasurementStatus::cut) << ", wrong "
       << count_status(report, MeasurementStatus::wrong) << ", failed "
       << count_status(report, MeasurementStatus::failed) << ", crashed "
-      << count_status(report, MeasurementStatus::crashed) << "), resumed "
-      << report.resumed.size() << ", not reached " << report.not_reached << '\n';
+      << count_status(report, MeasurementStatus::crashed) << "), resumed " << report.resumed.size()
+      << ", not reached " << report.not_reached << '\n';
 }
 
 void print_results(std::ostream& out, const TuneReport& report) {
@@ -72,15 +73,15 @@ void print_results(std::ostream& out, const TuneReport& report) {
   for (const TuneResult& result : report.results) {
     const Measurement& m = result.measurement;
     const bool timed = m.status == MeasurementStatus::ok || m.status == MeasurementStatus::cut;
-    rows.push_back({m.config.describe(), std::string(to_string(m.status)),
-                    timed ? fixed(m.median_ms, 4) : "-", timed ? fixed(m.spread * 100, 1) + "%" : "-",
-                    timed ? rate_text(m) : "-",
-                    result.resources ? std::to_string(result.resources->registers) : "-",
-                    result.occupancy ? fixed(result.occupancy->fraction * 100, 0) + "%" : "-",
-                    m.detail});
+    rows.push_back(
+        {m.config.describe(), std::string(to_string(m.status)), timed ? fixed(m.median_ms, 4) : "-",
+         timed ? fixed(m.spread * 100, 1) + "%" : "-", timed ? rate_text(m) : "-",
+         result.resources ? std::to_string(result.resources->registers) : "-",
+         result.occupancy ? fixed(result.occupancy->fraction * 100, 0) + "%" : "-", m.detail});
   }
   if (!rows.empty())
-    print_table(out, {"config", "status", "median ms", "spread", "rate", "regs", "occupancy", "detail"},
+    print_table(out,
+                {"config", "status", "median ms", "spread", "rate", "regs", "occupancy", "detail"},
                 rows);
 }
 
@@ -123,7 +124,8 @@ json tune_report_json(const TuneSetting& setting, const TuneReport& report,
   json results = json::array();
   for (const TuneResult& result : report.results) results.push_back(result_json(result));
   json resumed = json::array();
-  for (const Measurement& measurement : report.resumed) resumed.push_back(measurement_json(measurement));
+  for (const Measurement& measurement : report.resumed)
+    resumed.push_back(measurement_json(measurement));
   return {{"key", key_json(setting.key)},
           {"strategy", setting.strategy},
           {"database", setting.database},
@@ -171,8 +173,8 @@ void print_tune_report(std::ostream& out, const TuneSetting& setting, const Tune
       << rate_text(winner) << '\n';
   if (peer && peer->median_ms > 0.0)
     out << "peer:   " << peer->detail << "  " << fixed(peer->median_ms, 4) << " ms  "
-        << rate_text(*peer) << "  (winner at " << fixed(100.0 * peer->median_ms / winner.median_ms, 1)
-        << "% of its rate)\n";
+        << rate_text(*peer) << "  (winner at "
+        << fixed(100.0 * peer->median_ms / winner.median_ms, 1) << "% of its rate)\n";
   out << "recorded in " << setting.database << '\n';
 }
 
@@ -181,7 +183,8 @@ std::string format_progress(const TuneProgress& progress) {
   std::ostringstream text;
   text << '[' << std::setw(width) << progress.done << '/' << progress.total << "] ";
   if (progress.best)
-    text << "best " << fixed(progress.best->median_ms, 4) << " ms " << progress.best->config.describe();
+    text << "best " << fixed(progress.best->median_ms, 4) << " ms "
+         << progress.best->config.describe();
   else
     text << "no result yet";
   text << "  ETA " << minutes_seconds(progress.eta_seconds);

@@ -116,9 +116,9 @@ double relative_spread(std::vector<double> samples);
 
 struct TuneOptions {
   TuningStrategy strategy = TuningStrategy::exhaustive;
-  std::optional<std::size_t> budget;          // time at most this many configs
-  std::optional<double> time_limit_seconds;   // start no config after this much wall time
-  std::uint64_t seed = 1;                     // of the random order
+  std::optional<std::size_t> budget;         // time at most this many configs
+  std::optional<double> time_limit_seconds;  // start no config after this much wall time
+  std::uint64_t seed = 1;                    // of the random order
   // Threads compiling ahead of the measurer; 0 compiles each config on the calling thread just
   // before it is timed (no overlap, for comparison).
   unsigned compile_threads = std::max(1u, std::thread::hardware_concurrency());
@@ -139,11 +139,11 @@ struct TuneReport {
   std::vector<PrunedConfig> pruned_by_constraints;
   std::vector<PrunedConfig> pruned_by_resources;
   std::vector<PrunedConfig> compile_failures;
-  std::size_t compiled = 0;             // compiled without error (resource-pruned ones included)
-  std::vector<TuneResult> results;      // this run's measurements, in the order taken
-  std::vector<Measurement> resumed;     // finished earlier (database), skipped this time
-  std::size_t not_reached = 0;          // left out by the budget or the time limit
-  std::optional<Measurement> winner;    // the fastest ok one, this run's and resumed
+  std::size_t compiled = 0;           // compiled without error (resource-pruned ones included)
+  std::vector<TuneResult> results;    // this run's measurements, in the order taken
+  std::vector<Measurement> resumed;   // finished earlier (database), skipped this time
+  std::size_t not_reached = 0;        // left out by the budget or the time limit
+  std::optional<Measurement> winner;  // the fastest ok one, this run's and resumed
   double wall_seconds = 0.0;
 };
 

@@ -53,10 +53,10 @@ std::string measurement_to_json(const Measurement& measurement);
 Measurement measurement_from_json(std::string_view text);
 
 struct TuningKey {
-  std::string kernel;       // the tuning problem ("matmul")
-  std::string source_hash;  // source_hash() of its program
-  std::string space;        // TuningSpace::describe()
-  std::string device;       // the device's name
+  std::string kernel;              // the tuning problem ("matmul")
+  std::string source_hash;         // source_hash() of its program
+  std::string space;               // TuningSpace::describe()
+  std::string device;              // the device's name
   std::string compute_capability;  // "9.0"
   int nvrtc_version = 0;
   std::vector<std::int64_t> size;  // the problem size, e.g. {m, n, k}
@@ -86,7 +86,7 @@ std::string_view to_string(ChoiceLevel level);  // "exact", "nearest-size", "sam
 struct TunedChoice {
   TuningConfig config;
   ChoiceLevel level = ChoiceLevel::declared_default;
-  std::optional<TuningKey> from;       // the tune the config comes from
+  std::optional<TuningKey> from;        // the tune the config comes from
   std::optional<Measurement> measured;  // its winner's measurement there
   // "TILE_WIDTH=32 (exact: tuned for matmul 1024x1024x1024 on ...)".
   std::string describe() const;

@@ -11,7 +11,8 @@
 
 namespace {
 
-std::int64_t evaluate(const std::string& text, const std::map<std::string, std::int64_t>& values = {}) {
+std::int64_t evaluate(const std::string& text,
+                      const std::map<std::string, std::int64_t>& values = {}) {
   return ptxrt::Expression::parse(text).evaluate(
       [&](std::string_view name) -> std::optional<std::int64_t> {
         auto found = values.find(std::string(name));
@@ -90,8 +91,8 @@ TEST_CASE("malformed expressions are errors naming the column") {
   CHECK(parse_error("99999999999999999999") ==
         "expression '99999999999999999999': integer literal out of 64-bit range at column 1");
   CHECK(parse_error("A $ 2") == "expression 'A $ 2': unexpected '$' at column 3");
-  CHECK(parse_error(std::string(100, '(') + "1" + std::string(100, ')')).find("nesting deeper than 64") !=
-        std::string::npos);
+  CHECK(parse_error(std::string(100, '(') + "1" + std::string(100, ')'))
+            .find("nesting deeper than 64") != std::string::npos);
   std::string chain = "1";
   for (int i = 0; i < 2000; ++i) chain += "+1";
   CHECK(parse_error(chain).find("more than 1024 operators and operands") != std::string::npos);
@@ -106,7 +107,8 @@ TEST_CASE("evaluation errors name the operation: unknown name, division by zero,
   CHECK(evaluation_error("A * A", {{"A", std::int64_t{1} << 40}}) ==
         "expression 'A * A': 1099511627776 * 1099511627776 overflows 64 bits");
   CHECK(evaluation_error("-A", {{"A", INT64_MIN}}).find("overflows 64 bits") != std::string::npos);
-  CHECK(evaluation_error("A / -1", {{"A", INT64_MIN}}).find("overflows 64 bits") != std::string::npos);
+  CHECK(evaluation_error("A / -1", {{"A", INT64_MIN}}).find("overflows 64 bits") !=
+        std::string::npos);
 }
 
 TEST_CASE("random text never crashes the parser: it parses or throws Error") {

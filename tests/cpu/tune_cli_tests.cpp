@@ -22,8 +22,8 @@ ptxrt::testing::ProcessResult cli(const ptxrt::testing::ScratchDirectory& scratc
 }
 
 void record_sample(const ptxrt::TuningDatabase& database) {
-  const ptxrt::TuningKey key{"matmul", "hash", "TILE_WIDTH in {8,16}", "NVIDIA H100", "9.0",
-                             13000,    {1024, 1024, 1024}};
+  const ptxrt::TuningKey key{"matmul", "hash", "TILE_WIDTH in {8,16}", "NVIDIA H100",
+                             "9.0",    13000,  {1024, 1024, 1024}};
   ptxrt::Measurement slow;
   slow.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "8"}});
   slow.status = ptxrt::MeasurementStatus::ok;
@@ -55,7 +55,8 @@ TEST_CASE("tune show lists each tune with its winner, as a table or JSON") {
         "matmul  1024x1024x1024  NVIDIA H100  9.0  2         TILE_WIDTH=16  2.0000     1074.0 "
         "GFLOP/s\n");
 
-  const ptxrt::testing::ProcessResult listed = cli(scratch, {"tune", "show", "--db", path, "--json"});
+  const ptxrt::testing::ProcessResult listed =
+      cli(scratch, {"tune", "show", "--db", path, "--json"});
   REQUIRE(listed.exit_code == 0);
   const json records = json::parse(listed.output);
   REQUIRE(records.size() == 1);
@@ -80,6 +81,7 @@ TEST_CASE("tune and run --tuned reject bad arguments before touching the GPU") {
         "ptxrt: error: --tuned applies to matmul (tiled) only\n");
   CHECK(failure({"run", "matmul", "--tuned", "-D", "TILE_WIDTH=8"}) ==
         "ptxrt: error: --tuned picks the defines itself: drop -D\n");
-  CHECK(failure({"run", "matmul", "--db", "x.json"}) == "ptxrt: error: --db applies with --tuned\n");
+  CHECK(failure({"run", "matmul", "--db", "x.json"}) ==
+        "ptxrt: error: --db applies with --tuned\n");
   CHECK(cli(scratch, {"tune"}).exit_code == 2);
 }

@@ -52,9 +52,9 @@ class FakeSession : public ptxrt::host::TuneSession {
   std::optional<Measurement> peer(const ptxrt::TimingPolicy&) override { return std::nullopt; }
 };
 
-std::vector<json> worker_replies(const std::string& requests,
-                                 const std::function<std::unique_ptr<ptxrt::host::TuneSession>()>& open,
-                                 int& code) {
+std::vector<json> worker_replies(
+    const std::string& requests,
+    const std::function<std::unique_ptr<ptxrt::host::TuneSession>()>& open, int& code) {
   std::istringstream in(requests);
   std::ostringstream out;
   code = ptxrt::host::run_tune_worker(open, ptxrt::TimingPolicy{}, in, out);
@@ -108,7 +108,8 @@ TEST_CASE("the worker answers each config, and exits after one that throws") {
 TEST_CASE("a worker whose setup fails says why and exits") {
   int code = -1;
   const std::vector<json> replies = worker_replies(
-      "", []() -> std::unique_ptr<ptxrt::host::TuneSession> {
+      "",
+      []() -> std::unique_ptr<ptxrt::host::TuneSession> {
         throw ptxrt::Error(ptxrt::ErrorKind::no_device, "no CUDA device");
       },
       code);
@@ -122,7 +123,10 @@ TEST_CASE("the worker measurer refuses to go on when its worker cannot get ready
   ptxrt::host::WorkerMeasurer measurer(
       {PTXRT_CLI_PATH, "tune", "matmul", "--worker", "--size", "64"}, 30s, 60s);
   const ptxrt::Candidate candidate{TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "16"}}),
-                                   ptxrt::Candidate::State::ready, {}, std::nullopt, std::nullopt};
+                                   ptxrt::Candidate::State::ready,
+                                   {},
+                                   std::nullopt,
+                                   std::nullopt};
   try {
     measurer.measure(candidate, std::nullopt);
     FAIL("expected an error");
@@ -137,8 +141,8 @@ TEST_CASE("tune sizes read N, MxNxK or a point count, and reject the rest") {
   CHECK(parse_tune_size("matmul", "256") == std::vector<std::int64_t>{256, 256, 256});
   CHECK(parse_tune_size("sgemm", "4096x1024x512") == std::vector<std::int64_t>{4096, 1024, 512});
   CHECK(parse_tune_size("closest-pair", "1000000") == std::vector<std::int64_t>{1000000});
-  CHECK_THROWS_WITH_AS(parse_tune_size("matmul", "12x3"),
-                       "matmul size '12x3': expected N or MxNxK", ptxrt::Error);
+  CHECK_THROWS_WITH_AS(parse_tune_size("matmul", "12x3"), "matmul size '12x3': expected N or MxNxK",
+                       ptxrt::Error);
   CHECK_THROWS_WITH_AS(parse_tune_size("matmul", "0"),
                        "size '0': '0' is not a whole number from 1 to 2^31-1", ptxrt::Error);
   CHECK_THROWS_WITH_AS(parse_tune_size("closest-pair", "1x2"),
@@ -151,7 +155,9 @@ TEST_CASE("the tune problems build their spaces from the kernels' manifests") {
   const ptxrt::host::TuneProblem matmul =
       ptxrt::host::make_tune_problem("matmul", {1024, 1024, 1024}, device);
   CHECK(matmul.space.enumerate().allowed.size() == 4);
-  CHECK(matmul.shape(TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "32"}})).block_threads == 1024);
+  CHECK(
+      matmul.shape(TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "32"}})).block_threads ==
+      1024);
 
   const ptxrt::host::TuneProblem closest =
       ptxrt::host::make_tune_problem("closest-pair", {1 << 20}, device);

@@ -144,8 +144,8 @@ TEST_CASE("a tune records every config's fate, goes on past failures and picks t
   std::set<std::string> recorded;
   for (const Measurement& m : database.measurements(test_key()))
     recorded.insert(m.config.describe() + " " + std::string(ptxrt::to_string(m.status)));
-  CHECK(recorded == std::set<std::string>{"A=1 ok", "A=2 failed", "A=4 wrong", "A=5 crashed",
-                                          "A=6 ok"});
+  CHECK(recorded ==
+        std::set<std::string>{"A=1 ok", "A=2 failed", "A=4 wrong", "A=5 crashed", "A=6 ok"});
 }
 
 TEST_CASE("resume measures only the configs without a finished measurement") {
@@ -324,8 +324,13 @@ TEST_CASE("the JIT compiler prunes by the compiled kernel's resources and report
       ptxrt::Program::from_string("// ptxrt: define X in {1, 2}\n#if X == 2\n#error X=2 is broken\n"
                                   "#endif\nextern \"C\" __global__ void k() {}\n",
                                   "broken.cu"),
-      base, "k", [](const TuningConfig&) { return ptxrt::LaunchShape{32, 0}; }, h100());
-  CHECK(broken(TuningConfig(std::vector<ptxrt::Define>{{"X", "1"}})).state == Candidate::State::ready);
+      base, "k",
+      [](const TuningConfig&) {
+        return ptxrt::LaunchShape{32, 0};
+      },
+      h100());
+  CHECK(broken(TuningConfig(std::vector<ptxrt::Define>{{"X", "1"}})).state ==
+        Candidate::State::ready);
   const Candidate failed = broken(TuningConfig(std::vector<ptxrt::Define>{{"X", "2"}}));
   CHECK(failed.state == Candidate::State::compile_failed);
   CHECK(failed.reason.find("X=2 is broken") != std::string::npos);

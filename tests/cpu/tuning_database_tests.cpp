@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <functional>
-#include <optional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +31,8 @@ namespace {
 
 TuningKey key_for(std::vector<std::int64_t> size, std::string device = "NVIDIA H100",
                   std::string cc = "9.0") {
-  return {"matmul", "hash-1", "TILE_WIDTH in {8,16,32}", std::move(device), std::move(cc), 13000,
-          std::move(size)};
+  return {"matmul", "hash-1",       "TILE_WIDTH in {8,16,32}", std::move(device), std::move(cc),
+          13000,    std::move(size)};
 }
 
 TuningConfig tile(int width) { return TuningConfig({{"TILE_WIDTH", std::to_string(width)}}); }
@@ -188,12 +188,14 @@ TEST_CASE("a corrupt or foreign database file is an io error naming it") {
     return "no error";
   };
   std::ofstream(path) << "{\"tunes\": [";
-  CHECK(error_of([&] { database.records(); })
-            .starts_with("tuning database '" + path.string() + "' is corrupt: "));
+  CHECK(error_of([&] {
+          database.records();
+        }).starts_with("tuning database '" + path.string() + "' is corrupt: "));
   std::ofstream(path) << "{\"format\": \"other\"}";
   CHECK(error_of([&] { database.record(key_for({1}), measured(8, 1.0)); }) ==
-        "'" + path.string() + "' is not a tuning database (format 'other', expected "
-                              "'ptxrt-tuning-1')");
+        "'" + path.string() +
+            "' is not a tuning database (format 'other', expected "
+            "'ptxrt-tuning-1')");
 }
 
 TEST_CASE("two processes recording into one database at once both land every record") {
@@ -239,12 +241,16 @@ class ScopedVariable {
  public:
   ScopedVariable(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedVariable() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   ScopedVariable(const ScopedVariable&) = delete;
   ScopedVariable& operator=(const ScopedVariable&) = delete;

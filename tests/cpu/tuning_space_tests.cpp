@@ -114,12 +114,15 @@ TEST_CASE("bad parameters and constraints are errors naming them") {
         "tuning parameter '2X' is not a C identifier");
   CHECK(space_error([](ptxrt::TuningSpace& s) { s.add_parameter("X", {}); }) ==
         "tuning parameter X has no values");
-  CHECK(space_error([](ptxrt::TuningSpace& s) { s.add_parameter("X", {1, 2, 1}); }) ==
-        "tuning parameter X lists 1 twice");
-  CHECK(space_error([](ptxrt::TuningSpace& s) { s.add_parameter("X", {1}).add_parameter("X", {2}); }) ==
-        "tuning parameter X is added twice");
-  CHECK(space_error([](ptxrt::TuningSpace& s) { s.add_parameter("X", {1, 2}, 3); }) ==
-        "default 3 of X is not one of {1,2}");
+  CHECK(space_error([](ptxrt::TuningSpace& s) {
+          s.add_parameter("X", {1, 2, 1});
+        }) == "tuning parameter X lists 1 twice");
+  CHECK(space_error([](ptxrt::TuningSpace& s) {
+          s.add_parameter("X", {1}).add_parameter("X", {2});
+        }) == "tuning parameter X is added twice");
+  CHECK(space_error([](ptxrt::TuningSpace& s) {
+          s.add_parameter("X", {1, 2}, 3);
+        }) == "default 3 of X is not one of {1,2}");
   CHECK(space_error([](ptxrt::TuningSpace& s) {
           s.add_parameter("X", {1}).add_constraint(ptxrt::Expression::parse("X < Y"));
         }) == "constraint 'X < Y' names Y, which is neither a tuning parameter nor a fixed value");
@@ -127,8 +130,9 @@ TEST_CASE("bad parameters and constraints are errors naming them") {
           for (char p = '0'; p < '7'; ++p)
             s.add_parameter(std::string{'P', p}, {1, 2, 3, 4, 5, 6, 7, 8});
           s.enumerate();
-        }) == "tuning space P0 in {1,2,3,4,5,6,7,8}; P1 in {1,2,3,4,5,6,7,8}; P2 in "
-              "{1,2,3,4,5,6,7,8}; P3 in {1,2,3,4,5,6,7,8}; P4 in {1,2,3,4,5,6,7,8}; P5 in "
-              "{1,2,3,4,5,6,7,8}; P6 in {1,2,3,4,5,6,7,8} has 2097152 configs, over the limit "
-              "of 1000000");
+        }) ==
+        "tuning space P0 in {1,2,3,4,5,6,7,8}; P1 in {1,2,3,4,5,6,7,8}; P2 in "
+        "{1,2,3,4,5,6,7,8}; P3 in {1,2,3,4,5,6,7,8}; P4 in {1,2,3,4,5,6,7,8}; P5 in "
+        "{1,2,3,4,5,6,7,8}; P6 in {1,2,3,4,5,6,7,8} has 2097152 configs, over the limit "
+        "of 1000000");
 }

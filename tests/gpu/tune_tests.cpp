@@ -97,16 +97,18 @@ TEST_CASE("tuning matmul_tiled at 256^3 times every TILE_WIDTH and the tuned run
   CHECK(runs[0]["passed"] == true);
 
   // A second tune with --resume measures nothing again.
-  const json resumed = cli_json(scratch, {"tune", "matmul", "--size", "256", "--db", database,
-                                          "--resume", "--json"});
+  const json resumed = cli_json(
+      scratch, {"tune", "matmul", "--size", "256", "--db", database, "--resume", "--json"});
   CHECK(resumed[0]["counts"]["timed"] == 0);
   CHECK(resumed[0]["counts"]["resumed"] == 4);
   CHECK(resumed[0]["winner"]["config"] == winner_config);
 }
 
-TEST_CASE("a planted wrong config and a planted faulting config are reported and the tune goes on") {
+TEST_CASE(
+    "a planted wrong config and a planted faulting config are reported and the tune goes on") {
   Scratch scratch;
-  const std::string planted = std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/matmul_planted.cu";
+  const std::string planted =
+      std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/matmul_planted.cu";
   const json reports = cli_json(
       scratch, {"tune", "matmul", "--source", planted, "--size", "256", "--db",
                 (scratch.path() / "tuning.json").string(), "--no-parallel-compile", "--json"});
