@@ -85,11 +85,15 @@ void print_results(std::ostream& out, const TuneReport& report) {
                 rows);
 }
 
+// The first few of a list that can run to thousands (sgemm's space); --json has them all.
 void print_pruned(std::ostream& out, const char* title, const std::vector<PrunedConfig>& pruned) {
+  constexpr std::size_t shown = 20;
   if (pruned.empty()) return;
   out << title << ":\n";
-  for (const PrunedConfig& entry : pruned)
-    out << "  " << entry.config.describe() << ": " << entry.reason << '\n';
+  for (std::size_t i = 0; i < pruned.size() && i < shown; ++i)
+    out << "  " << pruned[i].config.describe() << ": " << pruned[i].reason << '\n';
+  if (pruned.size() > shown)
+    out << "  ... and " << pruned.size() - shown << " more (--json lists every one)\n";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -134,6 +135,59 @@ TEST_CASE("the worker measurer refuses to go on when its worker cannot get ready
     CHECK(std::string(error.what()).starts_with("the tuning worker could not start: "));
   }
   CHECK(measurer.workers_started() == 1);
+}
+
+// A stand-in worker speaking the protocol: X=2 asks for a restart, X=3 dies, X=4 hangs.
+constexpr const char* fake_worker = R"(
+import json, sys, time
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    x = request["config"]["X"]
+    if x == "3":
+        sys.exit(3)
+    if x == "4":
+        time.sleep(60)
+    measurement = {"config": request["config"], "status": "ok", "median_ms": float(x),
+                   "spread": 0.0, "runs": 5, "rate": 1.0, "rate_unit": "op/s", "max_error": 0.0,
+                   "detail": "best so far %s" % request["best_ms"]}
+    print(json.dumps({"measurement": measurement, "restart": x == "2"}), flush=True)
+    if x == "2":
+        sys.exit(1)
+)";
+
+TEST_CASE("the worker measurer replaces a worker that restarts, dies or hangs, and goes on") {
+  if (!std::filesystem::exists("/usr/bin/python3")) {
+    MESSAGE("skipped: the stand-in worker needs /usr/bin/python3");
+    return;
+  }
+  ptxrt::host::WorkerMeasurer measurer({"/usr/bin/python3", "-c", fake_worker}, 2s, 30s);
+  ptxrt::TuningSpace space;
+  space.add_parameter("X", {1, 2, 3, 4, 5});
+  ptxrt::TuneOptions options;
+  options.compile_threads = 0;
+  const ptxrt::TuneReport report = ptxrt::tune(
+      space,
+      [](const TuningConfig& config) {
+        return ptxrt::Candidate{config, ptxrt::Candidate::State::ready, {}, std::nullopt,
+                                std::nullopt};
+      },
+      measurer, options);
+  REQUIRE(report.results.size() == 5);
+  const auto& results = report.results;
+  CHECK(results[0].measurement.status == MeasurementStatus::ok);
+  CHECK(results[0].measurement.detail == "best so far None");
+  CHECK(results[1].measurement.status == MeasurementStatus::ok);
+  CHECK(results[1].measurement.detail == "best so far 1.0");
+  CHECK(results[2].measurement.status == MeasurementStatus::crashed);
+  CHECK(results[2].measurement.detail == "the worker exited with code 3 while running it");
+  CHECK(results[3].measurement.status == MeasurementStatus::crashed);
+  CHECK(results[3].measurement.detail ==
+        "no answer within 2 s: the worker was stopped (killed by signal 9 (Killed))");
+  CHECK(results[4].measurement.status == MeasurementStatus::ok);
+  CHECK(measurer.workers_started() == 4);
+  REQUIRE(report.winner);
+  CHECK(report.winner->config.describe() == "X=1");
 }
 
 TEST_CASE("tune sizes read N, MxNxK or a point count, and reject the rest") {
