@@ -169,8 +169,8 @@ TEST_CASE("the worker measurer replaces a worker that restarts, dies or hangs, a
   const ptxrt::TuneReport report = ptxrt::tune(
       space,
       [](const TuningConfig& config) {
-        return ptxrt::Candidate{config, ptxrt::Candidate::State::ready, {}, std::nullopt,
-                                std::nullopt};
+        return ptxrt::Candidate{
+            config, ptxrt::Candidate::State::ready, {}, std::nullopt, std::nullopt};
       },
       measurer, options);
   REQUIRE(report.results.size() == 5);
