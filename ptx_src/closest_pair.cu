@@ -16,6 +16,7 @@
 //
 // clang-format off
 // ptxrt: define BASE in {32, 64, 128, 256, 512, 1024} default 128
+// ptxrt: tune BASE
 // ptxrt: entry brute_force grid=(min(T(T+1)/2, G)), T = ceil(n/BASE) block=(BASE) — every pair once: each block takes tile pairs (a <= b) of the triangle, grid-stride; block_minima[blockIdx.x] = its best pair
 // ptxrt: entry dc_prepare_keys grid=(ceil(n_pow2/BASE)) block=(BASE) — keys = x, values = index; padding NaN / INT_MAX up to n_pow2
 // ptxrt: entry dc_gather grid=(ceil(n/BASE)) block=(BASE) — by_x[k] = points[order[k]], index_by_x[k] = order[k]

@@ -4,6 +4,7 @@
 //
 // clang-format off
 // ptxrt: define TILE_WIDTH in {4, 8, 16, 32} default 16
+// ptxrt: tune TILE_WIDTH
 // ptxrt: entry matmul_tiled grid=(ceil(N/TILE_WIDTH), ceil(M/TILE_WIDTH)) block=(TILE_WIDTH, TILE_WIDTH) — C = A·B, row-major, any M, N, K
 // clang-format on
 

@@ -12,6 +12,11 @@
 // likewise its columns, so that the lanes of a warp read one contiguous span (conflict-free)
 // and the sub-tiles stay 16-byte aligned.
 //
+// The tuner searches 128- to 256-thread blocks with 64 to 256 rows and columns and at least 8×8
+// results per thread, 3 or 4 stages: smaller tiles cannot reach the FFMA-per-load ratio that makes
+// this kernel fast, and the rest of the declared space would triple the tune for nothing. The host
+// adds the device's limits (sgemm_config_problem).
+//
 // clang-format off
 // ptxrt: define WARPS_M in {1, 2, 4, 8} default 4
 // ptxrt: define WARPS_N in {1, 2, 4, 8} default 2
@@ -21,6 +26,12 @@
 // ptxrt: define BK in {8, 16} default 8
 // ptxrt: define STAGES in {2, 3, 4} default 3
 // ptxrt: define MIN_BLOCKS in {1, 2, 3, 4} default 2
+// ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS
+// ptxrt: constraint WARPS_M * WARPS_N >= 4 && WARPS_M * WARPS_N <= 8
+// ptxrt: constraint TM >= 8 && TN >= 8
+// ptxrt: constraint STAGES >= 3 && MIN_BLOCKS <= 2
+// ptxrt: constraint WARPS_M * LANES_M * TM >= 64 && WARPS_M * LANES_M * TM <= 256
+// ptxrt: constraint WARPS_N * (32 / LANES_M) * TN >= 64 && WARPS_N * (32 / LANES_M) * TN <= 256
 // ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM)) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment
 // ptxrt: entry sgemm_aligned same launch as sgemm — needs N % 4 == 0 and B, C 16-byte aligned: 16-byte loads of B, 16-byte stores of C
 // clang-format on

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 
 #include "ptxrt/error.hpp"
 
@@ -72,6 +74,43 @@ class LineParser {
       declared.default_value = std::move(value);
     }
     return declared;
+  }
+
+  // "NAME [NAME...]": each a define declared above, with integer values (the tuner enumerates and
+  // constrains them as numbers).
+  void tune(std::string_view rest, Manifest& manifest) const {
+    if (trim(rest).empty()) fail("expected the names of declared defines after 'tune'");
+    while (!rest.empty()) {
+      const std::string name = identifier(next_word(rest), "tunable name");
+      auto found = std::find_if(manifest.defines.begin(), manifest.defines.end(),
+                                [&](const ManifestDefine& declared) { return declared.name == name; });
+      if (found == manifest.defines.end())
+        fail("tune " + name + ": no 'define " + name + "' line above");
+      for (const std::string& value : found->values) {
+        std::int64_t number = 0;
+        auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+        if (error != std::errc() || end != value.data() + value.size())
+          fail("tune " + name + ": value '" + value + "' is not an integer");
+      }
+      found->tunable = true;
+    }
+  }
+
+  // An expression over defines declared above; its syntax errors keep their column.
+  Expression constraint(std::string_view rest, const Manifest& manifest) const {
+    if (trim(rest).empty()) fail("expected an expression after 'constraint'");
+    Expression expression = [&] {
+      try {
+        return Expression::parse(trim(rest));
+      } catch (const Error& error) {
+        fail(error.what());
+      }
+    }();
+    for (const std::string& name : expression.names())
+      if (manifest.find_define(name) == nullptr)
+        fail("constraint '" + expression.text() + "' names " + name +
+             ", which no 'define' line above declares");
+    return expression;
   }
 
   ManifestEntry entry(std::string_view rest) const {
@@ -146,9 +185,14 @@ Manifest parse_manifest(std::string_view source, std::string_view file) {
       ManifestEntry entry = parser.entry(rest);
       if (manifest.find_entry(entry.name)) parser.fail("entry " + entry.name + " is declared twice");
       manifest.entries.push_back(std::move(entry));
+    } else if (directive == "tune") {
+      parser.tune(rest, manifest);
+    } else if (directive == "constraint") {
+      manifest.constraints.push_back({parser.constraint(rest, manifest), line_number});
     } else {
       parser.fail("unknown directive '" + std::string(directive) +
-                  "' (expected 'define NAME in {...}' or 'entry NAME ...')");
+                  "' (expected 'define NAME in {...}', 'entry NAME ...', 'tune NAME ...' or "
+                  "'constraint EXPRESSION')");
     }
   }
   return manifest;

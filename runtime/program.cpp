@@ -255,6 +255,16 @@ std::string cache_key(const Program& program, const CompileOptions& options, int
   return hash.hex_digest();
 }
 
+std::string source_hash(const Program& program) {
+  Sha256 hash;
+  hash.update_field("ptxrt source 1").update_field(program.name()).update_field(program.source());
+  auto named = [&](std::string_view name) { return named_header(program, name); };
+  for (const detail::IncludedFile& header : detail::find_included_files(
+           program.source(), program.directory(), named, search_paths(program, {})))
+    hash.update_field(header.include_name).update_field(header.content);
+  return hash.hex_digest();
+}
+
 Image compile(const Program& program, const CompileOptions& options, int driver_version) {
   check_target(program, options.target);
   std::vector<Define> defines = validated_defines(program, options);

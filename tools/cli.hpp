@@ -27,6 +27,7 @@ void add_resources_commands(CLI::App& app);
 void add_kernels_commands(CLI::App& app);
 void add_cache_commands(CLI::App& app);
 void add_demo_command(CLI::App& app);
+void add_tune_commands(CLI::App& app);
 
 // The options several commands take, with the same names and help everywhere.
 void add_kernel_argument(CLI::App& command, std::string& kernel_or_file);

@@ -23,6 +23,10 @@ int main(int argc, char** argv) {
   add_bench_command(app);
   ptxrt::cli::add_closest_pair_command(app);
   ptxrt::cli::add_multi_gpu_command(app);
+  ptxrt::cli::add_tune_commands(app);
+  // One command per invocation: CLI11 would otherwise read a command's name in another's
+  // arguments as a second command (`ptxrt tune closest-pair` would run `closest-pair`).
+  app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
     // Checked here rather than by require_subcommand(), which would hide an unknown command's

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,10 +20,12 @@
 #include "host/simpson.hpp"
 #include "host/sort.hpp"
 #include "host/transpose.hpp"
+#include "host/tune_problems.hpp"
 #include "host/vector_add.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/manifest.hpp"
+#include "ptxrt/tuning_database.hpp"
 #include "tools/host_commands.hpp"
 
 namespace host = ptxrt::host;
@@ -43,6 +47,8 @@ struct RunArguments {
   std::uint64_t seed = 1;
   bool json = false;
   int device = 0;
+  bool tuned = false;
+  std::string database;
 };
 
 using Runner = std::function<std::vector<host::Run>(Jit&, const Context&, const host::RunOptions&)>;
@@ -101,9 +107,8 @@ Runner runner(Plan plan, Function run) {
   };
 }
 
-Runner plan_program(const CLI::App& command, const RunArguments& arguments) {
-  check_applicable(command, arguments);
-  std::vector<ptxrt::Define> defines = parse_defines(arguments.defines);
+Runner plan_program(const CLI::App& command, const RunArguments& arguments,
+                    std::vector<ptxrt::Define> defines) {
   const std::string& program = arguments.program;
   const std::string variant =
       command.count("--variant") ? arguments.variant : programs().at(program).default_variant;
@@ -151,8 +156,44 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments) {
   };
 }
 
+// --tuned: the config the tuning database picks for this matmul on this device.
+std::optional<ptxrt::TunedChoice> tuned_choice(const CLI::App& command,
+                                               const RunArguments& arguments) {
+  if (!arguments.tuned) return std::nullopt;
+  if (arguments.program != "matmul" ||
+      (command.count("--variant") && arguments.variant != "tiled"))
+    throw Error(ErrorKind::invalid_argument, "--tuned applies to matmul (tiled) only");
+  if (!arguments.defines.empty())
+    throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
+  const std::vector<std::int64_t> size{size_or(command, "--m", arguments.m, 1024),
+                                       size_or(command, "--n", arguments.n, 1024),
+                                       size_or(command, "--k", arguments.k, 1024)};
+  const ptxrt::DeviceProperties device = ptxrt::Device::get(arguments.device).properties();
+  const ptxrt::TuningDatabase database(arguments.database.empty()
+                                           ? ptxrt::TuningDatabase::default_path()
+                                           : std::filesystem::path(arguments.database));
+  return host::choose_tuned(host::make_tune_problem("matmul", size, device), device, database);
+}
+
+nlohmann::json tuned_json(const ptxrt::TunedChoice& choice) {
+  nlohmann::json config = nlohmann::json::object();
+  for (const ptxrt::Define& define : choice.config.defines()) config[define.name] = define.value;
+  nlohmann::json from;
+  if (choice.from)
+    from = {{"device", choice.from->device},
+            {"compute_capability", choice.from->compute_capability},
+            {"size", choice.from->size}};
+  return {{"level", ptxrt::to_string(choice.level)}, {"config", config}, {"from", from}};
+}
+
 void execute(const CLI::App& command, const RunArguments& arguments) {
-  const Runner run = plan_program(command, arguments);
+  check_applicable(command, arguments);
+  if (command.count("--db") && !arguments.tuned)
+    throw Error(ErrorKind::invalid_argument, "--db applies with --tuned");
+  const std::optional<ptxrt::TunedChoice> tuned = tuned_choice(command, arguments);
+  const Runner run = plan_program(command, arguments,
+                                  tuned ? tuned->config.defines() : parse_defines(arguments.defines));
+  if (tuned && !arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
   const Context context = Context::primary(arguments.device);
   const host::RunOptions options{
       .seed = arguments.seed, .repeats = arguments.repeat, .verify = arguments.verify};
@@ -161,9 +202,10 @@ void execute(const CLI::App& command, const RunArguments& arguments) {
   nlohmann::json report = nlohmann::json::array();
   for (const host::Run& result : runs) {
     passed = passed && result.passed();
-    if (arguments.json)
+    if (arguments.json) {
       report.push_back(ptxrt::tools::run_to_json(result));
-    else
+      if (tuned) report.back()["tuned"] = tuned_json(*tuned);
+    } else
       std::cout << host::format_run(result);
   }
   if (arguments.json) std::cout << report.dump(2) << '\n';
@@ -236,5 +278,12 @@ void add_run_command(CLI::App& app) {
   command->add_flag("--json", arguments->json, "Print the report as JSON");
   command->add_option("--device", arguments->device, "Device ordinal")
       ->check(CLI::NonNegativeNumber);
+  command->add_flag("--tuned", arguments->tuned,
+                    "matmul: use the config the tuning database picks for this size and device "
+                    "(exact size, nearest size, same compute capability, else the default); "
+                    "printed, and in --json as \"tuned\": {level, config, from}");
+  command->add_option("--db", arguments->database,
+                      "with --tuned: the tuning database (default: $PTXRT_TUNING_DB, else "
+                      "tuning.json in the cache directory)");
   command->callback([command, arguments] { execute(*command, *arguments); });
 }

@@ -4,6 +4,12 @@
 //   // ptxrt: define TILE_WIDTH in {4, 8, 16, 32} default 16
 //   // ptxrt: entry matmul_tiled one thread per C element, TILE_WIDTH^2 threads per block
 //
+// and, for the tuner (see tuning_space.hpp), which constants it may vary and which combinations
+// are valid; both name constants declared on an earlier line:
+//
+//   // ptxrt: tune TILE_WIDTH
+//   // ptxrt: constraint TILE_WIDTH * TILE_WIDTH <= 1024
+//
 // Checking defines against it catches a bad value before NVRTC runs, with a message that lists
 // the valid ones. Plain values; thread-safe to share once built.
 #pragma once
@@ -13,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/expression.hpp"
 #include "ptxrt/image.hpp"
 
 namespace ptxrt {
@@ -22,6 +29,13 @@ struct ManifestDefine {
   std::vector<std::string> values;           // the valid values, as declared (in order)
   std::optional<std::string> default_value;  // one of values, or none: then it is required
   int line = 0;                              // where it was declared (1-based)
+  bool tunable = false;                      // named by a "tune" line
+};
+
+// "constraint EXPR": a tuning config is valid only where EXPR is not 0.
+struct ManifestConstraint {
+  Expression expression;
+  int line = 0;
 };
 
 struct ManifestEntry {
@@ -34,6 +48,7 @@ struct Manifest {
   std::string file;  // the kernel file's name, for messages ("matmul_tiled.cu")
   std::vector<ManifestDefine> defines;
   std::vector<ManifestEntry> entries;
+  std::vector<ManifestConstraint> constraints;
 
   const ManifestDefine* find_define(std::string_view name) const;
   const ManifestEntry* find_entry(std::string_view name) const;

@@ -82,6 +82,11 @@ Image compile(const Program& program, const CompileOptions& options, int driver_
 std::string cache_key(const Program& program, const CompileOptions& options,
                       int driver_version = 0);
 
+// SHA-256 (hex) of what the kernel is, apart from how it is compiled: its name, its source and
+// the content of every header it includes (found as for cache_key, without include paths).
+// Tuning results are keyed by it, so that editing the kernel or a header retires them.
+std::string source_hash(const Program& program);
+
 // The toolkit include folders given to NVRTC for <cuda_fp16.h>, <cooperative_groups.h> and
 // <cuda/std/...>: $CUDA_PATH/include or $CUDA_HOME/include when set, else the build's toolkit;
 // each followed by its cccl/ subfolder when present.

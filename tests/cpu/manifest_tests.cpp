@@ -81,8 +81,8 @@ TEST_CASE("a malformed manifest line is an error naming the file and the line") 
   CHECK(error_message("// ptxrt: define A in {4}\n// ptxrt: define A in {8}\n") ==
         "matmul_tiled.cu:2: A is declared twice");
   CHECK(error_message("\n\n// ptxrt: kernel matmul\n") ==
-        "matmul_tiled.cu:3: unknown directive 'kernel' (expected 'define NAME in {...}' or "
-        "'entry NAME ...')");
+        "matmul_tiled.cu:3: unknown directive 'kernel' (expected 'define NAME in {...}', "
+        "'entry NAME ...', 'tune NAME ...' or 'constraint EXPRESSION')");
   CHECK(error_message("// ptxrt: entry\n") == "matmul_tiled.cu:1: entry name '' is not a C identifier");
 }
 

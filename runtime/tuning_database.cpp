@@ -1,0 +1,377 @@
+#include "ptxrt/tuning_database.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ptxrt/disk_cache.hpp"
+#include "ptxrt/error.hpp"
+
+namespace ptxrt {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view file_format = "ptxrt-tuning-1";
+
+constexpr std::pair<MeasurementStatus, std::string_view> status_names[] = {
+    {MeasurementStatus::started, "started"}, {MeasurementStatus::ok, "ok"},
+    {MeasurementStatus::cut, "cut"},         {MeasurementStatus::wrong, "wrong"},
+    {MeasurementStatus::failed, "failed"},   {MeasurementStatus::crashed, "crashed"},
+};
+
+MeasurementStatus parse_status(const std::string& name) {
+  for (const auto& [status, spelling] : status_names)
+    if (spelling == name) return status;
+  throw Error(ErrorKind::invalid_argument, "unknown measurement status '" + name + "'");
+}
+
+// JSON has no infinity or NaN: those are written as null and read back as `absent`.
+json number(double value) { return std::isfinite(value) ? json(value) : json(); }
+double number_or(const json& object, const char* name, double absent) {
+  const auto found = object.find(name);
+  return found == object.end() || found->is_null() ? absent : found->get<double>();
+}
+
+json config_to_json(const TuningConfig& config) {
+  json object = json::object();
+  for (const Define& define : config.defines()) object[define.name] = define.value;
+  return object;
+}
+
+TuningConfig config_from_json(const json& object) {
+  std::vector<Define> defines;
+  for (const auto& [name, value] : object.items())
+    defines.push_back({name, value.get<std::string>()});
+  return TuningConfig(std::move(defines));
+}
+
+json to_json(const Measurement& measurement) {
+  return {{"config", config_to_json(measurement.config)},
+          {"status", to_string(measurement.status)},
+          {"median_ms", number(measurement.median_ms)},
+          {"spread", number(measurement.spread)},
+          {"runs", measurement.runs},
+          {"rate", number(measurement.rate)},
+          {"rate_unit", measurement.rate_unit},
+          {"max_error", number(measurement.max_error)},
+          {"detail", measurement.detail}};
+}
+
+Measurement measurement_from(const json& object) {
+  Measurement measurement;
+  measurement.config = config_from_json(object.at("config"));
+  measurement.status = parse_status(object.at("status").get<std::string>());
+  measurement.median_ms = number_or(object, "median_ms", 0.0);
+  measurement.spread = number_or(object, "spread", 0.0);
+  measurement.runs = object.value("runs", 0);
+  measurement.rate = number_or(object, "rate", 0.0);
+  measurement.rate_unit = object.value("rate_unit", "");
+  measurement.max_error = number_or(object, "max_error", std::numeric_limits<double>::infinity());
+  measurement.detail = object.value("detail", "");
+  return measurement;
+}
+
+json to_json(const TuningKey& key) {
+  return {{"kernel", key.kernel},
+          {"source_hash", key.source_hash},
+          {"space", key.space},
+          {"device", key.device},
+          {"compute_capability", key.compute_capability},
+          {"nvrtc_version", key.nvrtc_version},
+          {"size", key.size}};
+}
+
+TuningKey key_from(const json& object) {
+  return {object.at("kernel").get<std::string>(),
+          object.at("source_hash").get<std::string>(),
+          object.at("space").get<std::string>(),
+          object.at("device").get<std::string>(),
+          object.at("compute_capability").get<std::string>(),
+          object.at("nvrtc_version").get<int>(),
+          object.at("size").get<std::vector<std::int64_t>>()};
+}
+
+std::string system_error_text() { return std::strerror(errno); }
+
+// The whole file as parsed JSON; an empty database when it does not exist.
+json read_file(const fs::path& path) {
+  std::error_code missing;
+  if (!fs::exists(path, missing) && !missing)
+    return {{"format", file_format}, {"tunes", json::array()}};
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorKind::io,
+                "cannot read tuning database '" + path.string() + "': " + system_error_text());
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    json parsed = json::parse(text.str());
+    if (parsed.value("format", "") != file_format)
+      throw Error(ErrorKind::io, "'" + path.string() + "' is not a tuning database (format '" +
+                                     parsed.value("format", "") + "', expected '" +
+                                     std::string(file_format) + "')");
+    return parsed;
+  } catch (const json::exception& error) {
+    throw Error(ErrorKind::io,
+                "tuning database '" + path.string() + "' is corrupt: " + error.what());
+  }
+}
+
+std::vector<TuningRecord> records_from(const json& file, const fs::path& path) {
+  std::vector<TuningRecord> records;
+  try {
+    for (const json& tune : file.at("tunes")) {
+      TuningRecord record{key_from(tune.at("key")), {}, std::nullopt};
+      for (const json& measurement : tune.at("measurements"))
+        record.measurements.push_back(measurement_from(measurement));
+      record.winner = fastest(record.measurements);
+      records.push_back(std::move(record));
+    }
+  } catch (const json::exception& error) {
+    throw Error(ErrorKind::io,
+                "tuning database '" + path.string() + "' is corrupt: " + error.what());
+  }
+  return records;
+}
+
+// An exclusive flock held for the object's lifetime; released by close().
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& path)
+      : descriptor_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    if (descriptor_ < 0)
+      throw Error(ErrorKind::io,
+                  "cannot open lock file '" + path.string() + "': " + system_error_text());
+    while (::flock(descriptor_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      const std::string reason = system_error_text();
+      ::close(descriptor_);
+      throw Error(ErrorKind::io, "cannot lock '" + path.string() + "': " + reason);
+    }
+  }
+  ~FileLock() { ::close(descriptor_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int descriptor_;
+};
+
+// Temporary file + fsync + rename: after a crash the name holds the old file or the new one.
+void write_atomically(const fs::path& path, const std::string& text) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path temporary = path.string() + ".tmp." + std::to_string(::getpid()) + "." +
+                             std::to_string(counter.fetch_add(1));
+  const int descriptor =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (descriptor < 0)
+    throw Error(ErrorKind::io,
+                "cannot create '" + temporary.string() + "': " + system_error_text());
+  std::string_view rest = text;
+  bool written = true;
+  while (written && !rest.empty()) {
+    const ssize_t count = ::write(descriptor, rest.data(), rest.size());
+    if (count < 0 && errno == EINTR) continue;
+    written = count > 0;
+    if (written) rest.remove_prefix(static_cast<std::size_t>(count));
+  }
+  written = written && ::fsync(descriptor) == 0;
+  written = ::close(descriptor) == 0 && written;
+  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string reason = system_error_text();
+    ::unlink(temporary.c_str());
+    throw Error(ErrorKind::io, "cannot write tuning database '" + path.string() + "': " + reason);
+  }
+}
+
+bool same_tune(const TuningKey& a, const TuningKey& b) {
+  return a.kernel == b.kernel && a.source_hash == b.source_hash && a.space == b.space &&
+         a.nvrtc_version == b.nvrtc_version;
+}
+
+// Squared distance of two sizes on a log scale, per dimension; infinite when they do not compare.
+double size_distance(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
+  double sum = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] <= 0 || b[i] <= 0) return std::numeric_limits<double>::infinity();
+    const double difference =
+        std::log(static_cast<double>(a[i])) - std::log(static_cast<double>(b[i]));
+    sum += difference * difference;
+  }
+  return sum;
+}
+
+// The record with a winner nearest to `query` in size among those `eligible` allows.
+template <typename Eligible>
+const TuningRecord* nearest(const std::vector<TuningRecord>& records, const TuningKey& query,
+                            Eligible eligible) {
+  const TuningRecord* best = nullptr;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (const TuningRecord& record : records) {
+    if (!record.winner || !same_tune(record.key, query) || !eligible(record.key)) continue;
+    const double distance = size_distance(record.key.size, query.size);
+    if (distance < best_distance) {
+      best = &record;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::string_view to_string(MeasurementStatus status) {
+  for (const auto& [value, spelling] : status_names)
+    if (value == status) return spelling;
+  return "unknown";
+}
+
+std::optional<Measurement> fastest(const std::vector<Measurement>& measurements) {
+  std::optional<Measurement> best;
+  for (const Measurement& measurement : measurements)
+    if (measurement.status == MeasurementStatus::ok &&
+        (!best || measurement.median_ms < best->median_ms))
+      best = measurement;
+  return best;
+}
+
+std::string measurement_to_json(const Measurement& measurement) {
+  return to_json(measurement).dump();
+}
+
+Measurement measurement_from_json(std::string_view text) {
+  try {
+    return measurement_from(json::parse(text));
+  } catch (const json::exception& error) {
+    throw Error(ErrorKind::invalid_argument, "not a measurement: " + std::string(error.what()) +
+                                                 " in '" + std::string(text) + "'");
+  }
+}
+
+std::string format_size(const std::vector<std::int64_t>& size) {
+  std::string text;
+  for (std::int64_t value : size) {
+    if (!text.empty()) text += 'x';
+    text += std::to_string(value);
+  }
+  return text;
+}
+
+std::string TuningKey::describe() const {
+  return kernel + " " + format_size(size) + " on " + device + " (" + compute_capability + ")";
+}
+
+std::string_view to_string(ChoiceLevel level) {
+  switch (level) {
+    case ChoiceLevel::exact_size:
+      return "exact";
+    case ChoiceLevel::nearest_size:
+      return "nearest-size";
+    case ChoiceLevel::same_compute_capability:
+      return "same-cc";
+    case ChoiceLevel::declared_default:
+      return "default";
+  }
+  return "unknown";
+}
+
+std::string TunedChoice::describe() const {
+  std::string text = config.describe() + " (" + std::string(to_string(level));
+  if (from)
+    text += ": tuned for " + from->describe();
+  else
+    text += ": nothing tuned for this kernel, device and size";
+  return text + ")";
+}
+
+TunedChoice choose(const std::vector<TuningRecord>& records, const TuningKey& query,
+                   const TuningConfig& declared_default) {
+  const auto same_device = [&](const TuningKey& key) {
+    return key.device == query.device && key.compute_capability == query.compute_capability;
+  };
+  const auto same_cc = [&](const TuningKey& key) {
+    return key.compute_capability == query.compute_capability;
+  };
+  const TuningRecord* found = nearest(records, query, same_device);
+  ChoiceLevel level = ChoiceLevel::nearest_size;
+  if (found && found->key.size == query.size) level = ChoiceLevel::exact_size;
+  if (!found) {
+    found = nearest(records, query, same_cc);
+    level = ChoiceLevel::same_compute_capability;
+  }
+  if (!found) return {declared_default, ChoiceLevel::declared_default, std::nullopt, std::nullopt};
+  return {found->winner->config, level, found->key, found->winner};
+}
+
+fs::path TuningDatabase::default_path() {
+  if (const char* path = std::getenv("PTXRT_TUNING_DB"); path != nullptr && *path != '\0')
+    return path;
+  const fs::path cache = DiskCache::default_directory();
+  return cache.empty() ? fs::path() : cache / "tuning.json";
+}
+
+TuningDatabase::TuningDatabase(fs::path path) : path_(std::move(path)) {
+  if (path_.empty())
+    throw Error(ErrorKind::invalid_argument,
+                "no tuning database path: set PTXRT_TUNING_DB or HOME, or name a file");
+}
+
+void TuningDatabase::record(const TuningKey& key, const Measurement& measurement) const {
+  if (path_.has_parent_path()) {
+    std::error_code error;
+    fs::create_directories(path_.parent_path(), error);
+    if (error)
+      throw Error(ErrorKind::io,
+                  "cannot create '" + path_.parent_path().string() + "': " + error.message());
+  }
+  FileLock lock(path_.string() + ".lock");
+  json file = read_file(path_);
+  json& tunes = file["tunes"];
+  const json key_json = to_json(key);
+  auto tune = std::find_if(tunes.begin(), tunes.end(),
+                           [&](const json& entry) { return entry.at("key") == key_json; });
+  if (tune == tunes.end()) {
+    tunes.push_back({{"key", key_json}, {"measurements", json::array()}});
+    tune = tunes.end() - 1;
+  }
+  json& measurements = (*tune)["measurements"];
+  const json config = config_to_json(measurement.config);
+  auto same = std::find_if(measurements.begin(), measurements.end(),
+                           [&](const json& entry) { return entry.at("config") == config; });
+  if (same != measurements.end())
+    *same = to_json(measurement);
+  else
+    measurements.push_back(to_json(measurement));
+  std::vector<Measurement> parsed;
+  for (const json& entry : measurements) parsed.push_back(measurement_from(entry));
+  const std::optional<Measurement> winner = fastest(parsed);
+  (*tune)["winner"] = winner ? to_json(*winner) : json();
+  write_atomically(path_, file.dump(1) + "\n");
+}
+
+std::vector<TuningRecord> TuningDatabase::records() const {
+  return records_from(read_file(path_), path_);
+}
+
+std::vector<Measurement> TuningDatabase::measurements(const TuningKey& key) const {
+  for (TuningRecord& record : records())
+    if (record.key == key) return std::move(record.measurements);
+  return {};
+}
+
+}  // namespace ptxrt

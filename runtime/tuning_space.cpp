@@ -1,0 +1,198 @@
+#include "ptxrt/tuning_space.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+#include "ptxrt/error.hpp"
+
+namespace ptxrt {
+
+namespace {
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  std::int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::string join(const std::vector<std::int64_t>& values) {
+  std::string text;
+  for (std::int64_t value : values) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(value);
+  }
+  return text;
+}
+
+}  // namespace
+
+TuningConfig::TuningConfig(std::vector<Define> defines) : defines_(std::move(defines)) {
+  std::sort(defines_.begin(), defines_.end(),
+            [](const Define& a, const Define& b) { return a.name < b.name; });
+}
+
+std::optional<std::int64_t> TuningConfig::find(std::string_view name) const {
+  for (const Define& define : defines_)
+    if (define.name == name) return parse_integer(define.value);
+  return std::nullopt;
+}
+
+std::int64_t TuningConfig::at(std::string_view name) const {
+  std::optional<std::int64_t> value = find(name);
+  if (!value)
+    throw Error(ErrorKind::not_found,
+                "tuning config " + describe() + " has no integer " + std::string(name));
+  return *value;
+}
+
+std::string TuningConfig::describe() const { return format_defines(defines_); }
+
+TuningSpace TuningSpace::from_manifest(const Manifest& manifest) {
+  TuningSpace space;
+  for (const ManifestDefine& declared : manifest.defines) {
+    if (declared.tunable) {
+      std::vector<std::int64_t> values;
+      for (const std::string& value : declared.values) values.push_back(*parse_integer(value));
+      std::optional<std::int64_t> fallback;
+      if (declared.default_value) fallback = parse_integer(*declared.default_value);
+      space.add_parameter(declared.name, std::move(values), fallback);
+    } else if (declared.default_value) {
+      if (std::optional<std::int64_t> value = parse_integer(*declared.default_value))
+        space.add_fixed_value(declared.name, *value);
+    }
+  }
+  for (const ManifestConstraint& constraint : manifest.constraints)
+    space.add_constraint(constraint.expression);
+  return space;
+}
+
+TuningSpace& TuningSpace::add_parameter(std::string name, std::vector<std::int64_t> values,
+                                        std::optional<std::int64_t> default_value) {
+  if (!is_identifier(name))
+    throw Error(ErrorKind::invalid_argument,
+                "tuning parameter '" + name + "' is not a C identifier");
+  for (const TuningParameter& parameter : parameters_)
+    if (parameter.name == name)
+      throw Error(ErrorKind::invalid_argument, "tuning parameter " + name + " is added twice");
+  if (values.empty())
+    throw Error(ErrorKind::invalid_argument, "tuning parameter " + name + " has no values");
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) !=
+        values.begin() + static_cast<std::ptrdiff_t>(i))
+      throw Error(ErrorKind::invalid_argument,
+                  "tuning parameter " + name + " lists " + std::to_string(values[i]) + " twice");
+  if (default_value && std::find(values.begin(), values.end(), *default_value) == values.end())
+    throw Error(ErrorKind::invalid_argument, "default " + std::to_string(*default_value) + " of " +
+                                                 name + " is not one of {" + join(values) + "}");
+  parameters_.push_back({std::move(name), std::move(values), default_value});
+  return *this;
+}
+
+TuningSpace& TuningSpace::add_fixed_value(std::string name, std::int64_t value) {
+  fixed_.emplace_back(std::move(name), value);
+  return *this;
+}
+
+TuningSpace& TuningSpace::add_constraint(const Expression& expression) {
+  for (const std::string& name : expression.names()) {
+    const bool parameter = std::any_of(parameters_.begin(), parameters_.end(),
+                                       [&](const TuningParameter& p) { return p.name == name; });
+    const bool fixed = std::any_of(fixed_.begin(), fixed_.end(),
+                                   [&](const auto& entry) { return entry.first == name; });
+    if (!parameter && !fixed)
+      throw Error(ErrorKind::invalid_argument, "constraint '" + expression.text() + "' names " +
+                                                   name +
+                                                   ", which is neither a tuning "
+                                                   "parameter nor a fixed value");
+  }
+  // The check captures a copy of the lookup state it needs, not `this`: spaces are copied.
+  auto fixed = fixed_;
+  return add_constraint(
+      expression.text(),
+      [expression, fixed](const TuningConfig& config) -> std::optional<std::string> {
+        const auto lookup = [&](std::string_view name) -> std::optional<std::int64_t> {
+          if (std::optional<std::int64_t> value = config.find(name)) return value;
+          for (const auto& [fixed_name, value] : fixed)
+            if (fixed_name == name) return value;
+          return std::nullopt;
+        };
+        try {
+          if (expression.evaluate(lookup) != 0) return std::nullopt;
+          return "breaks constraint " + expression.text();
+        } catch (const Error& error) {
+          return std::string(error.what());
+        }
+      });
+}
+
+TuningSpace& TuningSpace::add_constraint(std::string description, ConstraintCheck check) {
+  constraints_.push_back({std::move(description), std::move(check)});
+  return *this;
+}
+
+std::uint64_t TuningSpace::size() const {
+  std::uint64_t product = 1;
+  for (const TuningParameter& parameter : parameters_)
+    if (__builtin_mul_overflow(product, parameter.values.size(), &product))
+      return std::numeric_limits<std::uint64_t>::max();
+  return product;
+}
+
+std::optional<std::string> TuningSpace::first_violation(const TuningConfig& config) const {
+  for (const TuningConstraint& constraint : constraints_)
+    if (std::optional<std::string> reason = constraint.check(config)) return reason;
+  return std::nullopt;
+}
+
+SpaceEnumeration TuningSpace::enumerate() const {
+  const std::uint64_t count = size();
+  if (count > max_configs)
+    throw Error(ErrorKind::invalid_argument,
+                "tuning space " + describe() + " has " +
+                    (count == std::numeric_limits<std::uint64_t>::max() ? std::string("over 2^64")
+                                                                        : std::to_string(count)) +
+                    " configs, over the limit of " + std::to_string(max_configs));
+  SpaceEnumeration result;
+  std::vector<std::size_t> digits(parameters_.size(), 0);
+  for (std::uint64_t index = 0; index < count; ++index) {
+    std::vector<Define> defines;
+    for (std::size_t p = 0; p < parameters_.size(); ++p)
+      defines.push_back({parameters_[p].name, std::to_string(parameters_[p].values[digits[p]])});
+    TuningConfig config(std::move(defines));
+    if (std::optional<std::string> reason = first_violation(config))
+      result.pruned.push_back({std::move(config), std::move(*reason)});
+    else
+      result.allowed.push_back(std::move(config));
+    // Odometer: the last parameter turns fastest.
+    for (std::size_t p = parameters_.size(); p-- > 0;) {
+      if (++digits[p] < parameters_[p].values.size()) break;
+      digits[p] = 0;
+    }
+  }
+  return result;
+}
+
+TuningConfig TuningSpace::default_config() const {
+  std::vector<Define> defines;
+  for (const TuningParameter& parameter : parameters_)
+    defines.push_back({parameter.name,
+                       std::to_string(parameter.default_value.value_or(parameter.values.front()))});
+  return TuningConfig(std::move(defines));
+}
+
+std::string TuningSpace::describe() const {
+  std::vector<std::string> parts;
+  for (const TuningParameter& parameter : parameters_)
+    parts.push_back(parameter.name + " in {" + join(parameter.values) + "}");
+  for (const TuningConstraint& constraint : constraints_) parts.push_back(constraint.description);
+  std::string text;
+  for (const std::string& part : parts) {
+    if (!text.empty()) text += "; ";
+    text += part;
+  }
+  return text.empty() ? "(empty)" : text;
+}
+
+}  // namespace ptxrt

@@ -1,0 +1,87 @@
+// `ptxrt tune show`, and the tune and run --tuned arguments that are checked before any GPU work,
+// driven through the built binary.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "disk_cache_test_support.hpp"
+#include "process.hpp"
+#include "ptxrt/tuning_database.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+ptxrt::testing::ProcessResult cli(const ptxrt::testing::ScratchDirectory& scratch,
+                                  std::vector<std::string> arguments) {
+  arguments.insert(arguments.begin(), PTXRT_CLI_PATH);
+  return ptxrt::testing::run_process(
+      arguments, {"PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string(), "PTXRT_LOG=warning"});
+}
+
+void record_sample(const ptxrt::TuningDatabase& database) {
+  const ptxrt::TuningKey key{"matmul", "hash", "TILE_WIDTH in {8,16}", "NVIDIA H100",
+                             "9.0",    13000,  {1024, 1024, 1024}};
+  ptxrt::Measurement slow;
+  slow.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "8"}});
+  slow.status = ptxrt::MeasurementStatus::ok;
+  slow.median_ms = 4.0;
+  slow.rate = 537.0;
+  slow.rate_unit = "GFLOP/s";
+  database.record(key, slow);
+  ptxrt::Measurement fast = slow;
+  fast.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "16"}});
+  fast.median_ms = 2.0;
+  fast.rate = 1074.0;
+  database.record(key, fast);
+}
+
+}  // namespace
+
+TEST_CASE("tune show lists each tune with its winner, as a table or JSON") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const std::string path = (scratch.path() / "tuning.json").string();
+  const ptxrt::testing::ProcessResult empty = cli(scratch, {"tune", "show", "--db", path});
+  CHECK(empty.exit_code == 0);
+  CHECK(empty.output == "no tunes recorded in " + path + "\n");
+
+  record_sample(ptxrt::TuningDatabase(path));
+  const ptxrt::testing::ProcessResult table = cli(scratch, {"tune", "show", "--db", path});
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.output ==
+        "kernel  size            device       cc   measured  winner         median ms  rate\n"
+        "matmul  1024x1024x1024  NVIDIA H100  9.0  2         TILE_WIDTH=16  2.0000     1074.0 "
+        "GFLOP/s\n");
+
+  const ptxrt::testing::ProcessResult listed =
+      cli(scratch, {"tune", "show", "--db", path, "--json"});
+  REQUIRE(listed.exit_code == 0);
+  const json records = json::parse(listed.output);
+  REQUIRE(records.size() == 1);
+  CHECK(records[0]["key"]["size"] == json{1024, 1024, 1024});
+  CHECK(records[0]["measured"] == 2);
+  CHECK(records[0]["winner"]["config"] == json{{"TILE_WIDTH", "16"}});
+}
+
+TEST_CASE("tune and run --tuned reject bad arguments before touching the GPU") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const auto failure = [&](std::vector<std::string> arguments) {
+    const ptxrt::testing::ProcessResult result = cli(scratch, std::move(arguments));
+    CHECK(result.exit_code == 1);
+    return result.output;
+  };
+  CHECK(failure({"tune", "matmul", "--strategy", "fastest"}) ==
+        "ptxrt: error: tuning strategy 'fastest' is unknown: expected exhaustive, random or "
+        "occupancy\n");
+  CHECK(failure({"tune", "closest-pair", "--size", "1x2"}) ==
+        "ptxrt: error: closest-pair size '1x2': expected a number of points, at least 2\n");
+  CHECK(failure({"run", "vecadd", "--tuned"}) ==
+        "ptxrt: error: --tuned applies to matmul (tiled) only\n");
+  CHECK(failure({"run", "matmul", "--tuned", "-D", "TILE_WIDTH=8"}) ==
+        "ptxrt: error: --tuned picks the defines itself: drop -D\n");
+  CHECK(failure({"run", "matmul", "--db", "x.json"}) ==
+        "ptxrt: error: --db applies with --tuned\n");
+  CHECK(cli(scratch, {"tune"}).exit_code == 2);
+}

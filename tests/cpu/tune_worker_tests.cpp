@@ -1,0 +1,255 @@
+// The tuner's process plumbing and kernel problems, without a GPU: the child process a worker runs
+// in, the worker's line protocol driven through streams with a fake session, the problems' spaces
+// and sizes, and a worker that cannot get ready.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "host/child_process.hpp"
+#include "host/tune_problems.hpp"
+#include "host/tune_worker.hpp"
+#include "ptxrt/driver.hpp"
+#include "ptxrt/error.hpp"
+
+using nlohmann::json;
+using ptxrt::Measurement;
+using ptxrt::MeasurementStatus;
+using ptxrt::TuningConfig;
+using namespace std::chrono_literals;
+
+namespace {
+
+ptxrt::DeviceProperties h100() {
+  ptxrt::DeviceProperties device;
+  device.name = "NVIDIA H100 80GB HBM3";
+  device.cc_major = 9;
+  device.max_threads_per_block = 1024;
+  device.max_threads_per_sm = 2048;
+  device.shared_memory_per_block_optin = 232448;
+  device.shared_memory_per_sm = 233472;
+  device.registers_per_block = 65536;
+  device.registers_per_sm = 65536;
+  return device;
+}
+
+// Answers by config: X=1 is fine, X=2 is wrong, X=3 throws as a faulting kernel would.
+class FakeSession : public ptxrt::host::TuneSession {
+ public:
+  Measurement measure(const TuningConfig& config, const ptxrt::TimingPolicy&,
+                      std::optional<double> best_ms) override {
+    const std::int64_t x = config.at("X");
+    if (x == 3)
+      throw ptxrt::Error(ptxrt::ErrorKind::sticky, "an illegal memory access was encountered");
+    Measurement measurement;
+    measurement.status = x == 2 ? MeasurementStatus::wrong : MeasurementStatus::ok;
+    measurement.median_ms = best_ms.value_or(7.0);
+    return measurement;
+  }
+  std::optional<Measurement> peer(const ptxrt::TimingPolicy&) override { return std::nullopt; }
+};
+
+std::vector<json> worker_replies(
+    const std::string& requests,
+    const std::function<std::unique_ptr<ptxrt::host::TuneSession>()>& open, int& code) {
+  std::istringstream in(requests);
+  std::ostringstream out;
+  code = ptxrt::host::run_tune_worker(open, ptxrt::TimingPolicy{}, in, out);
+  std::vector<json> replies;
+  std::istringstream lines(out.str());
+  for (std::string line; std::getline(lines, line);) replies.push_back(json::parse(line));
+  return replies;
+}
+
+}  // namespace
+
+TEST_CASE("a child process answers lines, and a dead or silent one is told apart") {
+  ptxrt::host::ChildProcess cat({"/bin/cat"});
+  REQUIRE(cat.send_line("{\"ready\": true}"));
+  CHECK(cat.read_line(5s) == "{\"ready\": true}");
+  CHECK_FALSE(cat.read_line(50ms));  // nothing more to say
+  CHECK_FALSE(cat.closed());
+  CHECK(cat.terminate() == "exited with code 0");  // our end closed: cat reads EOF and ends
+
+  ptxrt::host::ChildProcess failing({"/bin/false"});
+  CHECK_FALSE(failing.read_line(5s));
+  CHECK(failing.closed());
+  CHECK(failing.terminate() == "exited with code 1");
+
+  CHECK_THROWS_AS(ptxrt::host::ChildProcess({"/no/such/program"}), ptxrt::Error);
+}
+
+TEST_CASE("the worker answers each config, and exits after one that throws") {
+  int code = -1;
+  const std::vector<json> replies = worker_replies(
+      "{\"config\": {\"X\": \"1\"}, \"best_ms\": null}\n"
+      "{\"config\": {\"X\": \"2\"}, \"best_ms\": 2.5}\n"
+      "{\"peer\": true}\n"
+      "{\"config\": {\"X\": \"3\"}, \"best_ms\": 2.5}\n"
+      "{\"config\": {\"X\": \"1\"}, \"best_ms\": 2.5}\n",
+      [] { return std::make_unique<FakeSession>(); }, code);
+  CHECK(code == 1);
+  REQUIRE(replies.size() == 5);
+  CHECK(replies[0] == json{{"ready", true}});
+  CHECK(replies[1]["measurement"]["status"] == "ok");
+  CHECK(replies[1]["measurement"]["median_ms"] == 7.0);
+  CHECK(replies[1]["measurement"]["config"] == json{{"X", "1"}});
+  CHECK(replies[1]["restart"] == false);
+  CHECK(replies[2]["measurement"]["status"] == "wrong");
+  CHECK(replies[3] == json{{"peer", nullptr}});
+  CHECK(replies[4]["measurement"]["status"] == "failed");
+  CHECK(replies[4]["measurement"]["detail"] == "an illegal memory access was encountered");
+  CHECK(replies[4]["restart"] == true);
+}
+
+TEST_CASE("a worker whose setup fails says why and exits") {
+  int code = -1;
+  const std::vector<json> replies = worker_replies(
+      "",
+      []() -> std::unique_ptr<ptxrt::host::TuneSession> {
+        throw ptxrt::Error(ptxrt::ErrorKind::no_device, "no CUDA device");
+      },
+      code);
+  CHECK(code == 1);
+  REQUIRE(replies.size() == 1);
+  CHECK(replies[0] == json{{"error", "no CUDA device"}});
+}
+
+TEST_CASE("the worker measurer refuses to go on when its worker cannot get ready") {
+  if (ptxrt::driver_status().usable) return;  // this is about the machine without a GPU
+  ptxrt::host::WorkerMeasurer measurer(
+      {PTXRT_CLI_PATH, "tune", "matmul", "--worker", "--size", "64"}, 30s, 60s);
+  const ptxrt::Candidate candidate{TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "16"}}),
+                                   ptxrt::Candidate::State::ready,
+                                   {},
+                                   std::nullopt,
+                                   std::nullopt};
+  try {
+    measurer.measure(candidate, std::nullopt);
+    FAIL("expected an error");
+  } catch (const ptxrt::Error& error) {
+    CHECK(std::string(error.what()).starts_with("the tuning worker could not start: "));
+  }
+  CHECK(measurer.workers_started() == 1);
+}
+
+// A stand-in worker speaking the protocol: X=2 asks for a restart, X=3 dies, X=4 hangs.
+constexpr const char* fake_worker = R"(
+import json, sys, time
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    x = request["config"]["X"]
+    if x == "3":
+        sys.exit(3)
+    if x == "4":
+        time.sleep(60)
+    measurement = {"config": request["config"], "status": "ok", "median_ms": float(x),
+                   "spread": 0.0, "runs": 5, "rate": 1.0, "rate_unit": "op/s", "max_error": 0.0,
+                   "detail": "best so far %s" % request["best_ms"]}
+    print(json.dumps({"measurement": measurement, "restart": x == "2"}), flush=True)
+    if x == "2":
+        sys.exit(1)
+)";
+
+TEST_CASE("the worker measurer replaces a worker that restarts, dies or hangs, and goes on") {
+  if (!std::filesystem::exists("/usr/bin/python3")) {
+    MESSAGE("skipped: the stand-in worker needs /usr/bin/python3");
+    return;
+  }
+  ptxrt::host::WorkerMeasurer measurer({"/usr/bin/python3", "-c", fake_worker}, 2s, 30s);
+  ptxrt::TuningSpace space;
+  space.add_parameter("X", {1, 2, 3, 4, 5});
+  ptxrt::TuneOptions options;
+  options.compile_threads = 0;
+  const ptxrt::TuneReport report = ptxrt::tune(
+      space,
+      [](const TuningConfig& config) {
+        return ptxrt::Candidate{
+            config, ptxrt::Candidate::State::ready, {}, std::nullopt, std::nullopt};
+      },
+      measurer, options);
+  REQUIRE(report.results.size() == 5);
+  const auto& results = report.results;
+  CHECK(results[0].measurement.status == MeasurementStatus::ok);
+  CHECK(results[0].measurement.detail == "best so far None");
+  CHECK(results[1].measurement.status == MeasurementStatus::ok);
+  CHECK(results[1].measurement.detail == "best so far 1.0");
+  CHECK(results[2].measurement.status == MeasurementStatus::crashed);
+  CHECK(results[2].measurement.detail == "the worker exited with code 3 while running it");
+  CHECK(results[3].measurement.status == MeasurementStatus::crashed);
+  CHECK(results[3].measurement.detail ==
+        "no answer within 2 s: the worker was stopped (killed by signal 9 (Killed))");
+  CHECK(results[4].measurement.status == MeasurementStatus::ok);
+  CHECK(measurer.workers_started() == 4);
+  REQUIRE(report.winner);
+  CHECK(report.winner->config.describe() == "X=1");
+}
+
+TEST_CASE("tune sizes read N, MxNxK or a point count, and reject the rest") {
+  using ptxrt::host::parse_tune_size;
+  CHECK(parse_tune_size("matmul", "256") == std::vector<std::int64_t>{256, 256, 256});
+  CHECK(parse_tune_size("sgemm", "4096x1024x512") == std::vector<std::int64_t>{4096, 1024, 512});
+  CHECK(parse_tune_size("closest-pair", "1000000") == std::vector<std::int64_t>{1000000});
+  CHECK_THROWS_WITH_AS(parse_tune_size("matmul", "12x3"), "matmul size '12x3': expected N or MxNxK",
+                       ptxrt::Error);
+  CHECK_THROWS_WITH_AS(parse_tune_size("matmul", "0"),
+                       "size '0': '0' is not a whole number from 1 to 2^31-1", ptxrt::Error);
+  CHECK_THROWS_WITH_AS(parse_tune_size("closest-pair", "1x2"),
+                       "closest-pair size '1x2': expected a number of points, at least 2",
+                       ptxrt::Error);
+}
+
+TEST_CASE("the tune problems build their spaces from the kernels' manifests") {
+  const ptxrt::DeviceProperties device = h100();
+  const ptxrt::host::TuneProblem matmul =
+      ptxrt::host::make_tune_problem("matmul", {1024, 1024, 1024}, device);
+  CHECK(matmul.space.enumerate().allowed.size() == 4);
+  CHECK(
+      matmul.shape(TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "32"}})).block_threads ==
+      1024);
+
+  const ptxrt::host::TuneProblem closest =
+      ptxrt::host::make_tune_problem("closest-pair", {1 << 20}, device);
+  CHECK(closest.space.enumerate().allowed.size() == 6);
+
+  // Every sgemm config the space allows passes the host's own rules on this device.
+  const ptxrt::host::TuneProblem sgemm =
+      ptxrt::host::make_tune_problem("sgemm", {4096, 4096, 4096}, device);
+  const ptxrt::SpaceEnumeration configs = sgemm.space.enumerate();
+  CHECK(configs.allowed.size() == 192);
+  for (const TuningConfig& config : configs.allowed) {
+    const ptxrt::LaunchShape shape = sgemm.shape(config);
+    CHECK(shape.block_threads >= 128);
+    CHECK(shape.block_threads <= 256);
+  }
+  CHECK(std::find(configs.allowed.begin(), configs.allowed.end(), sgemm.space.default_config()) !=
+        configs.allowed.end());
+
+  CHECK_THROWS_WITH_AS(ptxrt::host::make_tune_problem("conv", {1}, device),
+                       "no tuning problem 'conv': expected matmul, sgemm or closest-pair",
+                       ptxrt::Error);
+  CHECK_THROWS_AS(ptxrt::host::make_tune_problem("sgemm", {64, 64, 64}, device, "other.cu"),
+                  ptxrt::Error);
+}
+
+TEST_CASE("the tuning key changes with the size and the device but not between calls") {
+  const ptxrt::DeviceProperties device = h100();
+  const auto key = [&](std::vector<std::int64_t> size, const ptxrt::DeviceProperties& on) {
+    return ptxrt::host::tune_key(ptxrt::host::make_tune_problem("matmul", size, on), on);
+  };
+  const ptxrt::TuningKey first = key({256, 256, 256}, device);
+  CHECK(first == key({256, 256, 256}, device));
+  CHECK(first.kernel == "matmul");
+  CHECK(first.space == "TILE_WIDTH in {4,8,16,32}");
+  CHECK(first.compute_capability == "9.0");
+  CHECK(first.source_hash.size() == 64);
+  CHECK_FALSE(first == key({512, 256, 256}, device));
+  ptxrt::DeviceProperties other = device;
+  other.name = "NVIDIA H200";
+  CHECK(key({256, 256, 256}, other).device == "NVIDIA H200");
+}

@@ -1,0 +1,273 @@
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "disk_cache_test_support.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/tuning_database.hpp"
+
+namespace fs = std::filesystem;
+using ptxrt::ChoiceLevel;
+using ptxrt::Measurement;
+using ptxrt::MeasurementStatus;
+using ptxrt::TuningConfig;
+using ptxrt::TuningDatabase;
+using ptxrt::TuningKey;
+using ptxrt::testing::ScratchDirectory;
+
+namespace {
+
+TuningKey key_for(std::vector<std::int64_t> size, std::string device = "NVIDIA H100",
+                  std::string cc = "9.0") {
+  return {"matmul", "hash-1",       "TILE_WIDTH in {8,16,32}", std::move(device), std::move(cc),
+          13000,    std::move(size)};
+}
+
+TuningConfig tile(int width) { return TuningConfig({{"TILE_WIDTH", std::to_string(width)}}); }
+
+Measurement measured(int width, double ms, MeasurementStatus status = MeasurementStatus::ok) {
+  Measurement measurement;
+  measurement.config = tile(width);
+  measurement.status = status;
+  measurement.median_ms = ms;
+  measurement.runs = 5;
+  measurement.rate = 100.0 / ms;
+  measurement.rate_unit = "GFLOP/s";
+  return measurement;
+}
+
+}  // namespace
+
+TEST_CASE("a measurement survives the JSON round trip, an infinite error included") {
+  Measurement measurement = measured(16, 1.25, MeasurementStatus::wrong);
+  measurement.spread = 0.01;
+  measurement.max_error = std::numeric_limits<double>::infinity();
+  measurement.detail = "NaN in the output";
+  const Measurement back = ptxrt::measurement_from_json(ptxrt::measurement_to_json(measurement));
+  CHECK(back.config == measurement.config);
+  CHECK(back.status == MeasurementStatus::wrong);
+  CHECK(back.median_ms == 1.25);
+  CHECK(back.spread == 0.01);
+  CHECK(back.runs == 5);
+  CHECK(back.rate_unit == "GFLOP/s");
+  CHECK(std::isinf(back.max_error));
+  CHECK(back.detail == "NaN in the output");
+  CHECK_THROWS_AS(ptxrt::measurement_from_json("{\"status\": \"ok\"}"), ptxrt::Error);
+}
+
+TEST_CASE("records are kept per key, one per config, with the fastest ok one as the winner") {
+  ScratchDirectory scratch;
+  const TuningDatabase database(scratch.path() / "sub" / "tuning.json");
+  database.record(key_for({1024, 1024, 1024}), measured(8, 3.0));
+  database.record(key_for({1024, 1024, 1024}), measured(16, 2.0));
+  database.record(key_for({1024, 1024, 1024}), measured(32, 1.0, MeasurementStatus::wrong));
+  database.record(key_for({1024, 1024, 1024}), measured(8, 4.0));  // replaces the first
+  database.record(key_for({2048, 2048, 2048}), measured(32, 5.0));
+  const std::vector<ptxrt::TuningRecord> records = database.records();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].key == key_for({1024, 1024, 1024}));
+  REQUIRE(records[0].measurements.size() == 3);
+  CHECK(records[0].measurements[0].median_ms == 4.0);
+  REQUIRE(records[0].winner);
+  CHECK(records[0].winner->config == tile(16));
+  CHECK(records[1].winner->config == tile(32));
+  CHECK(database.measurements(key_for({4096, 4096, 4096})).empty());
+  CHECK(database.measurements(key_for({2048, 2048, 2048})).size() == 1);
+}
+
+TEST_CASE("every part of the key keeps tunes apart") {
+  ScratchDirectory scratch;
+  const TuningDatabase database(scratch.path() / "tuning.json");
+  TuningKey base = key_for({64, 64, 64});
+  std::vector<TuningKey> keys(7, base);
+  keys[1].kernel = "sgemm";
+  keys[2].source_hash = "hash-2";
+  keys[3].space = "TILE_WIDTH in {8}";
+  keys[4].device = "NVIDIA H200";
+  keys[5].compute_capability = "8.0";
+  keys[6].nvrtc_version = 12080;
+  for (const TuningKey& key : keys) database.record(key, measured(8, 1.0));
+  CHECK(database.records().size() == keys.size());
+  for (const TuningKey& key : keys) CHECK(database.measurements(key).size() == 1);
+}
+
+TEST_CASE("choose falls back from the exact size to the nearest, to the same CC, to the default") {
+  ScratchDirectory scratch;
+  const TuningDatabase database(scratch.path() / "tuning.json");
+  database.record(key_for({1024, 1024, 1024}), measured(16, 1.0));
+  database.record(key_for({4096, 4096, 4096}), measured(32, 9.0));
+  database.record(key_for({512, 512, 512}, "NVIDIA H200"), measured(8, 1.0));
+  const std::vector<ptxrt::TuningRecord> records = database.records();
+  const TuningConfig fallback = tile(4);
+
+  const ptxrt::TunedChoice exact = ptxrt::choose(records, key_for({4096, 4096, 4096}), fallback);
+  CHECK(exact.level == ChoiceLevel::exact_size);
+  CHECK(exact.config == tile(32));
+
+  // log2 distances from 3000³: to 4096³ 3·0.45², to 1024³ 3·1.55²: 4096³ is nearer.
+  const ptxrt::TunedChoice near = ptxrt::choose(records, key_for({3000, 3000, 3000}), fallback);
+  CHECK(near.level == ChoiceLevel::nearest_size);
+  CHECK(near.config == tile(32));
+  REQUIRE(near.from);
+  CHECK(near.from->size == std::vector<std::int64_t>{4096, 4096, 4096});
+  // One dimension 4× off is nearer than two.
+  CHECK(ptxrt::choose(records, key_for({1024, 1024, 4096}), fallback).config == tile(16));
+
+  const ptxrt::TunedChoice other_device =
+      ptxrt::choose(records, key_for({512, 512, 512}, "NVIDIA GH200"), fallback);
+  CHECK(other_device.level == ChoiceLevel::same_compute_capability);
+  CHECK(other_device.config == tile(8));  // the H200's 512³ is the nearest size at CC 9.0
+  REQUIRE(other_device.from);
+  CHECK(other_device.from->device == "NVIDIA H200");
+
+  const ptxrt::TunedChoice none =
+      ptxrt::choose(records, key_for({1024, 1024, 1024}, "NVIDIA A100", "8.0"), fallback);
+  CHECK(none.level == ChoiceLevel::declared_default);
+  CHECK(none.config == fallback);
+  CHECK_FALSE(none.from);
+
+  TuningKey edited = key_for({1024, 1024, 1024});
+  edited.source_hash = "hash-2";
+  CHECK(ptxrt::choose(records, edited, fallback).level == ChoiceLevel::declared_default);
+  CHECK(exact.describe() ==
+        "TILE_WIDTH=32 (exact: tuned for matmul 4096x4096x4096 on NVIDIA H100 (9.0))");
+}
+
+TEST_CASE("a tune whose configs all failed has no winner and is not chosen") {
+  ScratchDirectory scratch;
+  const TuningDatabase database(scratch.path() / "tuning.json");
+  database.record(key_for({256, 256, 256}), measured(8, 1.0, MeasurementStatus::crashed));
+  const std::vector<ptxrt::TuningRecord> records = database.records();
+  CHECK_FALSE(records.at(0).winner);
+  CHECK(ptxrt::choose(records, key_for({256, 256, 256}), tile(4)).level ==
+        ChoiceLevel::declared_default);
+}
+
+TEST_CASE("record renames a new file over the old one and leaves no temporary file behind") {
+  ScratchDirectory scratch;
+  const fs::path path = scratch.path() / "tuning.json";
+  const TuningDatabase database(path);
+  database.record(key_for({64, 64, 64}), measured(8, 1.0));
+  struct stat before {};
+  REQUIRE(::stat(path.c_str(), &before) == 0);
+  database.record(key_for({64, 64, 64}), measured(16, 0.5));
+  struct stat after {};
+  REQUIRE(::stat(path.c_str(), &after) == 0);
+  // A reader holding the old file keeps a whole old file: the name now points at a new inode.
+  CHECK(after.st_ino != before.st_ino);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(scratch.path()))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"tuning.json", "tuning.json.lock"});
+}
+
+TEST_CASE("a corrupt or foreign database file is an io error naming it") {
+  ScratchDirectory scratch;
+  const fs::path path = scratch.path() / "tuning.json";
+  const TuningDatabase database(path);
+  const auto error_of = [&](const std::function<void()>& action) -> std::string {
+    try {
+      action();
+    } catch (const ptxrt::Error& error) {
+      CHECK(error.kind() == ptxrt::ErrorKind::io);
+      return error.what();
+    }
+    return "no error";
+  };
+  std::ofstream(path) << "{\"tunes\": [";
+  CHECK(error_of([&] {
+          database.records();
+        }).starts_with("tuning database '" + path.string() + "' is corrupt: "));
+  std::ofstream(path) << "{\"format\": \"other\"}";
+  CHECK(error_of([&] { database.record(key_for({1}), measured(8, 1.0)); }) ==
+        "'" + path.string() +
+            "' is not a tuning database (format 'other', expected "
+            "'ptxrt-tuning-1')");
+}
+
+TEST_CASE("two processes recording into one database at once both land every record") {
+  ScratchDirectory scratch;
+  const fs::path path = scratch.path() / "tuning.json";
+  constexpr int records_per_process = 40;
+  std::vector<pid_t> children;
+  for (int process = 0; process < 2; ++process) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        const TuningDatabase database(path);
+        for (int i = 0; i < records_per_process; ++i) {
+          // One key shared by both, one key each: both kinds of merge must hold.
+          database.record(key_for({64, 64, 64}), measured(process * 1000 + i, 1.0 + i));
+          database.record(key_for({128 + process}), measured(i, 1.0));
+        }
+      } catch (...) {
+        code = 1;
+      }
+      ::_exit(code);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  const TuningDatabase database(path);
+  CHECK(database.measurements(key_for({64, 64, 64})).size() == 2 * records_per_process);
+  CHECK(database.measurements(key_for({128})).size() == records_per_process);
+  CHECK(database.measurements(key_for({129})).size() == records_per_process);
+}
+
+namespace {
+
+// Sets an environment variable for a scope and restores what was there.
+class ScopedVariable {
+ public:
+  ScopedVariable(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedVariable() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedVariable(const ScopedVariable&) = delete;
+  ScopedVariable& operator=(const ScopedVariable&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+TEST_CASE("the default database lives in the cache directory unless PTXRT_TUNING_DB names one") {
+  {
+    ScopedVariable database("PTXRT_TUNING_DB", "/tmp/elsewhere/tuning.json");
+    CHECK(TuningDatabase::default_path() == "/tmp/elsewhere/tuning.json");
+  }
+  ScopedVariable database("PTXRT_TUNING_DB", nullptr);
+  ScopedVariable cache("PTXRT_CACHE_DIR", "/tmp/ptxrt-cache-for-test");
+  CHECK(TuningDatabase::default_path() == "/tmp/ptxrt-cache-for-test/tuning.json");
+}

@@ -1,0 +1,228 @@
+// `ptxrt tune <kernel>`: autotune a kernel's compile-time constants for device N at one or more
+// problem sizes, recording every measurement in the tuning database; `ptxrt tune show` lists
+// what the database holds. The GPU work runs in worker processes (`ptxrt tune <kernel>
+// --worker`, started by the tune itself), so that a faulting config cannot end the tune.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "host/tune_problems.hpp"
+#include "host/tune_worker.hpp"
+#include "ptxrt/device.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/target.hpp"
+#include "tune_report.hpp"
+
+namespace ptxrt::cli {
+namespace {
+
+struct TuneArguments {
+  std::string kernel;
+  std::vector<std::string> sizes;
+  std::string source;
+  std::string strategy = "exhaustive";
+  std::size_t budget = 0;
+  double time_limit = 0.0;
+  std::uint64_t seed = 1;
+  std::string database;
+  bool resume = false;
+  bool json = false;
+  bool no_parallel_compile = false;
+  int device = 0;
+  bool worker = false;
+};
+
+std::filesystem::path database_path(const std::string& given) {
+  return given.empty() ? TuningDatabase::default_path() : std::filesystem::path(given);
+}
+
+std::vector<std::vector<std::int64_t>> sizes_of(const TuneArguments& arguments) {
+  std::vector<std::vector<std::int64_t>> sizes;
+  for (const std::string& text : arguments.sizes)
+    sizes.push_back(host::parse_tune_size(arguments.kernel, text));
+  if (sizes.empty()) sizes.push_back(host::default_tune_size(arguments.kernel));
+  return sizes;
+}
+
+std::filesystem::path source_path(const TuneArguments& arguments) {
+  if (arguments.source.empty()) return {};
+  return std::filesystem::absolute(arguments.source);
+}
+
+// The worker: this very executable, asked for the same kernel, size, source and device.
+std::vector<std::string> worker_command(const TuneArguments& arguments,
+                                        const std::vector<std::int64_t>& size) {
+  std::vector<std::string> command{std::filesystem::read_symlink("/proc/self/exe").string(),
+                                   "tune",
+                                   arguments.kernel,
+                                   "--worker",
+                                   "--size",
+                                   format_size(size),
+                                   "--device",
+                                   std::to_string(arguments.device)};
+  if (!arguments.source.empty()) {
+    command.push_back("--source");
+    command.push_back(source_path(arguments).string());
+  }
+  return command;
+}
+
+void run_worker(const TuneArguments& arguments) {
+  const std::vector<std::int64_t> size = sizes_of(arguments).front();
+  const int code = host::run_tune_worker(
+      [&]() -> std::unique_ptr<host::TuneSession> {
+        const Device device = Device::get(arguments.device);
+        const Context context = Context::primary(device);
+        const host::TuneProblem problem = host::make_tune_problem(
+            arguments.kernel, size, device.properties(), source_path(arguments));
+        return problem.open_session(Jit::shared(), context);
+      },
+      TimingPolicy{}, std::cin, std::cout);
+  if (code != 0) throw CLI::RuntimeError(code);
+}
+
+TuneOptions tune_options(const TuneArguments& arguments, const TuningDatabase& database,
+                         TuningKey key) {
+  TuneOptions options;
+  options.strategy = parse_tuning_strategy(arguments.strategy);
+  if (arguments.budget > 0) options.budget = arguments.budget;
+  if (arguments.time_limit > 0.0) options.time_limit_seconds = arguments.time_limit;
+  options.seed = arguments.seed;
+  if (arguments.no_parallel_compile) options.compile_threads = 0;
+  options.resume = arguments.resume;
+  options.database = &database;
+  options.key = std::move(key);
+  return options;
+}
+
+// One line rewritten in place on a terminal; nothing otherwise.
+std::function<void(const TuneProgress&)> progress_line(bool quiet) {
+  if (quiet || ::isatty(STDOUT_FILENO) == 0) return {};
+  return [](const TuneProgress& progress) {
+    std::cout << "\r\033[K" << format_progress(progress) << std::flush;
+    if (progress.done == progress.total) std::cout << "\r\033[K" << std::flush;
+  };
+}
+
+nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::int64_t>& size,
+                        const DeviceProperties& device, const TuningDatabase& database) {
+  const host::TuneProblem problem =
+      host::make_tune_problem(arguments.kernel, size, device, source_path(arguments));
+  const TuningKey key = host::tune_key(problem, device);
+  const TuneOptions options = tune_options(arguments, database, key);
+  CompileOptions base;
+  base.target = select_target(device.cc_major, device.cc_minor, ImageFormat::cubin);
+  const CandidateCompiler compiler = jit_candidate_compiler(Jit::shared(), problem.program, base,
+                                                            problem.entry, problem.shape, device);
+  host::WorkerMeasurer measurer(worker_command(arguments, size));
+  const TuneReport report =
+      tune(problem.space, compiler, measurer, options, progress_line(arguments.json));
+  const std::optional<Measurement> peer =
+      report.winner ? measurer.peer() : std::optional<Measurement>();
+  const TuneSetting setting{key, arguments.strategy, database.path().string(),
+                            options.compile_threads, measurer.workers_started()};
+  if (!arguments.json) print_tune_report(std::cout, setting, report, peer);
+  return tune_report_json(setting, report, peer);
+}
+
+void run_tune(const TuneArguments& arguments) {
+  if (arguments.kernel.empty()) throw CLI::RequiredError("kernel (or `tune show`)");
+  const std::vector<std::vector<std::int64_t>> sizes = sizes_of(arguments);
+  parse_tuning_strategy(arguments.strategy);  // a bad name fails before any GPU work
+  if (arguments.worker) return run_worker(arguments);
+  // NVRTC answers a repeated compile from the CUDA compute cache without ptxas' report, which
+  // alone knows about spills; and the tune's compile time should be its own. Set before any
+  // thread starts; never overrides the user.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 0);
+  const TuningDatabase database(database_path(arguments.database));
+  const DeviceProperties device = Device::get(arguments.device).properties();
+  nlohmann::json reports = nlohmann::json::array();
+  bool every_size_has_a_winner = true;
+  for (const std::vector<std::int64_t>& size : sizes) {
+    reports.push_back(tune_one(arguments, size, device, database));
+    every_size_has_a_winner = every_size_has_a_winner && !reports.back()["winner"].is_null();
+  }
+  if (arguments.json) std::cout << reports.dump(2) << '\n';
+  if (!every_size_has_a_winner) throw CLI::RuntimeError(1);
+}
+
+void show(const std::string& given, bool json) {
+  const TuningDatabase database(database_path(given));
+  const std::vector<TuningRecord> records = database.records();
+  if (json) {
+    std::cout << tune_records_json(records).dump(2) << '\n';
+    return;
+  }
+  if (records.empty()) {
+    std::cout << "no tunes recorded in " << database.path().string() << '\n';
+    return;
+  }
+  print_tune_records(std::cout, records);
+}
+
+void add_show_command(CLI::App& tune) {
+  struct ShowArguments {
+    std::string database;
+    bool json = false;
+  };
+  auto arguments = std::make_shared<ShowArguments>();
+  CLI::App* command = tune.add_subcommand("show", "List the tuning database: each tune's winner");
+  command->add_option("--db", arguments->database,
+                      "the tuning database (default: $PTXRT_TUNING_DB, else tuning.json in the "
+                      "cache directory)");
+  command->add_flag("--json", arguments->json,
+                    "print [{key: {kernel, size, device, compute_capability, nvrtc_version, "
+                    "source_hash, space}, measured, winner}]");
+  command->callback([arguments] { show(arguments->database, arguments->json); });
+}
+
+}  // namespace
+
+void add_tune_commands(CLI::App& app) {
+  auto arguments = std::make_shared<TuneArguments>();
+  CLI::App* command = app.add_subcommand(
+      "tune",
+      "Autotune a kernel's compile-time constants on a device: prune, compile in parallel, "
+      "verify and time each config in a worker process, record every result in the tuning "
+      "database");
+  command->add_option("kernel", arguments->kernel, "matmul, sgemm or closest-pair")
+      ->check(CLI::IsMember(host::tune_problem_names()));
+  command->add_option("--size", arguments->sizes,
+                      "problem size: N or MxNxK for matmul and sgemm (default 1024), points for "
+                      "closest-pair (default 1048576); repeatable, one tune per size");
+  command->add_option("--source", arguments->source,
+                      "matmul: a kernel file to tune instead of matmul_tiled.cu (same entry, "
+                      "signature and TILE_WIDTH)");
+  command->add_option("--strategy", arguments->strategy, "exhaustive, random or occupancy")
+      ->capture_default_str();
+  command->add_option("--budget", arguments->budget, "time at most N configs")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--time", arguments->time_limit, "start no config after S seconds")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--seed", arguments->seed, "seed of the random strategy")
+      ->capture_default_str();
+  command->add_option("--db", arguments->database,
+                      "the tuning database (default: $PTXRT_TUNING_DB, else tuning.json in the "
+                      "cache directory)");
+  command->add_flag("--resume", arguments->resume,
+                    "skip the configs the database has a finished measurement of");
+  command->add_flag("--json", arguments->json, "print the reports as a JSON array, no progress");
+  command->add_flag("--no-parallel-compile", arguments->no_parallel_compile,
+                    "compile each config just before timing it, on one thread");
+  command->add_option("--device", arguments->device, "device ordinal")
+      ->check(CLI::NonNegativeNumber);
+  command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")->group("");
+  add_show_command(*command);
+  command->callback([command, arguments] {
+    if (command->got_subcommand("show")) return;
+    run_tune(*arguments);
+  });
+}
+
+}  // namespace ptxrt::cli

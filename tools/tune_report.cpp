@@ -1,0 +1,221 @@
+#include "tune_report.hpp"
+
+#include <cmath>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "cli.hpp"
+
+namespace ptxrt::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << value;
+  return text.str();
+}
+
+std::string minutes_seconds(double seconds) {
+  const auto whole = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  std::ostringstream text;
+  text << whole / 60 << ':' << std::setw(2) << std::setfill('0') << whole % 60;
+  return text.str();
+}
+
+std::size_t count_status(const TuneReport& report, MeasurementStatus status) {
+  std::size_t count = 0;
+  for (const TuneResult& result : report.results) count += result.measurement.status == status;
+  return count;
+}
+
+json pruned_json(const std::vector<PrunedConfig>& pruned, const char* stage) {
+  json list = json::array();
+  for (const PrunedConfig& entry : pruned)
+    list.push_back(
+        {{"config", config_json(entry.config)}, {"reason", entry.reason}, {"stage", stage}});
+  return list;
+}
+
+json result_json(const TuneResult& result) {
+  json entry = measurement_json(result.measurement);
+  entry["registers"] = result.resources ? json(result.resources->registers) : json();
+  const std::size_t spills = result.resources ? result.resources->spill_store_bytes.value_or(0) +
+                                                    result.resources->spill_load_bytes.value_or(0)
+                                              : 0;
+  entry["spill_bytes"] = spills;
+  entry["occupancy"] = result.occupancy ? json(result.occupancy->fraction) : json();
+  return entry;
+}
+
+std::string rate_text(const Measurement& measurement) {
+  return fixed(measurement.rate, 1) + " " + measurement.rate_unit;
+}
+
+void print_counts(std::ostream& out, const TuneReport& report) {
+  out << "  space " << report.space_size << " configs: " << report.pruned_by_constraints.size()
+      << " pruned by constraints, " << report.pruned_by_resources.size() << " by resources, "
+      << report.compile_failures.size() << " failed to compile\n"
+      << "  compiled " << report.compiled << ", timed " << report.results.size() << " (ok "
+      << count_status(report, MeasurementStatus::ok) << ", cut "
+      << count_status(report, MeasurementStatus::cut) << ", wrong "
+      << count_status(report, MeasurementStatus::wrong) << ", failed "
+      << count_status(report, MeasurementStatus::failed) << ", crashed "
+      << count_status(report, MeasurementStatus::crashed) << "), resumed " << report.resumed.size()
+      << ", not reached " << report.not_reached << '\n';
+}
+
+void print_results(std::ostream& out, const TuneReport& report) {
+  std::vector<std::vector<std::string>> rows;
+  for (const TuneResult& result : report.results) {
+    const Measurement& m = result.measurement;
+    const bool timed = m.status == MeasurementStatus::ok || m.status == MeasurementStatus::cut;
+    rows.push_back(
+        {m.config.describe(), std::string(to_string(m.status)), timed ? fixed(m.median_ms, 4) : "-",
+         timed ? fixed(m.spread * 100, 1) + "%" : "-", timed ? rate_text(m) : "-",
+         result.resources ? std::to_string(result.resources->registers) : "-",
+         result.occupancy ? fixed(result.occupancy->fraction * 100, 0) + "%" : "-", m.detail});
+  }
+  if (!rows.empty())
+    print_table(out,
+                {"config", "status", "median ms", "spread", "rate", "regs", "occupancy", "detail"},
+                rows);
+}
+
+// The first few of a list that can run to thousands (sgemm's space); --json has them all.
+void print_pruned(std::ostream& out, const char* title, const std::vector<PrunedConfig>& pruned) {
+  constexpr std::size_t shown = 20;
+  if (pruned.empty()) return;
+  out << title << ":\n";
+  for (std::size_t i = 0; i < pruned.size() && i < shown; ++i)
+    out << "  " << pruned[i].config.describe() << ": " << pruned[i].reason << '\n';
+  if (pruned.size() > shown)
+    out << "  ... and " << pruned.size() - shown << " more (--json lists every one)\n";
+}
+
+}  // namespace
+
+json config_json(const TuningConfig& config) {
+  json object = json::object();
+  for (const Define& define : config.defines()) object[define.name] = define.value;
+  return object;
+}
+
+json measurement_json(const Measurement& measurement) {
+  return json::parse(measurement_to_json(measurement));
+}
+
+json key_json(const TuningKey& key) {
+  return {{"kernel", key.kernel},
+          {"size", key.size},
+          {"device", key.device},
+          {"compute_capability", key.compute_capability},
+          {"nvrtc_version", key.nvrtc_version},
+          {"source_hash", key.source_hash},
+          {"space", key.space}};
+}
+
+json tune_report_json(const TuneSetting& setting, const TuneReport& report,
+                      const std::optional<Measurement>& peer) {
+  json pruned = json::array();
+  for (const json& stage : {pruned_json(report.pruned_by_constraints, "constraint"),
+                            pruned_json(report.pruned_by_resources, "resources"),
+                            pruned_json(report.compile_failures, "compile")})
+    for (const json& entry : stage) pruned.push_back(entry);
+  json results = json::array();
+  for (const TuneResult& result : report.results) results.push_back(result_json(result));
+  json resumed = json::array();
+  for (const Measurement& measurement : report.resumed)
+    resumed.push_back(measurement_json(measurement));
+  return {{"key", key_json(setting.key)},
+          {"strategy", setting.strategy},
+          {"database", setting.database},
+          {"compile_threads", setting.compile_threads},
+          {"workers_started", setting.workers_started},
+          {"counts",
+           {{"space", report.space_size},
+            {"pruned_by_constraints", report.pruned_by_constraints.size()},
+            {"pruned_by_resources", report.pruned_by_resources.size()},
+            {"compile_failures", report.compile_failures.size()},
+            {"compiled", report.compiled},
+            {"timed", report.results.size()},
+            {"ok", count_status(report, MeasurementStatus::ok)},
+            {"cut", count_status(report, MeasurementStatus::cut)},
+            {"wrong", count_status(report, MeasurementStatus::wrong)},
+            {"failed", count_status(report, MeasurementStatus::failed)},
+            {"crashed", count_status(report, MeasurementStatus::crashed)},
+            {"resumed", report.resumed.size()},
+            {"not_reached", report.not_reached}}},
+          {"pruned", pruned},
+          {"results", results},
+          {"resumed", resumed},
+          {"winner", report.winner ? measurement_json(*report.winner) : json()},
+          {"peer", peer ? measurement_json(*peer) : json()},
+          {"wall_seconds", report.wall_seconds}};
+}
+
+void print_tune_report(std::ostream& out, const TuneSetting& setting, const TuneReport& report,
+                       const std::optional<Measurement>& peer) {
+  out << "tune " << setting.key.describe() << ", strategy " << setting.strategy << '\n';
+  print_counts(out, report);
+  out << "  wall time " << fixed(report.wall_seconds, 2) << " s, compile threads "
+      << setting.compile_threads << ", workers started " << setting.workers_started << "\n\n";
+  print_results(out, report);
+  print_pruned(out, "\npruned by constraints", report.pruned_by_constraints);
+  print_pruned(out, "\npruned by resources", report.pruned_by_resources);
+  print_pruned(out, "\nfailed to compile", report.compile_failures);
+  out << '\n';
+  if (!report.winner) {
+    out << "no config passed verification\n";
+    return;
+  }
+  const Measurement& winner = *report.winner;
+  out << "winner: " << winner.config.describe() << "  " << fixed(winner.median_ms, 4) << " ms  "
+      << rate_text(winner) << '\n';
+  if (peer && peer->median_ms > 0.0)
+    out << "peer:   " << peer->detail << "  " << fixed(peer->median_ms, 4) << " ms  "
+        << rate_text(*peer) << "  (winner at "
+        << fixed(100.0 * peer->median_ms / winner.median_ms, 1) << "% of its rate)\n";
+  out << "recorded in " << setting.database << '\n';
+}
+
+std::string format_progress(const TuneProgress& progress) {
+  const int width = static_cast<int>(std::to_string(progress.total).size());
+  std::ostringstream text;
+  text << '[' << std::setw(width) << progress.done << '/' << progress.total << "] ";
+  if (progress.best)
+    text << "best " << fixed(progress.best->median_ms, 4) << " ms "
+         << progress.best->config.describe();
+  else
+    text << "no result yet";
+  text << "  ETA " << minutes_seconds(progress.eta_seconds);
+  return text.str();
+}
+
+json tune_records_json(const std::vector<TuningRecord>& records) {
+  json list = json::array();
+  for (const TuningRecord& record : records)
+    list.push_back({{"key", key_json(record.key)},
+                    {"measured", record.measurements.size()},
+                    {"winner", record.winner ? measurement_json(*record.winner) : json()}});
+  return list;
+}
+
+void print_tune_records(std::ostream& out, const std::vector<TuningRecord>& records) {
+  std::vector<std::vector<std::string>> rows;
+  for (const TuningRecord& record : records) {
+    const TuningKey& key = record.key;
+    const std::optional<Measurement>& winner = record.winner;
+    rows.push_back({key.kernel, format_size(key.size), key.device, key.compute_capability,
+                    std::to_string(record.measurements.size()),
+                    winner ? winner->config.describe() : "(none)",
+                    winner ? fixed(winner->median_ms, 4) : "-", winner ? rate_text(*winner) : "-"});
+  }
+  print_table(out, {"kernel", "size", "device", "cc", "measured", "winner", "median ms", "rate"},
+              rows);
+}
+
+}  // namespace ptxrt::cli

@@ -1,0 +1,41 @@
+// What `ptxrt tune` prints: the report of one tune as text or JSON, the progress line, and the
+// table of `ptxrt tune show`.
+#pragma once
+
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptxrt/tuner.hpp"
+#include "ptxrt/tuning_database.hpp"
+
+namespace ptxrt::cli {
+
+// The setting of one tune, for its report.
+struct TuneSetting {
+  TuningKey key;
+  std::string strategy;
+  std::string database;
+  unsigned compile_threads = 0;
+  int workers_started = 0;
+};
+
+nlohmann::json measurement_json(const Measurement& measurement);
+nlohmann::json config_json(const TuningConfig& config);
+nlohmann::json key_json(const TuningKey& key);
+
+nlohmann::json tune_report_json(const TuneSetting& setting, const TuneReport& report,
+                                const std::optional<Measurement>& peer);
+void print_tune_report(std::ostream& out, const TuneSetting& setting, const TuneReport& report,
+                       const std::optional<Measurement>& peer);
+
+// "[ 12/40] best 1.234 ms TILE_WIDTH=32  ETA 0:42", for a terminal line rewritten in place.
+std::string format_progress(const TuneProgress& progress);
+
+// `ptxrt tune show`: every tune in the database with its winner.
+nlohmann::json tune_records_json(const std::vector<TuningRecord>& records);
+void print_tune_records(std::ostream& out, const std::vector<TuningRecord>& records);
+
+}  // namespace ptxrt::cli
