@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets of tests/fuzz with clang (ASan + UBSan, fuzz-instrumented runtime)
 # and runs each for a bounded time from a scratch copy of its committed seed corpus, so that the
 # corpus in git only changes by hand. Prints the executions per target and a summary; exits
-# non-zero when any target crashed (its reproducer is left in the log folder: add it to
-# tests/cpu/fuzz_regression_tests.cpp and fix the reader).
+# non-zero when any target crashed (its reproducer is left in the log folder: fix the reader, and
+# keep the input as a CPU test case beside the reader's tests).
 #   scripts/fuzz.sh [--time SECONDS] [TARGET...]     (default 30 s each, every target)
 set -uo pipefail
 cd "$(dirname "$0")/.."
