@@ -1,5 +1,6 @@
 #include "ptxrt/memory.hpp"
 
+#include <cstdint>
 #include <utility>
 
 #include "driver_api.hpp"
@@ -36,6 +37,14 @@ void copy_from_device(const Context& context, void* destination, CUdeviceptr sou
     check(api.cuMemcpyDtoHAsync(destination, source, bytes, stream), "cuMemcpyDtoHAsync", what);
   else
     check(api.cuMemcpyDtoH(destination, source, bytes), "cuMemcpyDtoH", what);
+}
+
+std::size_t array_bytes(std::size_t count, std::size_t element_bytes) {
+  if (element_bytes != 0 && count > SIZE_MAX / element_bytes)
+    throw Error(ErrorKind::invalid_argument,
+                std::to_string(count) + " elements of " + describe_bytes(element_bytes) +
+                    " overflow size_t");
+  return count * element_bytes;
 }
 
 }  // namespace detail

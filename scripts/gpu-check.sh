@@ -42,12 +42,17 @@ summary+=("ctest: $(grep -E 'tests passed' "$logs/ctest.log" | tail -1) (rc $cte
 skipped=$(grep -c "(Skipped)" "$logs/ctest.log" || true)
 summary+=("ctest skipped: $skipped")
 
+# The sanitizer subset: tests/gpu/sanitize_tests.cpp runs every kernel family at small sizes (the
+# whole suite would take hours under racecheck, and its faulting-kernel cases fault on purpose).
+# API errors are not the tools' business here: ptxrt checks every result itself, and some calls
+# fail by design (probing a kernel's parameter layout).
 if [ "$sanitize" = 1 ]; then
   for tool in memcheck racecheck synccheck initcheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/tests/ptxrt_gpu_tests" \
-      --test-case-exclude="a faulting kernel*" \
-      >"$logs/sanitizer-$tool.log" 2>&1
-    summary+=("compute-sanitizer $tool: rc $? — $(grep -E 'ERROR SUMMARY' "$logs/sanitizer-$tool.log" | tail -1)")
+    compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 \
+      "$build/tests/ptxrt_gpu_tests" --test-case="sanitize: *" >"$logs/sanitizer-$tool.log" 2>&1
+    rc=$?
+    summary+=("compute-sanitizer $tool: rc $rc — $(grep -E 'ERROR SUMMARY' "$logs/sanitizer-$tool.log" | tail -1)")
+    summary+=("  cases: $(grep -E 'test cases:' "$logs/sanitizer-$tool.log" | tail -1 | sed 's/\[doctest\] //')")
   done
 fi
 

@@ -2,7 +2,11 @@
 # Installs what building ptxrt needs, from Debian/Ubuntu packages, when it is missing: a C++20
 # compiler, CMake, Ninja, CLI11, doctest and nlohmann-json. The CUDA toolkit (headers and NVRTC)
 # must already be there: it is not a distribution package we can assume.
+#   scripts/setup.sh [--fuzz]   (--fuzz: also clang and its libFuzzer runtime, for scripts/fuzz.sh)
 set -euo pipefail
+
+fuzz=false
+[ "${1:-}" = --fuzz ] && fuzz=true
 
 missing=()
 command -v cmake >/dev/null || missing+=(cmake)
@@ -11,6 +15,15 @@ command -v g++ >/dev/null || missing+=(g++)
 [ -f /usr/include/CLI/CLI.hpp ] || missing+=(libcli11-dev)
 [ -f /usr/include/doctest/doctest.h ] || missing+=(doctest-dev)
 [ -f /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)
+if $fuzz; then
+  command -v clang++ >/dev/null || missing+=(clang)
+  # libFuzzer ships in the compiler-rt package: libclang-rt-N-dev on current Debian, in the clang
+  # package itself on older releases (then any libclang_rt.fuzzer archive is already there).
+  if ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null &&
+     ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/x86_64-pc-linux-gnu/libclang_rt.fuzzer.a" >/dev/null; then
+    missing+=(libclang-rt-dev)
+  fi
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"

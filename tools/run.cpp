@@ -2,6 +2,7 @@
 // report what ran, the median time, the rate and the verdict.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -99,6 +100,11 @@ std::int64_t size_or(const CLI::App& command, const char* option, std::int64_t v
   return command.count(option) ? value : fallback;
 }
 
+// The one file `ptxrt run` writes: absolute, so that the report says exactly where it went.
+std::filesystem::path image_path(const std::string& output) {
+  return output.empty() ? std::filesystem::path() : std::filesystem::absolute(output);
+}
+
 template <typename Plan, typename Function>
 Runner runner(Plan plan, Function run) {
   return [plan = std::move(plan), run](Jit& jit, const Context& context,
@@ -143,7 +149,8 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
     return runner(
         host::plan_raytrace(size("--width", arguments.width, 1024),
                             size("--height", arguments.height, 1024),
-                            size("--spheres", arguments.spheres, 32), arguments.output, defines),
+                            size("--spheres", arguments.spheres, 32), image_path(arguments.output),
+                            defines),
         host::run_raytrace);
   if (program == "simpson")
     return runner(
@@ -263,7 +270,9 @@ void add_run_command(CLI::App& app) {
   command->add_option("--width", arguments->width, "raytrace: image width in pixels");
   command->add_option("--height", arguments->height, "raytrace: image height in pixels");
   command->add_option("--spheres", arguments->spheres, "raytrace: spheres in the scene");
-  command->add_option("--output", arguments->output, "raytrace: the PPM image to write")
+  command->add_option("--output", arguments->output,
+                      "raytrace: the PPM image to write, relative to the current directory (the "
+                      "report names it; empty: none)")
       ->capture_default_str();
   command->add_option("-D,--define", arguments->defines,
                       "A compile-time constant NAME=VALUE of the kernel file (repeatable)");

@@ -27,6 +27,9 @@ void copy_to_device(const Context& context, CUdeviceptr destination, const void*
                     std::size_t bytes, CUstream stream, bool async, std::string_view what);
 void copy_from_device(const Context& context, void* destination, CUdeviceptr source,
                       std::size_t bytes, CUstream stream, bool async, std::string_view what);
+// count * element_bytes, or Error(invalid_argument) naming both when the product overflows
+// size_t: a wrapped size would allocate a small buffer that later copies overrun.
+std::size_t array_bytes(std::size_t count, std::size_t element_bytes);
 }  // namespace detail
 
 // Untyped device memory: one cuMemAlloc, freed in the destructor.
@@ -69,7 +72,7 @@ class DeviceBuffer {
 
  public:
   DeviceBuffer(const Context& context, std::size_t count)
-      : memory_(context, count * sizeof(T)), count_(count) {}
+      : memory_(context, detail::array_bytes(count, sizeof(T))), count_(count) {}
   // Allocates and uploads.
   DeviceBuffer(const Context& context, std::span<const T> values)
       : DeviceBuffer(context, values.size()) {
@@ -84,10 +87,12 @@ class DeviceBuffer {
   const DeviceMemory& memory() const noexcept { return memory_; }
 
   void upload(std::span<const T> values, std::size_t first = 0) {
-    memory_.upload_bytes(values.data(), values.size_bytes(), first * sizeof(T));
+    memory_.upload_bytes(values.data(), values.size_bytes(),
+                         detail::array_bytes(first, sizeof(T)));
   }
   void download(std::span<T> values, std::size_t first = 0) const {
-    memory_.download_bytes(values.data(), values.size_bytes(), first * sizeof(T));
+    memory_.download_bytes(values.data(), values.size_bytes(),
+                           detail::array_bytes(first, sizeof(T)));
   }
   std::vector<T> download() const {
     std::vector<T> values(count_);
@@ -97,10 +102,12 @@ class DeviceBuffer {
   // Asynchronous on `stream`; `values` must stay alive (and be pinned for true overlap) until
   // the stream reaches the copy.
   void upload_async(std::span<const T> values, CUstream stream, std::size_t first = 0) {
-    memory_.upload_bytes(values.data(), values.size_bytes(), first * sizeof(T), stream, true);
+    memory_.upload_bytes(values.data(), values.size_bytes(),
+                         detail::array_bytes(first, sizeof(T)), stream, true);
   }
   void download_async(std::span<T> values, CUstream stream, std::size_t first = 0) const {
-    memory_.download_bytes(values.data(), values.size_bytes(), first * sizeof(T), stream, true);
+    memory_.download_bytes(values.data(), values.size_bytes(),
+                           detail::array_bytes(first, sizeof(T)), stream, true);
   }
   void fill_bytes(std::uint8_t value, CUstream stream = nullptr) {
     memory_.fill_bytes(value, stream);
@@ -137,7 +144,7 @@ class PinnedBuffer {
 
  public:
   PinnedBuffer(const Context& context, std::size_t count)
-      : memory_(context, count * sizeof(T)), count_(count) {}
+      : memory_(context, detail::array_bytes(count, sizeof(T))), count_(count) {}
   std::span<T> span() noexcept { return {static_cast<T*>(memory_.data()), count_}; }
   std::span<const T> span() const noexcept {
     return {static_cast<const T*>(memory_.data()), count_};

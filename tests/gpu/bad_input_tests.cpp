@@ -1,0 +1,200 @@
+// The bad-input matrix's rows that need a GPU (the others are in tests/cpu/bad_input_tests.cpp):
+// each bad call is one clear Error naming the thing at fault, and a good call in the same process
+// works afterwards. A faulting kernel runs in a child process (this binary, one case), so that
+// the parent can show that a new context works after it.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gpu_fixture.hpp"
+#include "process.hpp"
+
+using namespace ptxrt;
+using ptxrt::testing::load_source;
+using ptxrt::testing::run_process;
+using ptxrt::testing::test_context;
+
+namespace {
+
+constexpr std::string_view source = R"(
+extern "C" __constant__ float table[16];
+extern "C" __global__ void fill(float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = table[i % 16];
+}
+extern "C" __global__ void __launch_bounds__(128) bounded(float* out) { out[threadIdx.x] = 1.0f; }
+extern "C" __global__ void shared_sum(float* out, int n) {
+  extern __shared__ float scratch[];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) scratch[i] = 1.0f;
+  __syncthreads();
+  if (threadIdx.x == 0) out[0] = scratch[n - 1];
+}
+extern "C" __global__ void fault(float* out) { *reinterpret_cast<float*>(0x10) = out[0]; }
+)";
+
+// Set in the child that runs the faulting kernel; the parent checks what the child reported.
+constexpr const char* fault_child_variable = "PTXRT_TEST_FAULTING_CHILD";
+
+bool contains(std::string_view text, std::string_view fragment) {
+  return text.find(fragment) != std::string_view::npos;
+}
+
+template <typename Action>
+void check_error(Action&& action, ErrorKind kind, std::string_view fragment) {
+  try {
+    action();
+    FAIL("no error, expected: " << fragment);
+  } catch (const Error& error) {
+    CHECK(to_string(error.kind()) == to_string(kind));
+    CHECK_MESSAGE(contains(error.what(), fragment), error.what());
+  }
+}
+
+// The good call after each bad one: fill 16 elements from the table and read them back.
+void check_fill_works(const Module& module, const Context& context) {
+  std::vector<float> values(16);
+  for (int i = 0; i < 16; ++i) values[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  module.symbol<float>("table").set(std::span<const float>(values));
+  DeviceBuffer<float> out(context, 16);
+  module.kernel("fill").launch({.grid = 1, .block = 16}, out, 16);
+  CHECK(out.download() == values);
+}
+
+}  // namespace
+
+TEST_CASE("bad inputs: unknown entry point and symbol are not_found, then the module works") {
+  const Module module = load_source(source, "bad_inputs.cu");
+  check_error([&] { module.kernel("fil"); }, ErrorKind::not_found,
+              "no kernel named 'fil' in module bad_inputs.cu");
+  check_error([&] { module.symbol<float>("tabel"); }, ErrorKind::not_found,
+              "no __constant__ or __device__ symbol named 'tabel'");
+  check_fill_works(module, test_context());
+}
+
+TEST_CASE("bad inputs: a symbol copy of the wrong size names both sizes, then a right one works") {
+  const Module module = load_source(source, "bad_inputs.cu");
+  const std::vector<double> wrong(16, 1.0);
+  check_error([&] { module.symbol<double>("table").set(std::span<const double>(wrong)); },
+              ErrorKind::invalid_argument, "is 64 bytes, but 128 bytes were given to write");
+  check_fill_works(module, test_context());
+}
+
+TEST_CASE("bad inputs: wrong argument count and size are refused, then the launch works") {
+  const Module module = load_source(source, "bad_inputs.cu");
+  DeviceBuffer<float> out(test_context(), 16);
+  const Kernel fill = module.kernel("fill");
+  check_error([&] { fill.launch({.grid = 1, .block = 16}, out); }, ErrorKind::invalid_argument,
+              "takes 2 argument(s), but 1 were given");
+  check_error([&] { fill.launch({.grid = 1, .block = 16}, out, std::int64_t{16}); },
+              ErrorKind::invalid_argument, "argument 1 is 4 bytes in the kernel, but a 8-byte");
+  check_fill_works(module, test_context());
+}
+
+TEST_CASE("bad inputs: blocks over the device's or the kernel's limit and smem over the opt-in") {
+  const Module module = load_source(source, "bad_inputs.cu");
+  const DeviceProperties& device = test_context().device().properties();
+  DeviceBuffer<float> out(test_context(), 1024);
+  check_error(
+      [&] {
+        module.kernel("fill").launch({.grid = 1, .block = {64, 32}}, out, 16);
+      },
+      ErrorKind::invalid_argument,
+      "block 64x32x1 = 2048 threads exceeds the kernel's max 1024 threads per block");
+  check_error([&] { module.kernel("bounded").launch({.grid = 1, .block = 256}, out); },
+              ErrorKind::invalid_argument,
+              "block 256x1x1 = 256 threads exceeds the kernel's max 128 threads per block");
+  const std::size_t too_much = static_cast<std::size_t>(device.shared_memory_per_block_optin) + 4;
+  check_error(
+      [&] {
+        module.kernel("shared_sum")
+            .launch({.grid = 1, .block = 128, .dynamic_shared_bytes = too_much}, out, 4);
+      },
+      ErrorKind::invalid_argument,
+      std::to_string(too_much) + " bytes of dynamic shared memory exceed the");
+  check_fill_works(module, test_context());
+}
+
+TEST_CASE("bad inputs: more device memory than is free is an Error naming the bytes") {
+  const auto [free_bytes, total_bytes] = test_context().memory_info();
+  const std::size_t asked = total_bytes + (std::size_t{1} << 30);
+  check_error([&] { DeviceMemory(test_context(), asked); }, ErrorKind::driver,
+              "allocating " + std::to_string(asked) + " bytes on device 0");
+  check_error([&] { DeviceBuffer<float>(test_context(), SIZE_MAX / 2); },
+              ErrorKind::invalid_argument, " elements of 4 bytes overflow size_t");
+  // The failed allocation left nothing behind: a quarter of what was free still fits.
+  DeviceMemory fits(test_context(), free_bytes / 4);
+  fits.fill_bytes(0);
+  test_context().synchronize();
+  check_fill_works(load_source(source, "bad_inputs.cu"), test_context());
+}
+
+// The parent runs this same case in a child with fault_child_variable set; the child faults.
+TEST_CASE("bad inputs: a faulting kernel leaves its context unusable, and a new one works") {
+  if (std::getenv(fault_child_variable) != nullptr) {
+    const Context faulty = Context::create(test_context().device());
+    const Module module = load_source(source, "bad_inputs.cu", faulty);
+    DeviceBuffer<float> out(faulty, 4);
+    module.kernel("fault").launch({.grid = 1, .block = 1}, out);
+    try {
+      faulty.synchronize();
+      FAIL("the faulting kernel was not reported");
+    } catch (const Error& error) {
+      CHECK(error.kind() == ErrorKind::sticky);
+      std::printf("child: %s\n", error.what());  // for the parent to read
+    }
+    return;
+  }
+  const auto child =
+      run_process({"/proc/self/exe", "--test-case=bad inputs: a faulting kernel*", "--no-colors"},
+                  {std::string(fault_child_variable) + "=1"});
+  INFO(child.output);
+  CHECK(child.exit_code == 0);
+  CHECK(contains(child.output, "child: "));
+  CHECK(contains(child.output, "CUDA_ERROR_ILLEGAL_ADDRESS"));
+  CHECK(contains(child.output, "sticky error: the context is now unusable"));
+  CHECK(contains(child.output, "1 passed"));
+  const Context fresh = Context::create(test_context().device());
+  check_fill_works(load_source(source, "bad_inputs.cu", fresh), fresh);
+}
+
+TEST_CASE("bad inputs: no visible device, the CLI says so and exits 1 (devices exits 0)") {
+  const std::vector<std::string> hidden{"CUDA_VISIBLE_DEVICES=-1"};
+  const auto devices = run_process({PTXRT_CLI_PATH, "devices"}, hidden);
+  CHECK(devices.exit_code == 0);
+  CHECK_MESSAGE(contains(devices.output, "no CUDA device"), devices.output);
+  const auto run = run_process({PTXRT_CLI_PATH, "run", "vecadd", "--n", "100"}, hidden);
+  CHECK(run.exit_code == 1);
+  CHECK_MESSAGE(contains(run.output, "ptxrt: error: no CUDA device"), run.output);
+  const auto probe = run_process({PTXRT_DRIVER_PROBE_PATH}, hidden);
+  CHECK_MESSAGE(contains(probe.output, "Device::count threw no_device"), probe.output);
+}
+
+TEST_CASE("bad inputs: damaged disk-cache entries are recompiled by ptxrt run, which passes") {
+  const std::filesystem::path cache =
+      std::filesystem::temp_directory_path() / ("ptxrt-bad-cache-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  const std::vector<std::string> environment{"PTXRT_CACHE_DIR=" + cache.string()};
+  const std::vector<std::string> command{PTXRT_CLI_PATH, "run",      "vecadd",   "--n",
+                                         "1000",         "--verify", "--repeat", "1"};
+  REQUIRE(run_process(command, environment).exit_code == 0);
+  std::size_t damaged = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(cache)) {
+    if (!entry.is_regular_file()) continue;
+    std::filesystem::resize_file(entry.path(), entry.file_size() / 2);
+    ++damaged;
+  }
+  REQUIRE(damaged > 0);
+  const auto rerun = run_process(command, environment);
+  INFO(rerun.output);
+  CHECK(rerun.exit_code == 0);
+  CHECK(contains(rerun.output, "is corrupt or truncated (checksum mismatch); deleted"));
+  CHECK(contains(rerun.output, "PASS"));
+  std::filesystem::remove_all(cache);
+}

@@ -1,0 +1,145 @@
+// The compute-sanitizer subset (scripts/gpu-check.sh --sanitize runs the cases named
+// "sanitize: *" under memcheck, racecheck, synccheck and initcheck): every kernel family once, at
+// small ragged sizes that still cross tile edges, with every tile or block value whose barriers or
+// shared-memory layout differ. The full-size checks stay in kernels_tests, closest_pair_tests and
+// sgemm_tests; under racecheck they would take hours.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "gpu_fixture.hpp"
+#include "host/aos_soa.hpp"
+#include "host/closest_pair.hpp"
+#include "host/matmul.hpp"
+#include "host/matrix_add.hpp"
+#include "host/point_generator.hpp"
+#include "host/raytrace.hpp"
+#include "host/reduce.hpp"
+#include "host/reference.hpp"
+#include "host/sgemm.hpp"
+#include "host/simpson.hpp"
+#include "host/sort.hpp"
+#include "host/transpose.hpp"
+#include "host/vector_add.hpp"
+
+namespace host = ptxrt::host;
+using ptxrt::Define;
+using ptxrt::DeviceBuffer;
+using ptxrt::testing::test_context;
+using ptxrt::testing::test_jit;
+
+namespace {
+
+const host::RunOptions verified{.seed = 7, .repeats = 1, .verify = true};
+
+void check_passed(const host::Run& run) {
+  INFO(host::format_run(run));
+  CHECK(run.passed());
+}
+
+std::vector<Define> define(const char* name, int value) { return {{name, std::to_string(value)}}; }
+
+}  // namespace
+
+TEST_CASE("sanitize: vecadd, matadd and aos-soa at ragged sizes") {
+  check_passed(
+      host::run_vector_add(test_jit(), test_context(), host::plan_vector_add(1009), verified));
+  check_passed(
+      host::run_matrix_add(test_jit(), test_context(), host::plan_matrix_add(37, 71), verified));
+  const host::AosSoaRuns runs =
+      host::run_aos_soa(test_jit(), test_context(), host::plan_aos_soa(1009), verified);
+  check_passed(runs.aos);
+  check_passed(runs.soa);
+}
+
+TEST_CASE("sanitize: matmul naive and tiled, every tile width, across tile edges") {
+  for (int tile : {4, 8, 16, 32}) {
+    CAPTURE(tile);
+    check_passed(host::run_matmul(test_jit(), test_context(),
+                                  host::plan_matmul(33, 37, 41, host::parse_matmul_variant("tiled"),
+                                                    define("TILE_WIDTH", tile)),
+                                  verified));
+  }
+  check_passed(host::run_matmul(test_jit(), test_context(),
+                                host::plan_matmul(33, 37, 41, host::parse_matmul_variant("naive")),
+                                verified));
+}
+
+TEST_CASE("sanitize: transpose, every variant, across tile edges") {
+  for (const char* variant : {"naive", "shared", "padded"}) {
+    CAPTURE(variant);
+    check_passed(host::run_transpose(
+        test_jit(), test_context(),
+        host::plan_transpose(45, 67, host::parse_transpose_variant(variant)), verified));
+  }
+}
+
+TEST_CASE("sanitize: reduce sum and argmin over more than one pass") {
+  for (const char* variant : {"sum", "argmin"}) {
+    CAPTURE(variant);
+    check_passed(host::run_reduce(test_jit(), test_context(),
+                                  host::plan_reduce(300'007, host::parse_reduce_variant(variant)),
+                                  verified));
+  }
+}
+
+TEST_CASE("sanitize: bitonic sort of keys and pairs, shared and global merges") {
+  for (const char* variant : {"keys", "pairs"}) {
+    CAPTURE(variant);
+    check_passed(host::run_sort(test_jit(), test_context(),
+                                host::plan_sort(5000, host::parse_sort_variant(variant)),
+                                verified));
+  }
+}
+
+TEST_CASE("sanitize: raytrace and simpson") {
+  check_passed(
+      host::run_raytrace(test_jit(), test_context(), host::plan_raytrace(67, 45, 9, {}), verified));
+  check_passed(host::run_simpson(test_jit(), test_context(),
+                                 host::plan_simpson(100'002, host::parse_integrand("pi")),
+                                 verified));
+}
+
+// The divide & conquer sorts its points with the device bitonic sort (host/device_sort), so this
+// case covers that kernel too.
+TEST_CASE("sanitize: closest pair, every GPU method and the smallest and largest BASE") {
+  for (std::size_t n : {7u, 3001u}) {
+    const auto points = host::generate_points(n, host::PointDistribution::clustered, 11 + n);
+    const double expected =
+        host::closest_pair(points, host::ClosestPairMethod::cpu_divide_conquer, {}).distance;
+    for (host::ClosestPairMethod method :
+         {host::ClosestPairMethod::grid, host::ClosestPairMethod::divide_conquer,
+          host::ClosestPairMethod::brute_force}) {
+      for (int base : {32, 1024}) {
+        CAPTURE(host::to_string(method));
+        CAPTURE(base);
+        CAPTURE(n);
+        host::ClosestPairOptions options;
+        options.base = base;
+        options.context = test_context();
+        options.jit = &test_jit();
+        CHECK(host::closest_pair(points, method, options).distance == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("sanitize: every listed sgemm config, aligned and any-alignment entries") {
+  for (const host::SgemmConfig& config :
+       host::sgemm_configs(test_context().device().properties())) {
+    CAPTURE(config.describe());
+    for (const auto [m, n, k] : {std::array{67, 132, 33}, std::array{67, 131, 33}}) {
+      const auto a = ptxrt::testing::random_floats(static_cast<std::size_t>(m * k), 3);
+      const auto b = ptxrt::testing::random_floats(static_cast<std::size_t>(k * n), 4);
+      DeviceBuffer<float> device_a(test_context(), std::span<const float>(a));
+      DeviceBuffer<float> device_b(test_context(), std::span<const float>(b));
+      DeviceBuffer<float> device_c(test_context(), static_cast<std::size_t>(m * n));
+      host::sgemm(test_jit(), test_context(), device_a, device_b, device_c, m, n, k, config);
+      const auto expected = host::matmul(a, b, static_cast<std::size_t>(m),
+                                         static_cast<std::size_t>(n), static_cast<std::size_t>(k));
+      CHECK(host::max_relative_error(device_c.download(), expected) <= 1e-4);
+    }
+  }
+}
