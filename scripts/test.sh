@@ -16,11 +16,16 @@ done
 scripts/setup.sh
 jobs=$(nproc)
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXRT_WERROR=ON >/dev/null
-cmake --build build -j "$jobs"
-(cd build && ctest -j "$jobs" --timeout 600 --output-on-failure)
+run_main_suite() {
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXRT_WERROR=ON >/dev/null
+  cmake --build build -j "$jobs"
+  (cd build && ctest -j "$jobs" --timeout 600 --output-on-failure)
+}
 
-$sanitizers || exit 0
+if ! $sanitizers; then
+  run_main_suite
+  exit 0
+fi
 
 # Only what the CPU tests need, in build folders of their own (a sanitizer instruments the whole
 # build). halt_on_error: a report fails the test that caused it.
@@ -35,7 +40,7 @@ sanitized_build() {  # folder, sanitizers
 }
 
 # AddressSanitizer + UBSan: every CPU test but the one compiling every kernel for every arch,
-# which is NVRTC's time (not instrumented) and already ran above.
+# which is NVRTC's time (not instrumented) and runs in the whole suite below.
 sanitized_build build-asan address,undefined
 (cd build-asan && ctest -j "$jobs" --timeout 600 --output-on-failure -R '^cpu:' \
   -E 'every builtin kernel compiles for every supported architecture')
@@ -47,3 +52,6 @@ concurrency_tests+='|threads sharing one DiskCache|processes storing and loading
 concurrency_tests+='|8 threads asking|threads of a second Jit|Jit::library)'
 sanitized_build build-tsan thread
 (cd build-tsan && ctest -j "$jobs" --timeout 600 --output-on-failure -R "$concurrency_tests")
+
+# The whole suite last, so that its CTest summary closes the log.
+run_main_suite
