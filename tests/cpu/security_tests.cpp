@@ -35,8 +35,10 @@ unsigned mode_of(const fs::path& path) {
 
 }  // namespace
 
-TEST_CASE("no source of the library, the host programs or the CLI starts a shell or a program") {
-  // Calls, not words in comments: a name followed by "(".
+TEST_CASE("no source starts a shell, and only the tuner starts a program: its own worker") {
+  // Calls, not words in comments: a name followed by "(". The tuner's worker process
+  // (host/child_process.cpp) is started with posix_spawn and no shell.
+  const fs::path worker_launcher = fs::path(PTXRT_SOURCE_DIR) / "host" / "child_process.cpp";
   const std::regex spawn(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|fork|vfork|)"
                          R"(posix_spawnp?)\s*\()");
   std::size_t scanned = 0;
@@ -46,7 +48,8 @@ TEST_CASE("no source of the library, the host programs or the CLI starts a shell
       std::ifstream in(file);
       std::string line;
       for (int number = 1; std::getline(in, line); ++number)
-        if (std::regex_search(line.substr(0, line.find("//")), spawn))
+        if (std::regex_search(line.substr(0, line.find("//")), spawn) &&
+            !(file == worker_launcher && line.find("::posix_spawn(") != std::string::npos))
           offenders.push_back(file.string() + ":" + std::to_string(number) + ": " + line);
       ++scanned;
     }
