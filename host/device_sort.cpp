@@ -39,21 +39,21 @@ Kernel bitonic_kernel(const Context& context, Jit& jit, int block_size, std::str
 
 }  // namespace
 
-std::vector<BitonicLaunch> bitonic_plan(std::size_t n_pow2, int block_size) {
+std::vector<DeviceSortLaunch> bitonic_plan(std::size_t n_pow2, int block_size) {
   require_power_of_two(n_pow2);
   require_block_size(block_size);
   const auto threads = static_cast<std::size_t>(block_size);
   const std::size_t chunk = 2 * threads;
-  std::vector<BitonicLaunch> plan;
+  std::vector<DeviceSortLaunch> plan;
   // Stages up to one chunk happen inside shared memory in one launch.
-  plan.push_back({BitonicLaunch::Kind::sort_shared, 0, 0, grid_of(n_pow2 / chunk)});
+  plan.push_back({DeviceSortLaunch::Kind::sort_shared, 0, 0, grid_of(n_pow2 / chunk)});
   for (std::size_t k = 2 * chunk; k <= n_pow2; k *= 2) {
     for (std::size_t j = k / 2; j >= chunk; j /= 2) {
-      plan.push_back({BitonicLaunch::Kind::merge_global, static_cast<long long>(j),
+      plan.push_back({DeviceSortLaunch::Kind::merge_global, static_cast<long long>(j),
                       static_cast<long long>(k), grid_of((n_pow2 / 2 + threads - 1) / threads)});
     }
-    plan.push_back(
-        {BitonicLaunch::Kind::merge_shared, 0, static_cast<long long>(k), grid_of(n_pow2 / chunk)});
+    plan.push_back({DeviceSortLaunch::Kind::merge_shared, 0, static_cast<long long>(k),
+                    grid_of(n_pow2 / chunk)});
   }
   return plan;
 }
@@ -94,17 +94,17 @@ void DeviceSort::sort(DeviceBuffer<float>& keys, DeviceBuffer<int>* values, std:
                     std::to_string(values != nullptr ? values->size() : 0) + " values)");
   const CUdeviceptr value_address = values != nullptr ? values->address() : 0;
   const auto length = static_cast<long long>(n_pow2);
-  for (const BitonicLaunch& step : bitonic_plan(n_pow2, block_size_)) {
+  for (const DeviceSortLaunch& step : bitonic_plan(n_pow2, block_size_)) {
     const LaunchConfig config{
         .grid = step.grid, .block = static_cast<unsigned>(block_size_), .stream = stream};
     switch (step.kind) {
-      case BitonicLaunch::Kind::sort_shared:
+      case DeviceSortLaunch::Kind::sort_shared:
         sort_shared_.launch(config, keys, value_address, length);
         break;
-      case BitonicLaunch::Kind::merge_global:
+      case DeviceSortLaunch::Kind::merge_global:
         merge_global_.launch(config, keys, value_address, length, step.j, step.k);
         break;
-      case BitonicLaunch::Kind::merge_shared:
+      case DeviceSortLaunch::Kind::merge_shared:
         merge_shared_.launch(config, keys, value_address, length, step.k);
         break;
     }

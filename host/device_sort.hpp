@@ -22,20 +22,21 @@
 
 namespace ptxrt::host {
 
-// One launch of the protocol.
-struct BitonicLaunch {
+// One launch of the protocol. (Not host/sort.hpp's BitonicLaunch: two types of one name in one
+// namespace broke the one-definition rule, and std::vector's code for one ran on the other.)
+struct DeviceSortLaunch {
   enum class Kind { sort_shared, merge_global, merge_shared };
   Kind kind = Kind::sort_shared;
   long long j = 0;  // merge_global: the compare distance
   long long k = 0;  // merge_global, merge_shared: the stage
   unsigned grid = 1;
-  bool operator==(const BitonicLaunch&) const = default;
+  bool operator==(const DeviceSortLaunch&) const = default;
 };
 
 // The launches that sort n_pow2 elements with `block_size` threads per block. Pure (no GPU);
 // throws Error(invalid_argument) unless n_pow2 is a power of two and block_size one of the
 // kernel's values (128, 256, 512, 1024).
-std::vector<BitonicLaunch> bitonic_plan(std::size_t n_pow2, int block_size);
+std::vector<DeviceSortLaunch> bitonic_plan(std::size_t n_pow2, int block_size);
 
 // The smallest power of two >= count, at least 1: the length to allocate and pad to.
 std::size_t bitonic_length(std::size_t count);

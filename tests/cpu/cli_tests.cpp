@@ -125,23 +125,6 @@ TEST_CASE("compile rejects a value outside the manifest with exit 1 and the mani
                 result.output);
 }
 
-TEST_CASE("compile of broken source exits 1 pointing at the file and line") {
-  Cli cli;
-  fs::path broken = cli.write_file(
-      "broken.cu", "// line 1\nextern \"C\" __global__ void k(float* x) {\n  x[0] = missing;\n}\n");
-  ProcessResult result = cli.run({"compile", broken.string(), "--arch", "sm_80"});
-  CHECK(result.exit_code == 1);
-  CHECK_MESSAGE(contains(result.output, "broken.cu(3): error"), result.output);
-  CHECK(contains(result.output, "missing"));
-}
-
-TEST_CASE("compile names an argument that is neither a file nor a builtin kernel") {
-  ProcessResult result = Cli().run({"compile", "no_such_kernel", "--arch", "sm_80"});
-  CHECK(result.exit_code == 1);
-  CHECK_MESSAGE(contains(result.output, "'no_such_kernel' is neither a file nor a builtin kernel"),
-                result.output);
-}
-
 TEST_CASE("compile rejects an architecture NVRTC does not know, listing the ones it does") {
   ProcessResult result = Cli().run({"compile", scale_kernel, "--arch", "sm_52"});
   CHECK(result.exit_code == 1);

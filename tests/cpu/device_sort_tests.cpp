@@ -11,7 +11,7 @@
 #include "host/device_sort.hpp"
 #include "ptxrt/error.hpp"
 
-using ptxrt::host::BitonicLaunch;
+using ptxrt::host::DeviceSortLaunch;
 
 namespace {
 
@@ -28,18 +28,19 @@ void step(std::vector<float>& keys, long long j, long long k) {
   }
 }
 
-void simulate(std::vector<float>& keys, const std::vector<BitonicLaunch>& plan, long long block) {
+void simulate(std::vector<float>& keys, const std::vector<DeviceSortLaunch>& plan,
+              long long block) {
   const long long chunk = std::min<long long>(2 * block, static_cast<long long>(keys.size()));
-  for (const BitonicLaunch& launch : plan) {
+  for (const DeviceSortLaunch& launch : plan) {
     switch (launch.kind) {
-      case BitonicLaunch::Kind::sort_shared:
+      case DeviceSortLaunch::Kind::sort_shared:
         for (long long k = 2; k <= chunk; k *= 2)
           for (long long j = k / 2; j > 0; j /= 2) step(keys, j, k);
         break;
-      case BitonicLaunch::Kind::merge_global:
+      case DeviceSortLaunch::Kind::merge_global:
         step(keys, launch.j, launch.k);
         break;
-      case BitonicLaunch::Kind::merge_shared:
+      case DeviceSortLaunch::Kind::merge_shared:
         for (long long j = std::min(launch.k / 2, block); j > 0; j /= 2) step(keys, j, launch.k);
         break;
     }
@@ -69,8 +70,8 @@ TEST_CASE("the bitonic plan follows bitonic_sort.cu's protocol") {
   const auto plan = ptxrt::host::bitonic_plan(8192, 512);
   // One shared sort of the 8 chunks of 1024, then stages 2048 (j = 1024 global) and 4096 and
   // 8192 (j = 2048, 1024 and 4096, 2048, 1024 global), each closed by a shared merge.
-  using Kind = BitonicLaunch::Kind;
-  const std::vector<BitonicLaunch> expected{
+  using Kind = DeviceSortLaunch::Kind;
+  const std::vector<DeviceSortLaunch> expected{
       {Kind::sort_shared, 0, 0, 8},        {Kind::merge_global, 1024, 2048, 8},
       {Kind::merge_shared, 0, 2048, 8},    {Kind::merge_global, 2048, 4096, 8},
       {Kind::merge_global, 1024, 4096, 8}, {Kind::merge_shared, 0, 4096, 8},
@@ -78,7 +79,7 @@ TEST_CASE("the bitonic plan follows bitonic_sort.cu's protocol") {
       {Kind::merge_global, 1024, 8192, 8}, {Kind::merge_shared, 0, 8192, 8}};
   CHECK(plan == expected);
   CHECK(ptxrt::host::bitonic_plan(64, 512) ==
-        std::vector<BitonicLaunch>{{Kind::sort_shared, 0, 0, 1}});
+        std::vector<DeviceSortLaunch>{{Kind::sort_shared, 0, 0, 1}});
 }
 
 TEST_CASE("the bitonic plan rejects a length that is not a power of two and an unknown block") {

@@ -102,7 +102,7 @@ TEST_CASE("sanitize: raytrace and simpson") {
                                  verified));
 }
 
-// The divide & conquer sorts its points with the device bitonic sort (host/device_sort), so this
+// The divide & conquer sorts its points with the device bitonic sort (host/device_sort): this
 // case covers that kernel too.
 TEST_CASE("sanitize: closest pair, every GPU method and the smallest and largest BASE") {
   for (std::size_t n : {7u, 3001u}) {
