@@ -2,15 +2,19 @@
 # Builds Release and runs every GPU test and benchmark in one go, on a machine with a GPU and no
 # package registry (CLI11, doctest and nlohmann-json must already be installed there). Prints a
 # short summary last. Logs go to $OUT (when set, as on the lent GPU machine) or build-gpu/logs.
-#   scripts/gpu-check.sh [--sanitize] [--no-bench] [--bench-args "..."]
+# One call of the lent machine may run 10 minutes, so the parts can be left out or added:
+#   scripts/gpu-check.sh [--no-tests] [--sanitize] [--no-bench] [--tune] [--bench-args "..."]
+# --tune runs scripts/tune-check.sh on the same build afterwards.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-sanitize=0 bench=1 bench_args=""
+tests=1 sanitize=0 bench=1 tune=0 bench_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize=1 ;;
+    --no-tests) tests=0 ;;
     --no-bench) bench=0 ;;
+    --tune) tune=1 ;;
     --bench-args) bench_args="$2"; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -35,12 +39,15 @@ else
   exit 1
 fi
 
-(cd "$build" && ctest -j 4 --timeout 300 --output-on-failure) >"$logs/ctest.log" 2>&1
-ctest_rc=$?
-grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|Timeout|Skipped" "$logs/ctest.log" | grep -v "^\s*$" | tail -30
-summary+=("ctest: $(grep -E 'tests passed' "$logs/ctest.log" | tail -1) (rc $ctest_rc)")
-skipped=$(grep -c "(Skipped)" "$logs/ctest.log" || true)
-summary+=("ctest skipped: $skipped")
+ctest_rc=0
+if [ "$tests" = 1 ]; then
+  (cd "$build" && ctest -j 4 --timeout 300 --output-on-failure) >"$logs/ctest.log" 2>&1
+  ctest_rc=$?
+  grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|Timeout|Skipped" "$logs/ctest.log" | grep -v "^\s*$" | tail -30
+  summary+=("ctest: $(grep -E 'tests passed' "$logs/ctest.log" | tail -1) (rc $ctest_rc)")
+  skipped=$(grep -c "(Skipped)" "$logs/ctest.log" || true)
+  summary+=("ctest skipped: $skipped")
+fi
 
 # The sanitizer subset: tests/gpu/sanitize_tests.cpp runs every kernel family at small sizes (the
 # whole suite would take hours under racecheck, and its faulting-kernel cases fault on purpose).
@@ -72,7 +79,15 @@ if [ "$bench" = 1 ]; then
   run_bench closest-pair "$build/ptxrt" closest-pair --bench
 fi
 
+tune_rc=0
+if [ "$tune" = 1 ]; then
+  OUT="$logs/tune" scripts/tune-check.sh "$build" | tee "$logs/tune-check.txt"
+  tune_rc=${PIPESTATUS[0]}
+  summary+=("tune-check: rc $tune_rc")
+  while read -r line; do summary+=("  $line"); done < <(grep -E "^(matmul|sgemm|closest)" "$logs/tune-check.txt" | grep -v "exit")
+fi
+
 echo
 echo "SUMMARY ($(( $(date +%s) - started )) s)"
 printf '  %s\n' "${summary[@]}"
-[ "$ctest_rc" = 0 ]
+[ "$ctest_rc" = 0 ] && [ "$tune_rc" = 0 ]
