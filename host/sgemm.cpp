@@ -22,7 +22,7 @@ const Program& sgemm_program() {
   return program;
 }
 
-std::array<std::pair<const char*, int>, 8> named_values(const SgemmConfig& config) {
+std::array<std::pair<const char*, int>, 11> named_values(const SgemmConfig& config) {
   return {{{"WARPS_M", config.warps_m},
            {"WARPS_N", config.warps_n},
            {"LANES_M", config.lanes_m},
@@ -30,7 +30,10 @@ std::array<std::pair<const char*, int>, 8> named_values(const SgemmConfig& confi
            {"TN", config.thread_n},
            {"BK", config.block_k},
            {"STAGES", config.stages},
-           {"MIN_BLOCKS", config.min_blocks}}};
+           {"MIN_BLOCKS", config.min_blocks},
+           {"GROUP_M", config.group_m},
+           {"VECTOR_A", config.vector_a ? 1 : 0},
+           {"SKIP_IDLE_WARPS", config.skip_idle_warps ? 1 : 0}}};
 }
 
 std::optional<std::string> undeclared_value(const SgemmConfig& config) {
@@ -79,7 +82,9 @@ std::string SgemmConfig::describe() const {
          std::to_string(block_k) + " " + std::to_string(thread_m) + "x" + std::to_string(thread_n) +
          "/thread " + std::to_string(warps_m) + "x" + std::to_string(warps_n) + " warps lanes " +
          std::to_string(lanes_m) + "x" + std::to_string(lanes_n()) + " " + std::to_string(stages) +
-         " stages min " + std::to_string(min_blocks) + " blocks/SM";
+         " stages min " + std::to_string(min_blocks) + " blocks/SM" +
+         (group_m > 1 ? " group " + std::to_string(group_m) : std::string()) +
+         (vector_a ? " vector A" : "") + (skip_idle_warps ? " skip idle warps" : "");
 }
 
 std::optional<std::string> sgemm_config_problem(const SgemmConfig& config,
@@ -112,24 +117,99 @@ std::optional<std::string> sgemm_config_problem(const SgemmConfig& config,
   return std::nullopt;
 }
 
-std::vector<SgemmConfig> sgemm_configs(const DeviceProperties& device) {
-  // warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks
-  const std::vector<SgemmConfig> candidates = {
-      {4, 2, 4, 8, 8, 16, 3, 2},  // 128×128×16: the classic tile, half the per-tile cost of BK 8
-      {4, 2, 4, 8, 8, 8, 3, 2},   // 128×128×8, 256 threads: the classic tile as usually written
-      {4, 2, 4, 8, 8, 8, 2, 2},   // 128×128×8, double buffered
-      {4, 2, 4, 8, 8, 16, 4, 2},  // 128×128×16, deeper ring
-      {4, 2, 4, 8, 16, 8, 3, 1},  // 128×256×8: 8×16 per thread, half of B's reads per FFMA
-      {2, 4, 8, 8, 8, 8, 3, 2},   // 128×128×8 with 64×32 warp tiles instead of 32×64
-      {4, 2, 4, 16, 8, 8, 3, 1},  // 256×128×8: 16×8 per thread
-      {2, 2, 4, 16, 8, 8, 3, 2},  // 128×128×8 with 128 threads, 16×8 per thread
-      {4, 1, 4, 8, 8, 8, 3, 3},   // 128×64×8, 128 threads: more blocks for small grids
-      {2, 2, 4, 8, 4, 8, 4, 4},   // 64×64×8, 128 threads: for small or ragged matrices
+namespace {
+
+// A config of sgemm_configs and the shapes sgemm_candidates offers it for.
+struct ListedConfig {
+  SgemmConfig config;
+  std::vector<SgemmShape> shapes;
+};
+
+SgemmConfig with(SgemmConfig config, int group_m, bool vector_a, bool skip_idle_warps) {
+  config.group_m = group_m;
+  config.vector_a = vector_a;
+  config.skip_idle_warps = skip_idle_warps;
+  return config;
+}
+
+// warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks; then group_m,
+// vector_a, skip_idle_warps through with(). docs/perf-notes.md predicts each.
+const std::vector<ListedConfig>& listed_configs() {
+  using enum SgemmShape;
+  constexpr SgemmConfig base{4, 2, 4, 8, 8, 16, 3, 2};          // 128×128×16, the default
+  constexpr SgemmConfig wide_m{4, 2, 4, 16, 8, 16, 3, 1};       // 256×128×16: 16×8 per thread
+  constexpr SgemmConfig half_n{4, 1, 4, 8, 8, 16, 3, 3};        // 128×64×16, 128 threads
+  constexpr SgemmConfig tall_thread{2, 2, 4, 16, 8, 16, 3, 2};  // 128×128×16, 128 threads
+  static const std::vector<ListedConfig> listed = {
+      {base, {square, ragged, skinny}},
+      // Measured before (perf-notes): BK 8, rings of 2 and 4, other tiles.
+      {{4, 2, 4, 8, 8, 8, 3, 2}, {}},
+      {{4, 2, 4, 8, 8, 8, 2, 2}, {}},
+      {{4, 2, 4, 8, 8, 16, 4, 2}, {square}},
+      {{4, 2, 4, 8, 16, 8, 3, 1}, {}},
+      {{2, 4, 8, 8, 8, 8, 3, 2}, {}},
+      {{4, 2, 4, 16, 8, 8, 3, 1}, {}},
+      {{2, 2, 4, 16, 8, 8, 3, 2}, {skinny}},
+      {{4, 1, 4, 8, 8, 8, 3, 3}, {ragged}},
+      {{2, 2, 4, 8, 4, 8, 4, 4}, {}},
+      // The default with each switch, and the best 4096³ config with both that matter there.
+      {with(base, 1, true, false), {square, skinny}},
+      {with(base, 8, false, false), {square}},
+      {with({4, 2, 4, 8, 8, 16, 4, 2}, 8, true, false), {square, skinny}},
+      {with(base, 1, false, true), {square, ragged}},
+      // BK 32: half the loop, barrier and address cost per FFMA, twice the shared memory.
+      {with({4, 2, 4, 8, 8, 32, 3, 2}, 1, true, false), {square, skinny}},
+      {with({4, 2, 4, 8, 8, 32, 3, 2}, 1, false, true), {ragged}},
+      // One block per SM: 256×128 and 128×256 with 16×8 or 8×16 per thread (8 warps), or 8×8
+      // per thread in 16 warps.
+      {with(wide_m, 1, true, false), {square}},
+      {with({4, 2, 4, 16, 8, 32, 3, 1}, 1, true, false), {square}},
+      {with({8, 2, 4, 8, 8, 16, 3, 1}, 1, true, false), {square, skinny}},
+      {with({4, 2, 4, 8, 16, 16, 3, 1}, 1, true, false), {square}},
+      {with(wide_m, 1, false, true), {ragged}},
+      // 128 threads with 16×8 each: 6 LDS.128 per 128 FFMA.
+      {with(tall_thread, 1, true, false), {square, skinny}},
+      {with(tall_thread, 1, false, true), {ragged}},
+      // 128×64 at 3 blocks per SM: finer waves for ragged sizes, more overlap for skinny ones.
+      {with({4, 1, 4, 8, 8, 8, 3, 3}, 1, false, true), {ragged}},
+      {with(half_n, 1, false, true), {ragged}},
+      {with(half_n, 1, true, false), {skinny}},
   };
+  return listed;
+}
+
+}  // namespace
+
+std::vector<SgemmConfig> sgemm_configs(const DeviceProperties& device) {
   std::vector<SgemmConfig> usable;
-  for (const SgemmConfig& config : candidates)
-    if (!sgemm_config_problem(config, device)) usable.push_back(config);
+  for (const ListedConfig& listed : listed_configs())
+    if (!sgemm_config_problem(listed.config, device)) usable.push_back(listed.config);
   return usable;
+}
+
+SgemmShape sgemm_shape_of(int m, int n, int k) {
+  if (static_cast<long long>(k) * 16 <= std::min(m, n)) return SgemmShape::skinny;
+  if (m % 128 != 0 || n % 128 != 0) return SgemmShape::ragged;
+  return SgemmShape::square;
+}
+
+const char* to_string(SgemmShape shape) {
+  switch (shape) {
+    case SgemmShape::square: return "square";
+    case SgemmShape::ragged: return "ragged";
+    case SgemmShape::skinny: return "skinny";
+  }
+  return "unknown";
+}
+
+std::vector<SgemmConfig> sgemm_candidates(const DeviceProperties& device, int m, int n, int k) {
+  const SgemmShape shape = sgemm_shape_of(m, n, k);
+  std::vector<SgemmConfig> candidates;
+  for (const ListedConfig& listed : listed_configs())
+    if (std::find(listed.shapes.begin(), listed.shapes.end(), shape) != listed.shapes.end() &&
+        !sgemm_config_problem(listed.config, device))
+      candidates.push_back(listed.config);
+  return candidates;
 }
 
 SgemmConfig default_sgemm_config(const DeviceProperties& device) {
@@ -151,8 +231,16 @@ SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned) 
       aligned ? "sgemm_aligned" : "sgemm"};
 }
 
-bool sgemm_alignment_allows_vectors(CUdeviceptr b, CUdeviceptr c, int n) {
-  return n % 4 == 0 && b % 16 == 0 && c % 16 == 0;
+bool sgemm_alignment_allows_vectors(const SgemmConfig& config, CUdeviceptr a, CUdeviceptr b,
+                                    CUdeviceptr c, int n, int k) {
+  const bool a_allows = !config.vector_a || (k % 4 == 0 && a % 16 == 0);
+  return n % 4 == 0 && b % 16 == 0 && c % 16 == 0 && a_allows;
+}
+
+void prepare_sgemm(Jit& jit, const Context& context, const SgemmConfig& config) {
+  CompileOptions options;
+  options.defines = config.defines();
+  jit.module(sgemm_program(), options, context);
 }
 
 void sgemm(Jit& jit, const Context& context, const DeviceBuffer<float>& a,
@@ -168,8 +256,9 @@ void sgemm(Jit& jit, const Context& context, const DeviceBuffer<float>& a,
   if (auto problem = sgemm_config_problem(config, context.device().properties()))
     throw Error(ErrorKind::invalid_argument, "sgemm: " + *problem);
   if (m == 0 || n == 0) return;
-  SgemmLaunch plan =
-      sgemm_launch(config, m, n, sgemm_alignment_allows_vectors(b.address(), c.address(), n));
+  SgemmLaunch plan = sgemm_launch(
+      config, m, n,
+      sgemm_alignment_allows_vectors(config, a.address(), b.address(), c.address(), n, k));
   plan.launch.stream = stream;
   CompileOptions options;
   options.defines = config.defines();

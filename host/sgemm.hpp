@@ -20,16 +20,19 @@ namespace ptxrt::host {
 
 // One specialization of sgemm.cu, field for define (see the file's manifest). The block tile is
 // block_m() × block_n() × block_k; each thread holds thread_m × thread_n results.
-// The field defaults are sgemm.cu's: 128×128×8, 256 threads, 8×8 per thread.
+// The field defaults are sgemm.cu's: 128×128×16, 256 threads, 8×8 per thread.
 struct SgemmConfig {
-  int warps_m = 4;     // WARPS_M: warps of a block along M
-  int warps_n = 2;     // WARPS_N: along N
-  int lanes_m = 4;     // LANES_M: lanes of a warp along M (32 / lanes_m along N)
-  int thread_m = 8;    // TM
-  int thread_n = 8;    // TN
-  int block_k = 8;     // BK
-  int stages = 3;      // STAGES: shared-memory buffers in the cp.async ring
-  int min_blocks = 2;  // MIN_BLOCKS: blocks per SM promised to __launch_bounds__
+  int warps_m = 4;               // WARPS_M: warps of a block along M
+  int warps_n = 2;               // WARPS_N: along N
+  int lanes_m = 4;               // LANES_M: lanes of a warp along M (32 / lanes_m along N)
+  int thread_m = 8;              // TM
+  int thread_n = 8;              // TN
+  int block_k = 16;              // BK
+  int stages = 3;                // STAGES: shared-memory buffers in the cp.async ring
+  int min_blocks = 2;            // MIN_BLOCKS: blocks per SM promised to __launch_bounds__
+  int group_m = 1;               // GROUP_M: tile rows consecutive blocks walk down (1: by row)
+  bool vector_a = false;         // VECTOR_A: A by 16-byte loads through registers (aligned entry)
+  bool skip_idle_warps = false;  // SKIP_IDLE_WARPS: no FFMAs for warps wholly outside C
 
   int lanes_n() const { return 32 / lanes_m; }
   int block_m() const { return warps_m * lanes_m * thread_m; }
@@ -41,7 +44,8 @@ struct SgemmConfig {
   int register_cap(const DeviceProperties& device) const;
 
   std::vector<Define> defines() const;
-  // "128x128x8 8x8/thread 4x2 warps lanes 4x8 3 stages min 2 blocks/SM", for tables and messages.
+  // "128x128x16 8x8/thread 4x2 warps lanes 4x8 3 stages min 2 blocks/SM", then those of
+  // " group 8", " vector A", " skip idle warps" that are on; for tables and messages.
   std::string describe() const;
 
   bool operator==(const SgemmConfig&) const = default;
@@ -55,8 +59,20 @@ struct SgemmConfig {
 std::optional<std::string> sgemm_config_problem(const SgemmConfig& config,
                                                 const DeviceProperties& device);
 
-// The configs a tuner should search on `device`, each without a problem, default first.
+// The configs worth knowing on `device`, each without a problem, default first: every one is
+// checked by the GPU tests, and each is a candidate for some shapes (sgemm_candidates).
 std::vector<SgemmConfig> sgemm_configs(const DeviceProperties& device);
+
+// What decides the tile choice at m×n×k: skinny (k · 16 <= min(m, n): the per-block prologue
+// and the write of C weigh), ragged (otherwise, when M or N is not a multiple of 128: edge tiles,
+// wave quantization, and for N % 4 != 0 the any-alignment entry), square (the rest).
+enum class SgemmShape { square, ragged, skinny };
+SgemmShape sgemm_shape_of(int m, int n, int k);
+const char* to_string(SgemmShape shape);
+
+// The configs a benchmark sweeps at m×n×k on `device`: the default first, then those of
+// sgemm_configs listed for sgemm_shape_of(m, n, k) (docs/perf-notes.md says why each).
+std::vector<SgemmConfig> sgemm_candidates(const DeviceProperties& device, int m, int n, int k);
 // The one to use untuned: the first of sgemm_configs, 128×128×16 with 8×8 per thread, 256
 // threads and 3 stages where it fits (docs/perf-notes.md says why). Throws Error
 // (invalid_argument) naming the device when no config suits it.
@@ -71,9 +87,16 @@ struct SgemmLaunch {
 };
 SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned);
 
-// Whether sgemm_aligned may run: n % 4 == 0 and B and C 16-byte aligned (A is read a float at a
-// time, so its alignment does not matter).
-bool sgemm_alignment_allows_vectors(CUdeviceptr b, CUdeviceptr c, int n);
+// Whether sgemm_aligned may run `config`: n % 4 == 0 and B and C 16-byte aligned, and with
+// config.vector_a also k % 4 == 0 and A 16-byte aligned (otherwise A is read a float at a time,
+// so its alignment does not matter).
+bool sgemm_alignment_allows_vectors(const SgemmConfig& config, CUdeviceptr a, CUdeviceptr b,
+                                    CUdeviceptr c, int n, int k);
+
+// Compiles `config` and loads it into `context`, as sgemm() would on first use: a benchmark
+// calls it from several threads at once to compile its configs in parallel (the Jit is
+// thread-safe and compiles different configs concurrently).
+void prepare_sgemm(Jit& jit, const Context& context, const SgemmConfig& config);
 
 // C = A·B for row-major A (m×k), B (k×n), C (m×n) on `stream` (nullptr: the context's default),
 // asynchronously. Picks the aligned entry when sgemm_alignment_allows_vectors. Throws Error

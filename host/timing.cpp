@@ -20,8 +20,9 @@ double median(std::vector<double> samples) {
   return (lower + upper) / 2.0;
 }
 
-double median_launch_ms(const Context& context, int repeats, const std::function<void()>& prepare,
-                        const std::function<void()>& launches) {
+std::vector<double> launch_times_ms(const Context& context, int repeats,
+                                    const std::function<void()>& prepare,
+                                    const std::function<void()>& launches) {
   if (repeats < 1)
     throw Error(ErrorKind::invalid_argument,
                 "repeats must be at least 1, got " + std::to_string(repeats));
@@ -36,7 +37,12 @@ double median_launch_ms(const Context& context, int repeats, const std::function
     const double elapsed = Event::elapsed_ms(start, end);
     if (run > 0) samples.push_back(elapsed);
   }
-  return median(std::move(samples));
+  return samples;
+}
+
+double median_launch_ms(const Context& context, int repeats, const std::function<void()>& prepare,
+                        const std::function<void()>& launches) {
+  return median(launch_times_ms(context, repeats, prepare, launches));
 }
 
 }  // namespace ptxrt::host

@@ -20,5 +20,9 @@ double median(std::vector<double> samples);
 // (nullptr). Error(invalid_argument) when repeats < 1.
 double median_launch_ms(const Context& context, int repeats, const std::function<void()>& prepare,
                         const std::function<void()>& launches);
+// The same runs, every timed one's ms in run order (for spreads as well as medians).
+std::vector<double> launch_times_ms(const Context& context, int repeats,
+                                    const std::function<void()>& prepare,
+                                    const std::function<void()>& launches);
 
 }  // namespace ptxrt::host

@@ -203,10 +203,17 @@ SgemmConfig sgemm_config_of(const TuningConfig& config) {
   const auto value = [&](std::string_view name, int fallback) {
     return static_cast<int>(config.find(name).value_or(fallback));
   };
-  return {value("WARPS_M", defaults.warps_m), value("WARPS_N", defaults.warps_n),
-          value("LANES_M", defaults.lanes_m), value("TM", defaults.thread_m),
-          value("TN", defaults.thread_n),     value("BK", defaults.block_k),
-          value("STAGES", defaults.stages),   value("MIN_BLOCKS", defaults.min_blocks)};
+  return {value("WARPS_M", defaults.warps_m),
+          value("WARPS_N", defaults.warps_n),
+          value("LANES_M", defaults.lanes_m),
+          value("TM", defaults.thread_m),
+          value("TN", defaults.thread_n),
+          value("BK", defaults.block_k),
+          value("STAGES", defaults.stages),
+          value("MIN_BLOCKS", defaults.min_blocks),
+          value("GROUP_M", defaults.group_m),
+          value("VECTOR_A", defaults.vector_a) != 0,
+          value("SKIP_IDLE_WARPS", defaults.skip_idle_warps) != 0};
 }
 
 class SgemmSession : public ProductSession {

@@ -9,13 +9,23 @@
 //
 // Per k, a thread reads TM/4 float4 of A and TN/4 float4 of B from shared memory and does TM·TN
 // FFMAs: 8×8 is 4 LDS.128 for 64 FFMA. Its TM rows are TM/4 runs of 4, LANES_M·4 apart, and
-// likewise its columns, so that the lanes of a warp read one contiguous span (conflict-free)
-// and the sub-tiles stay 16-byte aligned.
+// likewise its columns (8×8 is 2×2 sub-tiles of 4×4: the "warp tiling" of the fast SIMT GEMMs),
+// so that the lanes of a warp read one contiguous span (conflict-free) and the sub-tiles stay
+// 16-byte aligned.
 //
-// The tuner searches 128- to 256-thread blocks with 64 to 256 rows and columns and at least 8×8
-// results per thread, 3 or 4 stages: smaller tiles cannot reach the FFMA-per-load ratio that makes
-// this kernel fast, and the rest of the declared space would triple the tune for nothing. The host
-// adds the device's limits (sgemm_config_problem).
+// Three switches that change no result (docs/perf-notes.md predicts each):
+// - GROUP_M > 1: consecutive blocks walk down GROUP_M tile rows before the next column, so that
+//   the blocks resident at one time share fewer panels of A and B in L2;
+// - VECTOR_A (aligned entry only, where the host also checked K % 4 == 0 and A's alignment): A
+//   comes through registers with 16-byte loads and is stored transposed after the tile's
+//   compute, instead of one 4-byte cp.async per element;
+// - SKIP_IDLE_WARPS: in the edge tiles, a warp whose rows all lie past M (or columns past N)
+//   skips its FFMAs; it still copies and waits at the barrier.
+//
+// The tuner searches 128- to 256-thread blocks with 64 to 256 rows and columns, at least 8×8
+// results per thread, BK 16 or 32, 3 or 4 stages, GROUP_M 1 or 8, both ways of loading A: smaller
+// tiles and BK 8 measured slower (perf-notes), and the rest of the declared space would multiply
+// the tune for nothing. The host adds the device's limits (sgemm_config_problem).
 //
 // clang-format off
 // ptxrt: define WARPS_M in {1, 2, 4, 8} default 4
@@ -23,17 +33,20 @@
 // ptxrt: define LANES_M in {4, 8} default 4
 // ptxrt: define TM in {4, 8, 16} default 8
 // ptxrt: define TN in {4, 8, 16} default 8
-// ptxrt: define BK in {8, 16} default 8
+// ptxrt: define BK in {8, 16, 32} default 16
 // ptxrt: define STAGES in {2, 3, 4} default 3
 // ptxrt: define MIN_BLOCKS in {1, 2, 3, 4} default 2
-// ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS
+// ptxrt: define GROUP_M in {1, 8} default 1
+// ptxrt: define VECTOR_A in {0, 1} default 0
+// ptxrt: define SKIP_IDLE_WARPS in {0, 1} default 0
+// ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS GROUP_M VECTOR_A
 // ptxrt: constraint WARPS_M * WARPS_N >= 4 && WARPS_M * WARPS_N <= 8
-// ptxrt: constraint TM >= 8 && TN >= 8
+// ptxrt: constraint TM >= 8 && TN >= 8 && BK >= 16
 // ptxrt: constraint STAGES >= 3 && MIN_BLOCKS <= 2
 // ptxrt: constraint WARPS_M * LANES_M * TM >= 64 && WARPS_M * LANES_M * TM <= 256
 // ptxrt: constraint WARPS_N * (32 / LANES_M) * TN >= 64 && WARPS_N * (32 / LANES_M) * TN <= 256
 // ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM)) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment
-// ptxrt: entry sgemm_aligned same launch as sgemm — needs N % 4 == 0 and B, C 16-byte aligned: 16-byte loads of B, 16-byte stores of C
+// ptxrt: entry sgemm_aligned same launch as sgemm — needs N % 4 == 0 and B, C 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), 16-byte stores of C
 // clang-format on
 
 #if !defined(WARPS_M) || !defined(WARPS_N) || !defined(LANES_M)
@@ -41,6 +54,12 @@
 #endif
 #if !defined(TM) || !defined(TN) || !defined(BK) || !defined(STAGES) || !defined(MIN_BLOCKS)
 #error "TM, TN, BK, STAGES and MIN_BLOCKS must be defined"
+#endif
+#if !defined(GROUP_M) || !defined(VECTOR_A) || !defined(SKIP_IDLE_WARPS)
+#error "GROUP_M, VECTOR_A and SKIP_IDLE_WARPS must be defined"
+#endif
+#if GROUP_M < 1
+#error "GROUP_M must be at least 1 (1: blocks walk C row by row)"
 #endif
 #if TM % 4 != 0 || TN % 4 != 0
 #error "TM and TN must be multiples of 4: a thread reads and writes its tile as float4"
@@ -113,23 +132,49 @@ __device__ __forceinline__ void wait_copies() {
 #endif
 }
 
+// Component q of `rows` consecutive float4 (one per row), as one store of `rows` floats.
+template <int rows>
+__device__ __forceinline__ void store_column(float* destination, const float4* values, int q) {
+  const auto pick = [q](const float4& v) {
+    return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w;
+  };
+  if (rows == 4)
+    *reinterpret_cast<float4*>(destination) =
+        make_float4(pick(values[0]), pick(values[1]), pick(values[2]), pick(values[3]));
+  else if (rows == 2)
+    *reinterpret_cast<float2*>(destination) = make_float2(pick(values[0]), pick(values[1]));
+  else
+    *destination = pick(values[0]);
+}
+
 // Where each thread's share of a tile comes from and goes to. Rows past M and columns past N
 // are clamped to the last one (their results are never stored, so any finite data will do and
 // no address leaves the matrix); k past K is zero-filled, since it enters every dot product.
 // Per copy a thread keeps one int (its clamped row or column) and rebuilds the 64-bit address
 // each tile with one wide multiply-add: 64-bit pointers per copy would cost registers that the
 // TM×TN accumulators need.
-template <bool vector_b>
+template <bool vector_a, bool vector_b>
 struct TileLoader {
-  // A: thread t copies k = t % 8 of rows t / 8, t / 8 + kRowsPerPassA, ... and then the same for
-  // k + 8, k + 16, ...: a warp covers 8 consecutive k (one 32-byte sector) of 4 rows. Both
-  // kRowsPerPassA and BM are powers of two, so one divides the other: either a thread visits
-  // kPassesA rows, or it stays on one row and the block covers several groups of 8 k per pass.
-  static constexpr int kRowsPerPassA = kThreads / 8;
+  // A: a unit is kRowsA consecutive rows × kWidthA consecutive k, one global load per row.
+  // 8 / kWidthA threads cover 8 consecutive k of a unit's rows (one 32-byte sector per row), the
+  // rest of the block the next rows: kRowsPerPassA rows per pass. kRowsPerPassA and BM are
+  // powers of two, so one divides the other: either a thread visits kPassesA row groups, or it
+  // stays on one and the block covers several groups of 8 k per pass.
+  // Shared side (kStrideA ≡ 4 banks): a warp's 4-byte copies are 4 rows × 8 k, in banks
+  // 4·k + row; a warp's vector stores of one k are 16 consecutive rows at k and at k + 4,
+  // 16 banks apart. Both hit 32 distinct banks. Vector units are 2 or 4 rows tall when a
+  // thread has 8 or 16 elements, so that it stores them with float2 or float4 (4 stores for
+  // its 4 k) rather than one float each.
+  static constexpr int kWidthA = vector_a ? 4 : 1;
+  static constexpr int kElementsA = kBlockM * BK / kThreads;
+  static constexpr int kRowsA = !vector_a ? 1 : kElementsA >= 16 ? 4 : kElementsA >= 8 ? 2 : 1;
+  static constexpr int kLanesPerRowA = 8 / kWidthA;
+  static constexpr int kRowsPerPassA = kThreads / kLanesPerRowA * kRowsA;
   static constexpr int kPassesA = kRowsPerPassA < kBlockM ? kBlockM / kRowsPerPassA : 1;
   static constexpr int kKStepA = kRowsPerPassA > kBlockM ? 8 * (kRowsPerPassA / kBlockM) : 8;
-  static constexpr int kCopiesA = (kBlockM * BK + kThreads - 1) / kThreads;
-  static constexpr bool kExactA = kBlockM * BK % kThreads == 0;
+  static constexpr int kUnitsA = kBlockM * BK / (kWidthA * kRowsA);
+  static constexpr int kCopiesA = (kUnitsA + kThreads - 1) / kThreads;
+  static constexpr bool kExactA = kUnitsA % kThreads == 0;
   // B: row-major BK×BN in units of float4 (vector_b) or float, consecutive along n: unit u of the
   // flattened tile goes to thread u % kThreads, whether a row holds more units than the block
   // has threads (kPassesB columns each) or fewer (then kKStepB rows apart).
@@ -141,22 +186,26 @@ struct TileLoader {
   static constexpr int kPassesB = kThreads < kUnitsPerRowB ? kUnitsPerRowB / kThreads : 1;
   static constexpr int kKStepB = kThreads > kUnitsPerRowB ? kThreads / kUnitsPerRowB : 1;
 
-  int row_a[kPassesA];     // clamped global rows
-  int k_a;                 // the thread's first k within a tile
-  int shared_a;            // where that k and its first row sit in a stage
-  int column_b[kPassesB];  // clamped global columns
+  int row_a[kPassesA][kRowsA];  // clamped global rows
+  int k_a;                      // the thread's first k within a tile
+  int shared_a;                 // where that k and its first row sit in a stage
+  int column_b[kPassesB];       // clamped global columns
   int k_b;
   int shared_b;
+  // vector_a: the A of the tile in flight, between fetch() and store(); unused otherwise.
+  float4 staged_a[vector_a ? kCopiesA * kRowsA : 1];
 
   __device__ TileLoader(int m, int n, int block_m, int block_n) {
     const int thread = static_cast<int>(threadIdx.x);
-    const int first_row = thread / 8;  // < kRowsPerPassA
+    const int first_row = thread / kLanesPerRowA * kRowsA;  // < kRowsPerPassA
     const int tile_row = first_row % kBlockM;
-    k_a = thread % 8 + (first_row / kBlockM) * 8;
+    k_a = kWidthA * (thread % kLanesPerRowA) + (first_row / kBlockM) * 8;
     shared_a = k_a * kStrideA + tile_row;
 #pragma unroll
     for (int pass = 0; pass < kPassesA; ++pass)
-      row_a[pass] = min(block_m + tile_row + pass * kRowsPerPassA, m - 1);
+#pragma unroll
+      for (int r = 0; r < kRowsA; ++r)
+        row_a[pass][r] = min(block_m + tile_row + pass * kRowsPerPassA + r, m - 1);
 
     const int unit = thread % kUnitsPerRowB;
     k_b = thread / kUnitsPerRowB;
@@ -166,21 +215,30 @@ struct TileLoader {
       column_b[pass] = min(block_n + (unit + pass * kThreads) * kWidthB, n - kWidthB);
   }
 
-  // Issues the copies of the tile whose first k is k_first into `stage`; `check_k` only for the
-  // last tile, where k may run past K.
+  // Starts the tile whose first k is k_first on its way to `stage`: cp.async for B, and for A
+  // either cp.async too or (vector_a) loads into staged_a, which store() then puts in place.
+  // `check_k` only for the last tile, where k may run past K.
   template <bool check_k>
-  __device__ __forceinline__ void load(float* stage, const float* a, const float* b, int n, int k,
-                                       int k_first) const {
+  __device__ __forceinline__ void fetch(float* stage, const float* a, const float* b, int n, int k,
+                                        int k_first) {
 #pragma unroll
     for (int i = 0; i < kCopiesA; ++i) {
       const int pass = i % kPassesA;
       const int k_offset = (i / kPassesA) * kKStepA;
       if (kExactA || k_a + k_offset < BK) {
         const int k_global = k_first + k_a + k_offset;
+        // k % 4 == 0 on the vector path, so a float4 of A is all inside K or all past it.
         const bool valid = !check_k || k_global < k;
-        const float* source = a + static_cast<long long>(row_a[pass]) * k + k_global;
-        copy_float(stage + shared_a + k_offset * kStrideA + pass * kRowsPerPassA,
-                   valid ? source : a, valid);
+#pragma unroll
+        for (int r = 0; r < kRowsA; ++r) {
+          const float* source = a + static_cast<long long>(row_a[pass][r]) * k + k_global;
+          if constexpr (vector_a)
+            staged_a[i * kRowsA + r] = valid ? *reinterpret_cast<const float4*>(source)
+                                             : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          else
+            copy_float(stage + shared_a + k_offset * kStrideA + pass * kRowsPerPassA + r,
+                       valid ? source : a, valid);
+        }
       }
     }
 #pragma unroll
@@ -196,6 +254,24 @@ struct TileLoader {
           copy_float4(destination, valid ? source : b, valid);
         else
           copy_float(destination, valid ? source : b, valid);
+      }
+    }
+  }
+
+  // vector_a: writes staged_a transposed into `stage` (the one fetch() was given): for each of
+  // the 4 k of a unit, its kRowsA rows as one store.
+  __device__ __forceinline__ void store(float* stage) const {
+    if constexpr (vector_a) {
+#pragma unroll
+      for (int i = 0; i < kCopiesA; ++i) {
+        const int pass = i % kPassesA;
+        const int k_offset = (i / kPassesA) * kKStepA;
+        if (kExactA || k_a + k_offset < BK) {
+          float* destination = stage + shared_a + k_offset * kStrideA + pass * kRowsPerPassA;
+#pragma unroll
+          for (int q = 0; q < 4; ++q)
+            store_column<kRowsA>(destination + q * kStrideA, &staged_a[i * kRowsA], q);
+        }
       }
     }
   }
@@ -248,6 +324,22 @@ __device__ __forceinline__ void store_tile(float* c, int m, int n, int first_row
   }
 }
 
+// The tile of C this block computes, as (tile row, tile column). Blocks start roughly in the
+// order of their linear index (x fastest). With GROUP_M > 1 that order walks down GROUP_M tile
+// rows, then the next column of the same rows: the blocks resident together then read a few
+// panels of A and many of B, instead of one panel of A and every panel of B.
+__device__ __forceinline__ int2 block_tile() {
+  if (GROUP_M == 1) return make_int2(static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x));
+  const long long columns = gridDim.x;
+  const long long linear = static_cast<long long>(blockIdx.y) * columns + blockIdx.x;
+  const long long per_group = GROUP_M * columns;
+  const long long first_row = linear / per_group * GROUP_M;
+  const long long rows = min(static_cast<long long>(gridDim.y) - first_row,
+                             static_cast<long long>(GROUP_M));
+  const long long within = linear % per_group;
+  return make_int2(static_cast<int>(first_row + within % rows), static_cast<int>(within / rows));
+}
+
 template <bool aligned>
 __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
                                             const float* __restrict__ b, float* __restrict__ c,
@@ -255,28 +347,36 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   extern __shared__ float4 shared_words[];
   float* shared = reinterpret_cast<float*>(shared_words);
 
-  const int block_m = static_cast<int>(blockIdx.y) * kBlockM;
-  const int block_n = static_cast<int>(blockIdx.x) * kBlockN;
+  const int2 tile_position = block_tile();
+  const int block_m = tile_position.x * kBlockM;
+  const int block_n = tile_position.y * kBlockN;
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int thread_row = (warp / WARPS_N) * kWarpM + (lane / kLanesN) * 4;
-  const int thread_column = (warp % WARPS_N) * kWarpN + (lane % kLanesN) * 4;
+  const int warp_row = (warp / WARPS_N) * kWarpM;
+  const int warp_column = (warp % WARPS_N) * kWarpN;
+  const int thread_row = warp_row + (lane / kLanesN) * 4;
+  const int thread_column = warp_column + (lane % kLanesN) * 4;
+  // Warp-uniform: only edge tiles have warps whose every result would be discarded.
+  const bool warp_computes =
+      !SKIP_IDLE_WARPS || (block_m + warp_row < m && block_n + warp_column < n);
 
-  const TileLoader<aligned> loader(m, n, block_m, block_n);
+  TileLoader<aligned && VECTOR_A, aligned> loader(m, n, block_m, block_n);
   // Written as a quotient plus a remainder test so that k close to INT_MAX cannot overflow.
   const int tiles = k / BK + (k % BK != 0);
   const int full_tiles = k / BK;
-  auto load_tile = [&](int tile, int stage) {
-    float* destination = shared + stage * kStageFloats;
+  auto fetch_tile = [&](int tile, float* stage) {
     if (tile < full_tiles)
-      loader.template load<false>(destination, a, b, n, k, tile * BK);
+      loader.template fetch<false>(stage, a, b, n, k, tile * BK);
     else
-      loader.template load<true>(destination, a, b, n, k, tile * BK);
+      loader.template fetch<true>(stage, a, b, n, k, tile * BK);
   };
 
 #pragma unroll
   for (int stage = 0; stage < STAGES - 1; ++stage) {
-    if (stage < tiles) load_tile(stage, stage);
+    if (stage < tiles) {
+      fetch_tile(stage, shared + stage * kStageFloats);
+      loader.store(shared + stage * kStageFloats);
+    }
     // Committed even when empty, so that group t always holds tile t and one wait count fits all.
     commit_copies();
   }
@@ -291,17 +391,24 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   int write_stage = STAGES - 1;
   for (int tile = 0; tile < tiles; ++tile) {
     wait_copies<STAGES - 2>();
-    // Makes tile `tile` visible to every thread, and tells the loads below that everyone is done
-    // computing on write_stage (read in the previous iteration).
+    // Makes tile `tile` visible to every thread, and tells the copies below that everyone is
+    // done computing on write_stage (read in the previous iteration).
     __syncthreads();
-    if (tile + STAGES - 1 < tiles) load_tile(tile + STAGES - 1, write_stage);
+    const bool more = tile + STAGES - 1 < tiles;
+    float* write = shared + write_stage * kStageFloats;
+    if (more) fetch_tile(tile + STAGES - 1, write);
     commit_copies();
 
-    const float* stage_a = shared + read_stage * kStageFloats + thread_row;
-    const float* stage_b = shared + read_stage * kStageFloats + BK * kStrideA + thread_column;
+    if (warp_computes) {
+      const float* stage_a = shared + read_stage * kStageFloats + thread_row;
+      const float* stage_b = shared + read_stage * kStageFloats + BK * kStrideA + thread_column;
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk)
-      multiply_k(stage_a + kk * kStrideA, stage_b + kk * kBlockN, sum);
+      for (int kk = 0; kk < BK; ++kk)
+        multiply_k(stage_a + kk * kStrideA, stage_b + kk * kBlockN, sum);
+    }
+    // The registers' A goes in after the compute, which hid the loads' latency; the tile is
+    // read STAGES - 1 >= 1 barriers later.
+    if (more) loader.store(write);
 
     read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
     write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "host/sgemm.hpp"
@@ -50,15 +51,15 @@ std::string problem_of(const SgemmConfig& config, const ptxrt::DeviceProperties&
 
 }  // namespace
 
-TEST_CASE("a default-constructed sgemm config is sgemm.cu's defaults: 128x128x8, 8x8 per thread") {
+TEST_CASE("a default-constructed sgemm config is sgemm.cu's defaults: 128x128x16, 8x8 per thread") {
   const SgemmConfig config;
   CHECK(config.block_m() == 128);
   CHECK(config.block_n() == 128);
   CHECK(config.threads() == 256);
   CHECK(config.lanes_n() == 8);
-  CHECK(config.shared_bytes() == 3 * 8 * (128 + 4 + 128) * 4);
+  CHECK(config.shared_bytes() == 3 * 16 * (128 + 4 + 128) * 4);
   CHECK(config.register_cap(h100()) == 128);
-  CHECK(config.describe() == "128x128x8 8x8/thread 4x2 warps lanes 4x8 3 stages min 2 blocks/SM");
+  CHECK(config.describe() == "128x128x16 8x8/thread 4x2 warps lanes 4x8 3 stages min 2 blocks/SM");
   const ptxrt::Program program = ptxrt::Program::builtin("sgemm");
   for (const ptxrt::Define& define : config.defines()) {
     CAPTURE(define.name);
@@ -68,17 +69,15 @@ TEST_CASE("a default-constructed sgemm config is sgemm.cu's defaults: 128x128x8,
   }
 }
 
-TEST_CASE("the default sgemm config on an H100 is the 128x128x16 tile, 3 stages") {
-  SgemmConfig expected;
-  expected.block_k = 16;
+TEST_CASE("the default sgemm config on an H100 is sgemm.cu's: the 128x128x16 tile, 3 stages") {
   const SgemmConfig config = ptxrt::host::default_sgemm_config(h100());
-  CHECK(config == expected);
+  CHECK(config == SgemmConfig{});
   CHECK(config.shared_bytes() == 49920);  // over 48 KiB: the launch opts in
 }
 
 TEST_CASE("every sgemm config listed for an H100 suits it, once each, the default first") {
   const auto configs = ptxrt::host::sgemm_configs(h100());
-  CHECK(configs.size() == 10);
+  CHECK(configs.size() == 26);
   REQUIRE(!configs.empty());
   CHECK(configs.front() == ptxrt::host::default_sgemm_config(h100()));
   for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -111,7 +110,6 @@ TEST_CASE("a config value sgemm.cu does not declare is rejected, naming the defi
 TEST_CASE(
     "a config whose shared-memory ring exceeds the opt-in limit is rejected with both sizes") {
   SgemmConfig config;
-  config.block_k = 16;
   config.stages = 4;  // 4 · 16 · 260 · 4 bytes
   CHECK(problem_of(config, turing()) ==
         config.describe() + ": 66560 bytes of shared memory exceed the device's 65536 per block");
@@ -120,13 +118,13 @@ TEST_CASE(
 TEST_CASE("a config whose promised blocks per SM do not fit is rejected, saying which resource") {
   SgemmConfig config;
   config.warps_m = 8;  // 512 threads, three times, on an SM of 1024 threads
+  config.block_k = 8;  // so that the ring fits Turing's 64 KiB
   config.min_blocks = 3;
   CHECK(problem_of(config, turing())
             .ends_with(": 3 blocks of 512 threads exceed the SM's 1024 threads"));
 
   config = SgemmConfig{};
-  config.block_k = 16;  // 66560 bytes per block: three fit in 228 KiB, four plus reserves do not
-  config.stages = 4;
+  config.stages = 4;  // 66560 bytes per block: three fit in 228 KiB, four plus reserves do not
   config.min_blocks = 4;
   CHECK(problem_of(config, h100())
             .ends_with(": 4 blocks need 270336 bytes of shared memory, over the SM's 233472"));
@@ -159,7 +157,7 @@ TEST_CASE("the sgemm grid covers C with one block per tile, x along N and y alon
   CHECK(edge.launch.grid.z == 1);
   CHECK(edge.launch.block.x == 256);
   CHECK(edge.launch.block.count() == 256);
-  CHECK(edge.launch.dynamic_shared_bytes == 24960);
+  CHECK(edge.launch.dynamic_shared_bytes == 49920);
   CHECK(edge.entry == "sgemm");
 
   SgemmConfig wide;
@@ -176,10 +174,89 @@ TEST_CASE("the sgemm grid covers C with one block per tile, x along N and y alon
 
 TEST_CASE("the aligned sgemm entry needs N a multiple of 4 and B and C on 16 bytes") {
   using ptxrt::host::sgemm_alignment_allows_vectors;
-  CHECK(sgemm_alignment_allows_vectors(0x1000, 0x2000, 4096));
-  CHECK_FALSE(sgemm_alignment_allows_vectors(0x1000, 0x2000, 4097));
-  CHECK_FALSE(sgemm_alignment_allows_vectors(0x1004, 0x2000, 4096));
-  CHECK_FALSE(sgemm_alignment_allows_vectors(0x1000, 0x2008, 4096));
+  const SgemmConfig config;
+  CHECK(sgemm_alignment_allows_vectors(config, 0x3004, 0x1000, 0x2000, 4096, 4097));
+  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2000, 4097, 4096));
+  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1004, 0x2000, 4096, 4096));
+  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2008, 4096, 4096));
+}
+
+TEST_CASE("with vector A the aligned entry also needs K a multiple of 4 and A on 16 bytes") {
+  using ptxrt::host::sgemm_alignment_allows_vectors;
+  SgemmConfig config;
+  config.vector_a = true;
+  CHECK(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2000, 4096, 4096));
+  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2000, 4096, 4097));
+  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3004, 0x1000, 0x2000, 4096, 4096));
+  const auto plan = ptxrt::host::sgemm_launch(config, 4096, 4096, false);
+  CHECK(plan.entry == "sgemm");
+}
+
+TEST_CASE("the switches that change no result are defines and show in the description") {
+  SgemmConfig config;
+  config.group_m = 8;
+  config.vector_a = true;
+  config.skip_idle_warps = true;
+  CHECK(config.describe() ==
+        "128x128x16 8x8/thread 4x2 warps lanes 4x8 3 stages min 2 blocks/SM group 8 vector A "
+        "skip idle warps");
+  const std::vector<ptxrt::Define> defines = config.defines();
+  const auto value_of = [&](const char* name) {
+    const auto found =
+        std::find_if(defines.begin(), defines.end(),
+                     [&](const ptxrt::Define& define) { return define.name == name; });
+    return found == defines.end() ? std::string("missing") : found->value;
+  };
+  CHECK(value_of("GROUP_M") == "8");
+  CHECK(value_of("VECTOR_A") == "1");
+  CHECK(value_of("SKIP_IDLE_WARPS") == "1");
+  CHECK(problem_of(config, h100()).empty());
+  config.group_m = 4;
+  CHECK(problem_of(config, h100()) == "GROUP_M=4 is not among sgemm.cu's declared values");
+}
+
+TEST_CASE("the four shapes of issue 8 are square, square, ragged and skinny") {
+  using ptxrt::host::SgemmShape;
+  using ptxrt::host::sgemm_shape_of;
+  CHECK(sgemm_shape_of(4096, 4096, 4096) == SgemmShape::square);
+  CHECK(sgemm_shape_of(8192, 8192, 8192) == SgemmShape::square);
+  CHECK(sgemm_shape_of(4097, 4097, 4097) == SgemmShape::ragged);
+  CHECK(sgemm_shape_of(8192, 8192, 128) == SgemmShape::skinny);
+  CHECK(sgemm_shape_of(8192, 8192, 513) == SgemmShape::square);  // 16 · 513 > 8192
+  CHECK(sgemm_shape_of(4096, 4100, 4096) == SgemmShape::ragged);
+  CHECK(std::string(ptxrt::host::to_string(SgemmShape::skinny)) == "skinny");
+}
+
+TEST_CASE("each shape's sweep is the default and 7 to 11 more listed configs, each once") {
+  const auto listed = ptxrt::host::sgemm_configs(h100());
+  for (const auto [m, n, k] : {std::array{4096, 4096, 4096}, std::array{4097, 4097, 4097},
+                               std::array{8192, 8192, 128}}) {
+    CAPTURE(m);
+    CAPTURE(k);
+    const auto candidates = ptxrt::host::sgemm_candidates(h100(), m, n, k);
+    CHECK(candidates.size() >= 8);
+    CHECK(candidates.size() <= 12);
+    REQUIRE(!candidates.empty());
+    CHECK(candidates.front() == ptxrt::host::default_sgemm_config(h100()));
+    for (const SgemmConfig& config : candidates) {
+      CAPTURE(config.describe());
+      CHECK(std::count(candidates.begin(), candidates.end(), config) == 1);
+      CHECK(std::count(listed.begin(), listed.end(), config) == 1);
+    }
+  }
+}
+
+TEST_CASE("the ragged sweep skips idle warps and the square one loads A by vectors") {
+  const auto has = [](const std::vector<SgemmConfig>& configs, auto predicate) {
+    return std::any_of(configs.begin(), configs.end(), predicate);
+  };
+  const auto ragged = ptxrt::host::sgemm_candidates(h100(), 4097, 4097, 4097);
+  const auto square = ptxrt::host::sgemm_candidates(h100(), 8192, 8192, 8192);
+  CHECK(has(ragged, [](const SgemmConfig& c) { return c.skip_idle_warps; }));
+  CHECK_FALSE(has(ragged, [](const SgemmConfig& c) { return c.vector_a; }));  // N % 4 != 0
+  CHECK(has(square, [](const SgemmConfig& c) { return c.vector_a; }));
+  CHECK(has(square, [](const SgemmConfig& c) { return c.group_m > 1; }));
+  CHECK(has(square, [](const SgemmConfig& c) { return c.block_k == 32; }));
 }
 
 // ptxas' own report, from the NVRTC log: the main configs must not touch local memory.
