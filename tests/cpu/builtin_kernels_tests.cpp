@@ -1,10 +1,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ptxrt/builtin_kernels.hpp"
@@ -62,11 +66,18 @@ TEST_CASE("an unknown builtin kernel is not_found") {
 }
 
 // Each value of each declared constant, the others at their default (or first value), for every
-// architecture from sm_75: the kernels must build wherever ptxrt may run them.
+// architecture from sm_75: the kernels must build wherever ptxrt may run them. Hundreds of NVRTC
+// compiles: they run on every core (NVRTC is thread-safe), the checks on this thread.
 TEST_CASE("every builtin kernel compiles for every supported architecture and constant value") {
-  std::vector<int> architectures = ptxrt::supported_architectures();
+  struct Job {
+    std::string name;
+    int sm = 0;
+    std::vector<ptxrt::Define> defines;
+    std::string outcome;  // "sm_NN" as the CUBIN says, or the error
+  };
+  std::vector<Job> jobs;
   for (const std::string& name : ptxrt::builtin_kernel_names()) {
-    ptxrt::Program program = ptxrt::Program::builtin(name);
+    const ptxrt::Program program = ptxrt::Program::builtin(name);
     const ptxrt::Manifest& manifest = program.manifest();
     CHECK_MESSAGE(!manifest.entries.empty(), name << " declares no entry point");
     std::vector<ptxrt::Define> baseline;
@@ -79,18 +90,33 @@ TEST_CASE("every builtin kernel compiles for every supported architecture and co
           variants.push_back(baseline);
           variants.back()[i].value = value;
         }
-    for (int sm : architectures) {
-      if (sm < 75) continue;
-      for (const std::vector<ptxrt::Define>& defines : variants) {
-        CAPTURE(name);
-        CAPTURE(sm);
-        CAPTURE(ptxrt::format_defines(defines));
+    for (int sm : ptxrt::supported_architectures())
+      if (sm >= 75)
+        for (const std::vector<ptxrt::Define>& defines : variants) jobs.push_back({name, sm, defines, {}});
+  }
+  std::atomic<std::size_t> next{0};
+  const auto compile_jobs = [&] {
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      Job& job = jobs[i];
+      try {
         ptxrt::CompileOptions options;
-        options.defines = defines;
-        options.target = {"sm_" + std::to_string(sm), ptxrt::ImageFormat::cubin, {}};
-        ptxrt::Image image = ptxrt::compile(program, options);
-        CHECK(ptxrt::cubin_sm_version(image.data) == sm);
+        options.defines = job.defines;
+        options.target = {"sm_" + std::to_string(job.sm), ptxrt::ImageFormat::cubin, {}};
+        const ptxrt::Image image = ptxrt::compile(ptxrt::Program::builtin(job.name), options);
+        const std::optional<int> sm = ptxrt::cubin_sm_version(image.data);
+        job.outcome = sm ? "sm_" + std::to_string(*sm) : "a CUBIN without an sm version";
+      } catch (const std::exception& error) {
+        job.outcome = error.what();
       }
     }
+  };
+  {
+    std::vector<std::jthread> workers(std::max(1u, std::thread::hardware_concurrency()));
+    for (std::jthread& worker : workers) worker = std::jthread(compile_jobs);
+  }
+  for (const Job& job : jobs) {
+    CAPTURE(job.name);
+    CAPTURE(ptxrt::format_defines(job.defines));
+    CHECK(job.outcome == "sm_" + std::to_string(job.sm));
   }
 }
