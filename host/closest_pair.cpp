@@ -57,16 +57,15 @@ Box validate(std::span<const Point2> points) {
   return box;
 }
 
-void validate_for_gpu(const Box& box, const ClosestPairOptions& options) {
+void validate_for_gpu(const Box& box, int base) {
   for (float value : {box.low.x, box.low.y, box.high.x, box.high.y}) {
     if (std::abs(value) > gpu_coordinate_limit)
       throw Error(ErrorKind::invalid_argument,
                   "closest pair: coordinate " + std::to_string(value) +
                       " is beyond the GPU methods' limit of ±1e18; use a cpu method");
   }
-  if (options.base < 32 || options.base > 1024 ||
-      !std::has_single_bit(static_cast<unsigned>(options.base)))
-    throw Error(ErrorKind::invalid_argument, "closest pair: BASE " + std::to_string(options.base) +
+  if (base < 32 || base > 1024 || !std::has_single_bit(static_cast<unsigned>(base)))
+    throw Error(ErrorKind::invalid_argument, "closest pair: BASE " + std::to_string(base) +
                                                  " is not a power of two from 32 to 1024");
 }
 
@@ -102,7 +101,7 @@ GpuResult run_cpu(std::span<const Point2> points, ClosestPairMethod method,
 
 GpuResult run_gpu(std::span<const Point2> points, ClosestPairMethod method, const Box& box,
                   const ClosestPairOptions& options) {
-  validate_for_gpu(box, options);
+  validate_for_gpu(box, options.base);
   const GpuSetup setup{options.context ? *options.context : Context::primary(0),
                        options.jit != nullptr ? options.jit : &Jit::shared(), options.base};
   switch (method) {
@@ -116,6 +115,10 @@ GpuResult run_gpu(std::span<const Point2> points, ClosestPairMethod method, cons
 }
 
 }  // namespace
+
+void check_gpu_input(std::span<const Point2> points, int base) {
+  validate_for_gpu(validate(points), base);
+}
 
 std::string_view to_string(ClosestPairMethod method) {
   for (const auto& [value, name] : method_names)

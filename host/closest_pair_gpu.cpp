@@ -58,29 +58,49 @@ PairMinimum MinimumTotal::read() const {
   return total;
 }
 
-PairFound MinimumTotal::pair() const {
-  const PairMinimum total = read();
-  return {static_cast<std::size_t>(total.first), static_cast<std::size_t>(total.second),
-          total.distance_squared};
+PairFound MinimumTotal::pair() const { return pair_found(read()); }
+
+PairFound pair_found(const PairMinimum& minimum) {
+  return {static_cast<std::size_t>(minimum.first), static_cast<std::size_t>(minimum.second),
+          minimum.distance_squared};
+}
+
+unsigned long long brute_force_tile_pairs(std::size_t n, int base) {
+  const unsigned long long tiles = blocks_for(n, static_cast<unsigned>(base));
+  return tiles * (tiles + 1) / 2;
+}
+
+BruteForceRange::BruteForceRange(const Context& context, Kernels kernels, int base, std::size_t n,
+                                 unsigned long long first, unsigned long long end)
+    : context_(context),
+      brute_force_(std::move(kernels.brute_force)),
+      base_(static_cast<unsigned>(base)),
+      n_(static_cast<long long>(n)),
+      first_(static_cast<long long>(first)),
+      end_(static_cast<long long>(end)),
+      // An empty range still launches one block, which reports no pair.
+      blocks_(static_cast<unsigned>(
+          std::clamp(end - std::min(first, end), 1ull, brute_force_max_blocks))),
+      block_minima_(context, blocks_),
+      total_(context, std::move(kernels.reduce_minima)) {}
+
+BruteForceRange::Found BruteForceRange::search(const DeviceBuffer<Point2>& points) {
+  GpuInterval interval(context_);
+  brute_force_.launch({.grid = blocks_, .block = base_}, points, n_, first_, end_, block_minima_);
+  total_.fold(block_minima_, blocks_);
+  const PairMinimum minimum = total_.read();
+  return {minimum, interval.stop()};
 }
 
 GpuResult gpu_brute_force(std::span<const Point2> points, const GpuSetup& setup) {
   const CompileOptions options{.defines = {{"BASE", std::to_string(setup.base)}}};
   const Module module = setup.jit->module(Program::builtin("closest_pair"), options, setup.context);
-  const auto base = static_cast<unsigned>(setup.base);
-  const unsigned long long tiles = blocks_for(points.size(), base);
-  const unsigned long long tile_pairs = tiles * (tiles + 1) / 2;
-  const auto blocks = static_cast<unsigned>(std::min(tile_pairs, brute_force_max_blocks));
-
-  DeviceBuffer<Point2> device_points(setup.context, points);
-  DeviceBuffer<PairMinimum> block_minima(setup.context, blocks);
-  MinimumTotal total(setup.context, module.kernel("reduce_minima"));
-  GpuInterval interval(setup.context);
-  module.kernel("brute_force")
-      .launch({.grid = blocks, .block = base}, device_points, static_cast<long long>(points.size()),
-              static_cast<long long>(tile_pairs), block_minima);
-  total.fold(block_minima, blocks);
-  return {total.pair(), 0.0, interval.stop()};
+  const DeviceBuffer<Point2> device_points(setup.context, points);
+  BruteForceRange range(setup.context,
+                        {module.kernel("brute_force"), module.kernel("reduce_minima")}, setup.base,
+                        points.size(), 0, brute_force_tile_pairs(points.size(), setup.base));
+  const BruteForceRange::Found found = range.search(device_points);
+  return {pair_found(found.minimum), 0.0, found.kernel_ms};
 }
 
 }  // namespace ptxrt::host

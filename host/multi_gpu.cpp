@@ -5,7 +5,6 @@
 #include <chrono>
 #include <climits>
 #include <exception>
-#include <set>
 #include <thread>
 
 #include "ptxrt/error.hpp"
@@ -23,26 +22,15 @@ double milliseconds_between(Clock::time_point start, Clock::time_point end) {
 void check_dimension(std::size_t value, const char* name) {
   if (value == 0 || value > static_cast<std::size_t>(INT_MAX))
     throw Error(ErrorKind::invalid_argument, std::string("split_matmul: ") + name + " = " +
-                                                 std::to_string(value) +
-                                                 " is outside 1.." + std::to_string(INT_MAX));
+                                                 std::to_string(value) + " is outside 1.." +
+                                                 std::to_string(INT_MAX));
 }
 
 void check_size(std::span<const float> values, std::size_t expected, const char* name) {
   if (values.size() != expected)
-    throw Error(ErrorKind::invalid_argument, std::string("split_matmul: ") + name + " holds " +
-                                                 std::to_string(values.size()) +
-                                                 " floats, but its dimensions make " +
-                                                 std::to_string(expected));
-}
-
-std::vector<int> chosen_devices(const MultiGpuMatmulOptions& options) {
-  std::vector<int> devices = options.devices.empty() ? all_devices() : options.devices;
-  std::set<int> seen;
-  for (int device : devices)
-    if (!seen.insert(device).second)
-      throw Error(ErrorKind::invalid_argument,
-                  "split_matmul: device " + std::to_string(device) + " is listed twice");
-  return devices;
+    throw Error(ErrorKind::invalid_argument,
+                std::string("split_matmul: ") + name + " holds " + std::to_string(values.size()) +
+                    " floats, but its dimensions make " + std::to_string(expected));
 }
 
 struct Problem {
@@ -53,23 +41,24 @@ struct Problem {
 
 // One device's part, on its own thread: everything that is not the multiplication itself
 // (context, kernel, memory) happens before `ready`, so that the timed part starts together.
-class DeviceWork {
+class DeviceWork : public DevicePart {
  public:
   DeviceWork(Jit& jit, const Problem& problem, int tile_width, DeviceShare& share)
       : problem_(problem),
         share_(share),
         context_(Context::primary(share.device)),
-        kernel_(jit.library(Program::builtin("matmul_tiled"),
-                            Jit::target_for({.defines = {{"TILE_WIDTH", std::to_string(tile_width)}}},
-                                            context_))
-                    .kernel("matmul_tiled", context_)),
+        kernel_(
+            jit.library(Program::builtin("matmul_tiled"),
+                        Jit::target_for({.defines = {{"TILE_WIDTH", std::to_string(tile_width)}}},
+                                        context_))
+                .kernel("matmul_tiled", context_)),
         tile_(static_cast<unsigned>(tile_width)),
         rows_(static_cast<int>(share.rows.count)),
         a_(context_, share.rows.count * problem.k),
         b_(context_, problem.b.size()),
         c_(context_, share.rows.count * problem.n) {}
 
-  void run() {
+  void run() override {
     const auto start = Clock::now();
     a_.upload(problem_.a.subspan(share_.rows.first * problem_.k, a_.size()));
     b_.upload(problem_.b);
@@ -116,10 +105,35 @@ std::vector<RowBlock> split_rows(std::size_t rows, std::size_t parts, std::size_
   return blocks;
 }
 
-std::vector<int> all_devices() {
-  std::vector<int> devices(static_cast<std::size_t>(Device::count()));
-  for (std::size_t i = 0; i < devices.size(); ++i) devices[i] = static_cast<int>(i);
-  return devices;
+double run_parts_together(std::size_t count,
+                          const std::function<std::unique_ptr<DevicePart>(std::size_t)>& make) {
+  Clock::time_point start;
+  std::barrier ready(static_cast<std::ptrdiff_t>(count),
+                     [&start]() noexcept { start = Clock::now(); });
+  std::vector<Clock::time_point> finished(count);
+  std::vector<std::exception_ptr> failures(count);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < count; ++i)
+    threads.emplace_back([&, i] {
+      bool arrived = false;
+      try {
+        const std::unique_ptr<DevicePart> part = make(i);
+        ready.arrive_and_wait();
+        arrived = true;
+        part->run();
+        finished[i] = Clock::now();  // before the device's memory is freed
+      } catch (...) {
+        failures[i] = std::current_exception();
+        // The others must not wait for a device that will never be ready.
+        if (!arrived) ready.arrive_and_drop();
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (const std::exception_ptr& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+  return count == 0
+             ? 0.0
+             : milliseconds_between(start, *std::max_element(finished.begin(), finished.end()));
 }
 
 double MultiGpuMatmul::slowest_kernel_ms() const {
@@ -136,45 +150,23 @@ MultiGpuMatmul split_matmul(Jit& jit, std::span<const float> a, std::span<const 
   check_dimension(k, "k");
   check_size(a, m * k, "A");
   check_size(b, k * n, "B");
-  const std::vector<int> devices = chosen_devices(options);
+  const std::vector<int> devices = devices_or_all(options.devices, "split_matmul");
   const std::vector<RowBlock> blocks =
       split_rows(m, devices.size(), static_cast<std::size_t>(options.tile_width));
 
   MultiGpuMatmul result;
   result.c.resize(m * n);
   for (std::size_t i = 0; i < devices.size(); ++i) result.shares.push_back({devices[i], blocks[i]});
-  const Problem problem{a, b, result.c, static_cast<int>(m), static_cast<int>(n),
-                        static_cast<int>(k)};
-
+  const Problem problem{
+      a, b, result.c, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k)};
   // A device whose block is empty (more devices than tiles of rows) gets no thread.
   std::vector<std::size_t> working;
   for (std::size_t i = 0; i < devices.size(); ++i)
     if (blocks[i].count > 0) working.push_back(i);
-  Clock::time_point start;
-  std::barrier ready(static_cast<std::ptrdiff_t>(working.size()),
-                     [&start]() noexcept { start = Clock::now(); });
-  std::vector<Clock::time_point> finished(devices.size());
-  std::vector<std::exception_ptr> failures(devices.size());
-  std::vector<std::thread> threads;
-  for (std::size_t i : working)
-    threads.emplace_back([&, i] {
-      bool arrived = false;
-      try {
-        DeviceWork work(jit, problem, options.tile_width, result.shares[i]);
-        ready.arrive_and_wait();
-        arrived = true;
-        work.run();
-        finished[i] = Clock::now();  // before the device's memory is freed
-      } catch (...) {
-        failures[i] = std::current_exception();
-        // The others must not wait for a device that will never be ready.
-        if (!arrived) ready.arrive_and_drop();
-      }
-    });
-  for (std::thread& thread : threads) thread.join();
-  for (const std::exception_ptr& failure : failures)
-    if (failure) std::rethrow_exception(failure);
-  result.wall_ms = milliseconds_between(start, *std::max_element(finished.begin(), finished.end()));
+  result.wall_ms = run_parts_together(working.size(), [&](std::size_t part) {
+    return std::make_unique<DeviceWork>(jit, problem, options.tile_width,
+                                        result.shares[working[part]]);
+  });
   return result;
 }
 

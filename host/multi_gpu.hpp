@@ -6,13 +6,19 @@
 // the same order whatever block the row falls in, so on devices of one arch the result is bit for
 // bit the one a single GPU computes.
 //
-// Thread safety: split_matmul may be called from several threads at once (the Jit is shared).
+// The threads of a split (run_parts_together) serve host/multi_gpu_closest_pair.cpp as well.
+//
+// Thread safety: split_matmul and run_parts_together may be called from several threads at once
+// (the Jit is shared).
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "host/device_selection.hpp"
 #include "ptxrt/jit.hpp"
 
 namespace ptxrt::host {
@@ -27,8 +33,19 @@ struct RowBlock {
 // most one granule). Blocks past the end are empty. Error(invalid_argument) for 0 parts or granule.
 std::vector<RowBlock> split_rows(std::size_t rows, std::size_t parts, std::size_t granule);
 
-// Every device the driver sees: 0, 1, ..., Device::count() - 1.
-std::vector<int> all_devices();
+// One device's part of a split, made on the device's own thread: its constructor does everything
+// that is not the work itself (context, kernel, memory), so that run() starts together on all.
+class DevicePart {
+ public:
+  virtual ~DevicePart() = default;
+  virtual void run() = 0;
+};
+
+// Makes part i = 0..count-1 with make(i) on a thread of its own, waits until every part is made,
+// then runs them all. Returns the milliseconds from that moment to the end of the last run()
+// (before any part is destroyed). A part's failure is rethrown once every thread has finished.
+double run_parts_together(std::size_t count,
+                          const std::function<std::unique_ptr<DevicePart>(std::size_t)>& make);
 
 struct MultiGpuMatmulOptions {
   std::vector<int> devices;  // ordinals, each at most once; empty: all_devices()
@@ -45,7 +62,7 @@ struct DeviceShare {
 };
 
 struct MultiGpuMatmul {
-  std::vector<float> c;  // m×n
+  std::vector<float> c;             // m×n
   std::vector<DeviceShare> shares;  // in the order of options.devices
   // From the moment every device is ready (kernel loaded, memory allocated) to the last row of C
   // on the host: what a caller waits for, compilation and allocation aside.

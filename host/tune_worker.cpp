@@ -35,10 +35,11 @@ json measurement_reply(const Measurement& measurement, bool restart) {
 
 }  // namespace
 
-WorkerMeasurer::WorkerMeasurer(std::vector<std::string> command,
+WorkerMeasurer::WorkerMeasurer(std::vector<std::string> command, std::optional<int> device,
                                std::chrono::seconds config_timeout,
                                std::chrono::seconds startup_timeout)
     : command_(std::move(command)),
+      device_(device),
       config_timeout_(config_timeout),
       startup_timeout_(startup_timeout) {}
 
@@ -78,6 +79,13 @@ std::optional<std::string> WorkerMeasurer::ask(const std::string& request, std::
 }
 
 Measurement WorkerMeasurer::measure(const Candidate& candidate, std::optional<double> best_ms) {
+  Measurement measurement = measure_on_worker(candidate, best_ms);
+  measurement.device = device_;
+  return measurement;
+}
+
+Measurement WorkerMeasurer::measure_on_worker(const Candidate& candidate,
+                                              std::optional<double> best_ms) {
   const json request{{"config", config_json(candidate.config)},
                      {"best_ms", best_ms ? json(*best_ms) : json()}};
   std::string failure;
@@ -109,7 +117,9 @@ std::optional<Measurement> WorkerMeasurer::peer() {
   }
   const json reply = json::parse(*line, nullptr, false);
   if (!reply.is_object() || !reply.contains("measurement")) return std::nullopt;
-  return measurement_from_json(reply["measurement"].dump());
+  Measurement measurement = measurement_from_json(reply["measurement"].dump());
+  measurement.device = device_;
+  return measurement;
 }
 
 int run_tune_worker(const std::function<std::unique_ptr<TuneSession>()>& open,

@@ -26,10 +26,12 @@
 namespace ptxrt::host {
 
 // The parent's Measurer: hands each config to a worker started from `command` (the worker's
-// argv, no shell), restarting it after a crash, a hang or a sticky error.
+// argv, no shell), restarting it after a crash, a hang or a sticky error. `device`, the ordinal
+// the command's worker runs on, goes into each of its measurements. One per GPU lets a tune time
+// on several at once (tune() with several measurers).
 class WorkerMeasurer : public Measurer {
  public:
-  WorkerMeasurer(std::vector<std::string> command,
+  WorkerMeasurer(std::vector<std::string> command, std::optional<int> device = std::nullopt,
                  std::chrono::seconds config_timeout = std::chrono::seconds(300),
                  std::chrono::seconds startup_timeout = std::chrono::seconds(600));
 
@@ -45,7 +47,11 @@ class WorkerMeasurer : public Measurer {
   // The worker's answer to `request`, or nothing when it died or hung (then it is gone).
   std::optional<std::string> ask(const std::string& request, std::string& failure);
 
+  // measure() without the device's stamp.
+  Measurement measure_on_worker(const Candidate& candidate, std::optional<double> best_ms);
+
   std::vector<std::string> command_;
+  std::optional<int> device_;
   std::chrono::seconds config_timeout_;
   std::chrono::seconds startup_timeout_;
   std::optional<ChildProcess> worker_;

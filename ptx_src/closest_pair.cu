@@ -12,12 +12,14 @@
 //   for length = 2*BASE; length/2 < n; length *= 2:
 //     dc_merge; dc_strip_flags; exclusive scan of the flags (closest_pair_scan.cu, n+1 outputs);
 //     dc_strip_gather; dc_strip_compare → reduce_minima → read the total, set closest_pair_bound
-// Brute force: brute_force grid=(G <= tile pairs) → reduce_minima over its G block minima.
+// Brute force: brute_force grid=(G <= tile pairs) → reduce_minima over its G block minima. The
+// tile pairs [first_tile_pair, end_tile_pair) may be a part of the triangle: several GPUs split it
+// into contiguous ranges (host/multi_gpu_closest_pair.cpp), one GPU takes [0, T(T+1)/2).
 //
 // clang-format off
 // ptxrt: define BASE in {32, 64, 128, 256, 512, 1024} default 128
 // ptxrt: tune BASE
-// ptxrt: entry brute_force grid=(min(T(T+1)/2, G)), T = ceil(n/BASE) block=(BASE) — every pair once: each block takes tile pairs (a <= b) of the triangle, grid-stride; block_minima[blockIdx.x] = its best pair
+// ptxrt: entry brute_force grid=(min(end_tile_pair - first_tile_pair, G)) block=(BASE) — every pair of the tile pairs (a <= b) [first_tile_pair, end_tile_pair) of the triangle of T = ceil(n/BASE) tiles once, grid-stride; block_minima[blockIdx.x] = its best pair
 // ptxrt: entry dc_prepare_keys grid=(ceil(n_pow2/BASE)) block=(BASE) — keys = x, values = index; padding NaN / INT_MAX up to n_pow2
 // ptxrt: entry dc_gather grid=(ceil(n/BASE)) block=(BASE) — by_x[k] = points[order[k]], index_by_x[k] = order[k]
 // ptxrt: entry dc_leaves grid=(ceil(n/BASE)) block=(BASE) — brute force inside each batch of BASE x-sorted points; writes the batch ordered by y; block_minima[batch]
@@ -51,12 +53,12 @@ __device__ __forceinline__ long long global_thread() {
 }
 
 extern "C" __global__ void __launch_bounds__(BASE)
-    brute_force(const float2* __restrict__ points, long long n, long long tile_pairs,
-                PairMinimum* __restrict__ block_minima) {
+    brute_force(const float2* __restrict__ points, long long n, long long first_tile_pair,
+                long long end_tile_pair, PairMinimum* __restrict__ block_minima) {
   __shared__ float2 tile[BASE];
   PairSearch search = start_search(infinite_distance());
   // The loop bound is the same for the whole block, so every thread reaches every barrier.
-  for (long long k = blockIdx.x; k < tile_pairs; k += gridDim.x) {
+  for (long long k = first_tile_pair + blockIdx.x; k < end_tile_pair; k += gridDim.x) {
     long long tile_a, tile_b;
     triangle_tile_pair(k, tile_a, tile_b);
     const long long first_b = tile_b * BASE;

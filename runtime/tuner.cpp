@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 
+#include "measurer_pool.hpp"
 #include "ptxrt/error.hpp"
 
 namespace ptxrt {
@@ -105,13 +106,14 @@ std::string spill_note(const Candidate& candidate) {
          std::to_string(*candidate.resources->spill_load_bytes) + " loaded";
 }
 
-// One tune in progress: what has been handled, the best so far, the stopping rules.
+// One tune in progress: what has been handled, the best so far, the stopping rules. Measurements
+// are folded in on the tune's thread as they land, whichever measurer took them.
 class TuneRun {
  public:
-  TuneRun(Measurer& measurer, const TuneOptions& options,
+  TuneRun(std::span<Measurer* const> measurers, const TuneOptions& options,
           const std::function<void(const TuneProgress&)>& progress, TuneReport& report,
           std::size_t total)
-      : measurer_(measurer),
+      : measurers_(measurers),
         options_(options),
         progress_(progress),
         report_(report),
@@ -121,7 +123,7 @@ class TuneRun {
 
   // False once the budget or the time limit says to stop.
   bool wants_more() const {
-    if (options_.budget && report_.results.size() >= *options_.budget) return false;
+    if (options_.budget && started_ >= *options_.budget) return false;
     if (options_.time_limit_seconds && seconds_since(start_) >= *options_.time_limit_seconds)
       return false;
     return true;
@@ -133,35 +135,53 @@ class TuneRun {
       report_.compile_failures.push_back({candidate.config, candidate.reason});
       record({candidate.config, MeasurementStatus::failed, 0, 0, 0, 0, "", 0,
               "compile: " + candidate.reason});
+      settled();
     } else {
       ++report_.compiled;
-      if (candidate.state == Candidate::State::pruned)
+      if (candidate.state == Candidate::State::pruned) {
         report_.pruned_by_resources.push_back({candidate.config, candidate.reason});
-      else
+        settled();
+      } else {
         measure(candidate);
+      }
     }
-    report_progress();
   }
 
   void finish() {
+    fold(measurers_.collect(true));
     report_.not_reached = total_ - handled_;
     report_.winner = best_;
   }
 
  private:
+  // Hands the candidate to the first free measurer with the best time known by then.
   void measure(const Candidate& candidate) {
+    fold(measurers_.wait_for_free());
     record({candidate.config, MeasurementStatus::started, 0, 0, 0, 0, "", 0, ""});
-    Measurement measurement = measurer_.measure(
-        candidate, best_ ? std::optional<double>(best_->median_ms) : std::nullopt);
-    measurement.config = candidate.config;
-    if (candidate.spill_bytes() > 0)
-      measurement.detail +=
-          std::string(measurement.detail.empty() ? "" : "; ") + spill_note(candidate);
-    record(measurement);
-    if (measurement.status == MeasurementStatus::ok &&
-        (!best_ || measurement.median_ms < best_->median_ms))
-      best_ = measurement;
-    report_.results.push_back({std::move(measurement), candidate.resources, candidate.occupancy});
+    ++started_;
+    measurers_.start(candidate, best_ ? std::optional<double>(best_->median_ms) : std::nullopt);
+    fold(measurers_.collect(false));
+  }
+
+  void fold(std::vector<detail::MeasurerPool::Finished> finished) {
+    for (auto& [candidate, measurement] : finished) {
+      measurement.config = candidate.config;
+      if (candidate.spill_bytes() > 0)
+        measurement.detail +=
+            std::string(measurement.detail.empty() ? "" : "; ") + spill_note(candidate);
+      record(measurement);
+      if (measurement.status == MeasurementStatus::ok &&
+          (!best_ || measurement.median_ms < best_->median_ms))
+        best_ = measurement;
+      report_.results.push_back({std::move(measurement), candidate.resources, candidate.occupancy});
+      settled();
+    }
+  }
+
+  // One more config has its outcome.
+  void settled() {
+    ++done_;
+    report_progress();
   }
 
   void record(const Measurement& measurement) const {
@@ -171,17 +191,18 @@ class TuneRun {
   void report_progress() const {
     if (!progress_) return;
     const double elapsed = seconds_since(start_);
-    const double eta =
-        elapsed / static_cast<double>(handled_) * static_cast<double>(total_ - handled_);
-    progress_({handled_, total_, best_, elapsed, eta});
+    const double eta = elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+    progress_({done_, total_, best_, elapsed, eta});
   }
 
-  Measurer& measurer_;
+  detail::MeasurerPool measurers_;
   const TuneOptions& options_;
   const std::function<void(const TuneProgress&)>& progress_;
   TuneReport& report_;
   std::size_t total_;
-  std::size_t handled_ = 0;
+  std::size_t handled_ = 0;  // handed to the run: settled or in flight
+  std::size_t started_ = 0;  // handed to a measurer
+  std::size_t done_ = 0;     // settled
   std::optional<Measurement> best_;
   Clock::time_point start_ = Clock::now();
 };
@@ -367,6 +388,13 @@ TimingResult time_samples(const TimingPolicy& policy, std::optional<double> best
 TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile, Measurer& measurer,
                 const TuneOptions& options,
                 const std::function<void(const TuneProgress&)>& progress) {
+  Measurer* const only[] = {&measurer};
+  return tune(space, compile, only, options, progress);
+}
+
+TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
+                std::span<Measurer* const> measurers, const TuneOptions& options,
+                const std::function<void(const TuneProgress&)>& progress) {
   const Clock::time_point start = Clock::now();
   TuneReport report;
   report.space_size = space.size();
@@ -377,7 +405,7 @@ TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile, Meas
     std::mt19937_64 generator(options.seed);
     std::shuffle(configs.begin(), configs.end(), generator);
   }
-  TuneRun run(measurer, options, progress, report, configs.size());
+  TuneRun run(measurers, options, progress, report, configs.size());
   if (options.strategy == TuningStrategy::occupancy) {
     for (const Candidate& candidate :
          compile_by_occupancy(configs, compile, options.compile_threads)) {

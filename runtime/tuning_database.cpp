@@ -60,15 +60,17 @@ TuningConfig config_from_json(const json& object) {
 }
 
 json to_json(const Measurement& measurement) {
-  return {{"config", config_to_json(measurement.config)},
-          {"status", to_string(measurement.status)},
-          {"median_ms", number(measurement.median_ms)},
-          {"spread", number(measurement.spread)},
-          {"runs", measurement.runs},
-          {"rate", number(measurement.rate)},
-          {"rate_unit", measurement.rate_unit},
-          {"max_error", number(measurement.max_error)},
-          {"detail", measurement.detail}};
+  json object{{"config", config_to_json(measurement.config)},
+              {"status", to_string(measurement.status)},
+              {"median_ms", number(measurement.median_ms)},
+              {"spread", number(measurement.spread)},
+              {"runs", measurement.runs},
+              {"rate", number(measurement.rate)},
+              {"rate_unit", measurement.rate_unit},
+              {"max_error", number(measurement.max_error)},
+              {"detail", measurement.detail}};
+  if (measurement.device) object["device"] = *measurement.device;
+  return object;
 }
 
 Measurement measurement_from(const json& object) {
@@ -82,6 +84,8 @@ Measurement measurement_from(const json& object) {
   measurement.rate_unit = object.value("rate_unit", "");
   measurement.max_error = number_or(object, "max_error", std::numeric_limits<double>::infinity());
   measurement.detail = object.value("detail", "");
+  if (const auto device = object.find("device"); device != object.end() && device->is_number())
+    measurement.device = device->get<int>();
   return measurement;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "host/multi_gpu.hpp"
+#include "host/multi_gpu_closest_pair.hpp"
+#include "host/point_generator.hpp"
 #include "ptxrt/error.hpp"
 
 namespace ptxrt::cli {
@@ -17,6 +19,14 @@ struct MatmulSettings {
   std::size_t n = 8192;
   std::vector<int> devices;
   int tile_width = 16;
+  unsigned seed = 1;
+};
+
+struct ClosestPairSettings {
+  std::size_t n = std::size_t{1} << 20;
+  std::vector<int> devices;
+  int base = 128;
+  std::string distribution = "uniform";
   unsigned seed = 1;
 };
 
@@ -50,14 +60,13 @@ void check_equal(const std::vector<float>& one, const std::vector<float>& all) {
   for (std::size_t i = 0; i < one.size(); ++i)
     if (std::memcmp(&one[i], &all[i], sizeof(float)) != 0)
       throw Error(ErrorKind::invalid_argument,
-                  "the split result differs from one GPU's at element " + std::to_string(i) +
-                      ": " + std::to_string(all[i]) + " instead of " + std::to_string(one[i]));
+                  "the split result differs from one GPU's at element " + std::to_string(i) + ": " +
+                      std::to_string(all[i]) + " instead of " + std::to_string(one[i]));
 }
 
 void run_matmul(const MatmulSettings& settings) {
   const std::size_t n = settings.n;
-  const std::vector<int> devices =
-      settings.devices.empty() ? host::all_devices() : settings.devices;
+  const std::vector<int> devices = host::devices_or_all(settings.devices, "--devices");
   const std::vector<float> a = random_matrix(n * n, settings.seed);
   const std::vector<float> b = random_matrix(n * n, settings.seed + 1);
   Jit& jit = Jit::shared();
@@ -66,8 +75,8 @@ void run_matmul(const MatmulSettings& settings) {
   const std::vector<float> warm(small * small, 1.0f);
   host::split_matmul(jit, warm, warm, small, small, small, {devices, settings.tile_width});
 
-  std::cout << "C = A·B, " << n << "x" << n << "x" << n << " fp32, matmul_tiled TILE_WIDTH="
-            << settings.tile_width << "\n";
+  std::cout << "C = A·B, " << n << "x" << n << "x" << n
+            << " fp32, matmul_tiled TILE_WIDTH=" << settings.tile_width << "\n";
   const host::MultiGpuMatmul one =
       host::split_matmul(jit, a, b, n, n, n, {{devices.front()}, settings.tile_width});
   print_run("1 GPU", one);
@@ -81,16 +90,68 @@ void run_matmul(const MatmulSettings& settings) {
   std::cout << "result: bitwise equal to one GPU's\n";
 }
 
-}  // namespace
+void print_run(const char* title, const host::MultiGpuClosestPair& run) {
+  std::cout << title << ": " << format("%.1f", run.wall_ms) << " ms end to end, slowest kernel "
+            << format("%.1f", run.slowest_kernel_ms()) << " ms\n";
+  for (const host::ClosestPairShare& share : run.shares)
+    std::cout << "  device " << share.device << ": tile pairs " << share.tile_pairs.first << ".."
+              << share.tile_pairs.first + share.tile_pairs.count << ", upload "
+              << format("%.1f", share.upload_ms) << " ms, kernel "
+              << format("%.1f", share.kernel_ms) << " ms\n";
+}
 
-void add_multi_gpu_command(CLI::App& app) {
-  CLI::App* group = app.add_subcommand("multi-gpu", "Work split over several GPUs");
-  group->require_subcommand(1);
+// The pair and its distance, ties included, must be the single-GPU brute force's.
+void check_equal(const host::ClosestPair& one, const host::MultiGpuClosestPair& split,
+                 const std::string& title) {
+  if (split.i != one.i || split.j != one.j || split.distance != one.distance)
+    throw Error(ErrorKind::invalid_argument,
+                title + " found (" + std::to_string(split.i) + ", " + std::to_string(split.j) +
+                    ") at " + format("%.17g", split.distance) + ", one GPU's brute force (" +
+                    std::to_string(one.i) + ", " + std::to_string(one.j) + ") at " +
+                    format("%.17g", one.distance));
+}
+
+void run_closest_pair(const ClosestPairSettings& settings) {
+  const std::vector<int> devices = host::devices_or_all(settings.devices, "--devices");
+  const std::vector<host::Point2> points = host::generate_points(
+      settings.n, host::parse_point_distribution(settings.distribution), settings.seed);
+  Jit& jit = Jit::shared();
+  // Untimed: compiles (or reads the disk cache) and loads the kernels on every device; a tile
+  // per device makes at least one tile pair for each.
+  const std::size_t warm = std::min(points.size(), devices.size() * std::size_t(settings.base));
+  host::split_closest_pair(jit, std::span(points).first(warm), {devices, settings.base});
+
+  std::cout << "closest pair by brute force, " << settings.n << " " << settings.distribution
+            << " points, closest_pair BASE=" << settings.base << "\n";
+  host::ClosestPairOptions single;
+  single.base = settings.base;
+  single.context = Context::primary(devices.front());
+  single.jit = &jit;
+  const host::ClosestPair reference =
+      host::closest_pair(points, host::ClosestPairMethod::brute_force, single);
+  const host::MultiGpuClosestPair one =
+      host::split_closest_pair(jit, points, {{devices.front()}, settings.base});
+  print_run("1 GPU", one);
+  const std::string title = std::to_string(devices.size()) + " GPU(s)";
+  const host::MultiGpuClosestPair all =
+      host::split_closest_pair(jit, points, {devices, settings.base});
+  print_run(title.c_str(), all);
+  std::cout << "speed-up: " << format("%.2f", one.wall_ms / all.wall_ms) << "x end to end, "
+            << format("%.2f", one.slowest_kernel_ms() / all.slowest_kernel_ms())
+            << "x in the kernels\n";
+  check_equal(reference, one, "1 GPU");
+  check_equal(reference, all, title);
+  std::cout << "result: (" << all.i << ", " << all.j << ") at " << format("%.9g", all.distance)
+            << ", the single-GPU brute force's pair and distance\n";
+}
+
+void add_matmul_command(CLI::App& group) {
   auto settings = std::make_shared<MatmulSettings>();
-  CLI::App* matmul = group->add_subcommand(
+  CLI::App* matmul = group.add_subcommand(
       "matmul", "An n×n×n matmul on one GPU, then split by rows over all: times and speed-up");
-  matmul->add_option("--n", settings->n, "matrix size")->capture_default_str()->check(
-      CLI::Range(std::size_t{1}, std::size_t{46340}));
+  matmul->add_option("--n", settings->n, "matrix size")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{46340}));
   matmul->add_option("--devices", settings->devices, "device ordinals (default: every device)")
       ->delimiter(',');
   matmul->add_option("--tile-width", settings->tile_width, "matmul_tiled's TILE_WIDTH")
@@ -98,6 +159,36 @@ void add_multi_gpu_command(CLI::App& app) {
       ->check(CLI::IsMember({4, 8, 16, 32}));
   matmul->add_option("--seed", settings->seed, "seed of the random inputs")->capture_default_str();
   matmul->callback([settings] { run_matmul(*settings); });
+}
+
+void add_closest_pair_command(CLI::App& group) {
+  auto settings = std::make_shared<ClosestPairSettings>();
+  CLI::App* command = group.add_subcommand(
+      "closest-pair",
+      "The brute-force closest pair of n points on one GPU, then its pairs split over all: "
+      "times, speed-up, and whether the pair is the single-GPU brute force's");
+  command->add_option("--n", settings->n, "points")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{2}, std::size_t{2147483647}));
+  command->add_option("--devices", settings->devices, "device ordinals (default: every device)")
+      ->delimiter(',');
+  command->add_option("--base", settings->base, "closest_pair.cu's BASE (points per tile)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({32, 64, 128, 256, 512, 1024}));
+  command->add_option("--dist", settings->distribution, "uniform, normal or clustered")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"uniform", "normal", "clustered"}));
+  command->add_option("--seed", settings->seed, "seed of the random points")->capture_default_str();
+  command->callback([settings] { run_closest_pair(*settings); });
+}
+
+}  // namespace
+
+void add_multi_gpu_command(CLI::App& app) {
+  CLI::App* group = app.add_subcommand("multi-gpu", "Work split over several GPUs");
+  group->require_subcommand(1);
+  add_matmul_command(*group);
+  add_closest_pair_command(*group);
 }
 
 }  // namespace ptxrt::cli

@@ -1,17 +1,20 @@
 // `ptxrt tune <kernel>`: autotune a kernel's compile-time constants for device N at one or more
 // problem sizes, recording every measurement in the tuning database; `ptxrt tune show` lists
 // what the database holds. The GPU work runs in worker processes (`ptxrt tune <kernel>
-// --worker`, started by the tune itself), so that a faulting config cannot end the tune.
+// --worker`, started by the tune itself), so that a faulting config cannot end the tune; with
+// `--devices all|0,1` one worker per device, all timing at once (devices of one model only).
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
+#include "host/device_selection.hpp"
 #include "host/tune_problems.hpp"
 #include "host/tune_worker.hpp"
 #include "ptxrt/device.hpp"
@@ -35,6 +38,7 @@ struct TuneArguments {
   bool json = false;
   bool no_parallel_compile = false;
   int device = 0;
+  std::string devices;  // --devices: "all" or "0,1"; empty: --device alone
   bool worker = false;
 };
 
@@ -55,9 +59,24 @@ std::filesystem::path source_path(const TuneArguments& arguments) {
   return std::filesystem::absolute(arguments.source);
 }
 
-// The worker: this very executable, asked for the same kernel, size, source and device.
+// The devices --device or --devices names (nothing: every device); no GPU is asked.
+std::optional<std::vector<int>> listed_devices(const TuneArguments& arguments) {
+  if (arguments.devices.empty()) return std::vector<int>{arguments.device};
+  return host::parse_device_list(arguments.devices);
+}
+
+// The properties of the devices to time on, which must be of one model.
+std::vector<DeviceProperties> tune_devices(const std::optional<std::vector<int>>& listed) {
+  std::vector<DeviceProperties> devices;
+  for (int ordinal : listed ? *listed : host::all_devices())
+    devices.push_back(Device::get(ordinal).properties());
+  host::require_one_model(devices);
+  return devices;
+}
+
+// The worker: this very executable, asked for the same kernel, size and source on `device`.
 std::vector<std::string> worker_command(const TuneArguments& arguments,
-                                        const std::vector<std::int64_t>& size) {
+                                        const std::vector<std::int64_t>& size, int device) {
   std::vector<std::string> command{std::filesystem::read_symlink("/proc/self/exe").string(),
                                    "tune",
                                    arguments.kernel,
@@ -65,7 +84,7 @@ std::vector<std::string> worker_command(const TuneArguments& arguments,
                                    "--size",
                                    format_size(size),
                                    "--device",
-                                   std::to_string(arguments.device)};
+                                   std::to_string(device)};
   if (!arguments.source.empty()) {
     command.push_back("--source");
     command.push_back(source_path(arguments).string());
@@ -111,7 +130,9 @@ std::function<void(const TuneProgress&)> progress_line(bool quiet) {
 }
 
 nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::int64_t>& size,
-                        const DeviceProperties& device, const TuningDatabase& database) {
+                        const std::vector<DeviceProperties>& devices,
+                        const TuningDatabase& database) {
+  const DeviceProperties& device = devices.front();
   const host::TuneProblem problem =
       host::make_tune_problem(arguments.kernel, size, device, source_path(arguments));
   const TuningKey key = host::tune_key(problem, device);
@@ -120,13 +141,27 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::i
   base.target = select_target(device.cc_major, device.cc_minor, ImageFormat::cubin);
   const CandidateCompiler compiler = jit_candidate_compiler(Jit::shared(), problem.program, base,
                                                             problem.entry, problem.shape, device);
-  host::WorkerMeasurer measurer(worker_command(arguments, size));
+  std::vector<std::unique_ptr<host::WorkerMeasurer>> workers;
+  std::vector<Measurer*> measurers;
+  std::vector<int> ordinals;
+  for (const DeviceProperties& each : devices) {
+    workers.push_back(std::make_unique<host::WorkerMeasurer>(
+        worker_command(arguments, size, each.ordinal), each.ordinal));
+    measurers.push_back(workers.back().get());
+    ordinals.push_back(each.ordinal);
+  }
   const TuneReport report =
-      tune(problem.space, compiler, measurer, options, progress_line(arguments.json));
+      tune(problem.space, compiler, measurers, options, progress_line(arguments.json));
   const std::optional<Measurement> peer =
-      report.winner ? measurer.peer() : std::optional<Measurement>();
-  const TuneSetting setting{key, arguments.strategy, database.path().string(),
-                            options.compile_threads, measurer.workers_started()};
+      report.winner ? workers.front()->peer() : std::optional<Measurement>();
+  int workers_started = 0;
+  for (const auto& worker : workers) workers_started += worker->workers_started();
+  const TuneSetting setting{key,
+                            arguments.strategy,
+                            database.path().string(),
+                            options.compile_threads,
+                            workers_started,
+                            ordinals};
   if (!arguments.json) print_tune_report(std::cout, setting, report, peer);
   return tune_report_json(setting, report, peer);
 }
@@ -135,17 +170,18 @@ void run_tune(const TuneArguments& arguments) {
   if (arguments.kernel.empty()) throw CLI::RequiredError("kernel (or `tune show`)");
   const std::vector<std::vector<std::int64_t>> sizes = sizes_of(arguments);
   parse_tuning_strategy(arguments.strategy);  // a bad name fails before any GPU work
+  const std::optional<std::vector<int>> listed = listed_devices(arguments);  // so does a bad list
   if (arguments.worker) return run_worker(arguments);
   // NVRTC answers a repeated compile from the CUDA compute cache without ptxas' report, which
   // alone knows about spills; and the tune's compile time should be its own. Set before any
   // thread starts; never overrides the user.
   ::setenv("CUDA_CACHE_DISABLE", "1", 0);
   const TuningDatabase database(database_path(arguments.database));
-  const DeviceProperties device = Device::get(arguments.device).properties();
+  const std::vector<DeviceProperties> devices = tune_devices(listed);
   nlohmann::json reports = nlohmann::json::array();
   bool every_size_has_a_winner = true;
   for (const std::vector<std::int64_t>& size : sizes) {
-    reports.push_back(tune_one(arguments, size, device, database));
+    reports.push_back(tune_one(arguments, size, devices, database));
     every_size_has_a_winner = every_size_has_a_winner && !reports.back()["winner"].is_null();
   }
   if (arguments.json) std::cout << reports.dump(2) << '\n';
@@ -215,8 +251,13 @@ void add_tune_commands(CLI::App& app) {
   command->add_flag("--json", arguments->json, "print the reports as a JSON array, no progress");
   command->add_flag("--no-parallel-compile", arguments->no_parallel_compile,
                     "compile each config just before timing it, on one thread");
-  command->add_option("--device", arguments->device, "device ordinal")
-      ->check(CLI::NonNegativeNumber);
+  CLI::Option* device = command->add_option("--device", arguments->device, "device ordinal")
+                            ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--devices", arguments->devices,
+                   "time on several devices at once, one worker each: 'all' or ordinals such as "
+                   "0,1 (all of one model)")
+      ->excludes(device);
   command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")->group("");
   add_show_command(*command);
   command->callback([command, arguments] {

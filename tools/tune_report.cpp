@@ -68,21 +68,31 @@ void print_counts(std::ostream& out, const TuneReport& report) {
       << ", not reached " << report.not_reached << '\n';
 }
 
-void print_results(std::ostream& out, const TuneReport& report) {
+// With several devices, a column says which one timed each config.
+void print_results(std::ostream& out, const TuneReport& report, bool by_device) {
   std::vector<std::vector<std::string>> rows;
   for (const TuneResult& result : report.results) {
     const Measurement& m = result.measurement;
     const bool timed = m.status == MeasurementStatus::ok || m.status == MeasurementStatus::cut;
-    rows.push_back(
-        {m.config.describe(), std::string(to_string(m.status)), timed ? fixed(m.median_ms, 4) : "-",
-         timed ? fixed(m.spread * 100, 1) + "%" : "-", timed ? rate_text(m) : "-",
-         result.resources ? std::to_string(result.resources->registers) : "-",
-         result.occupancy ? fixed(result.occupancy->fraction * 100, 0) + "%" : "-", m.detail});
+    rows.push_back({m.config.describe(), std::string(to_string(m.status)),
+                    timed ? fixed(m.median_ms, 4) : "-",
+                    timed ? fixed(m.spread * 100, 1) + "%" : "-", timed ? rate_text(m) : "-",
+                    result.resources ? std::to_string(result.resources->registers) : "-",
+                    result.occupancy ? fixed(result.occupancy->fraction * 100, 0) + "%" : "-"});
+    if (by_device) rows.back().push_back(m.device ? std::to_string(*m.device) : "-");
+    rows.back().push_back(m.detail);
   }
-  if (!rows.empty())
-    print_table(out,
-                {"config", "status", "median ms", "spread", "rate", "regs", "occupancy", "detail"},
-                rows);
+  std::vector<std::string> header{"config", "status", "median ms", "spread",
+                                  "rate",   "regs",   "occupancy"};
+  if (by_device) header.push_back("device");
+  header.push_back("detail");
+  if (!rows.empty()) print_table(out, header, rows);
+}
+
+std::string device_list(const std::vector<int>& devices) {
+  std::string text;
+  for (int device : devices) text += (text.empty() ? "" : ", ") + std::to_string(device);
+  return text;
 }
 
 // The first few of a list that can run to thousands (sgemm's space); --json has them all.
@@ -135,6 +145,7 @@ json tune_report_json(const TuneSetting& setting, const TuneReport& report,
           {"database", setting.database},
           {"compile_threads", setting.compile_threads},
           {"workers_started", setting.workers_started},
+          {"devices", setting.devices},
           {"counts",
            {{"space", report.space_size},
             {"pruned_by_constraints", report.pruned_by_constraints.size()},
@@ -162,8 +173,10 @@ void print_tune_report(std::ostream& out, const TuneSetting& setting, const Tune
   out << "tune " << setting.key.describe() << ", strategy " << setting.strategy << '\n';
   print_counts(out, report);
   out << "  wall time " << fixed(report.wall_seconds, 2) << " s, compile threads "
-      << setting.compile_threads << ", workers started " << setting.workers_started << "\n\n";
-  print_results(out, report);
+      << setting.compile_threads << ", workers started " << setting.workers_started
+      << (setting.devices.size() > 1 ? ", devices " : ", device ") << device_list(setting.devices)
+      << "\n\n";
+  print_results(out, report, setting.devices.size() > 1);
   print_pruned(out, "\npruned by constraints", report.pruned_by_constraints);
   print_pruned(out, "\npruned by resources", report.pruned_by_resources);
   print_pruned(out, "\nfailed to compile", report.compile_failures);

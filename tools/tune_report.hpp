@@ -20,6 +20,7 @@ struct TuneSetting {
   std::string database;
   unsigned compile_threads = 0;
   int workers_started = 0;
+  std::vector<int> devices;  // the ordinals timing it, one worker each
 };
 
 nlohmann::json measurement_json(const Measurement& measurement);

@@ -1,20 +1,22 @@
 // The autotuner: enumerate a TuningSpace, prune what the constraints and the device rule out,
-// compile the rest on a thread pool while the GPU times what is already compiled, record every
-// measurement in a TuningDatabase as it lands (so an interrupted tune resumes), and report the
-// winner.
+// compile the rest on a thread pool while the GPU (or several at once) times what is already
+// compiled, record every measurement in a TuningDatabase as it lands (so an interrupted tune
+// resumes), and report the winner.
 //
 // The tuner itself never touches a GPU: a CandidateCompiler turns a config into a checked image,
 // and a Measurer verifies and times it (on the GPU, in a worker process that a faulting config
 // may kill: see host/tune_worker.hpp; or a fake in tests).
 //
 // Thread safety: tune() runs on the calling thread and calls the CandidateCompiler from its pool
-// (so that must be thread-safe), the Measurer and the progress callback from the calling thread.
+// (so that must be thread-safe) and the progress callback from the calling thread; one Measurer
+// from the calling thread, several each from a thread of its own (one call at a time each).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -157,6 +159,16 @@ struct TuneProgress {
 
 TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile, Measurer& measurer,
                 const TuneOptions& options,
+                const std::function<void(const TuneProgress&)>& progress = {});
+
+// The same tune timed by several measurers at once (one per GPU of one model): each ready
+// candidate goes to whichever measurer is free, with the best time known when it is handed over
+// (so a config may run beside a faster one it is not cut by); the budget counts configs handed
+// over; results are in the order they land. With one measurer this is the tune above. A
+// measurer's throw ends the tune once the others have finished what they hold. Error
+// (invalid_argument) for no measurers or a null one.
+TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
+                std::span<Measurer* const> measurers, const TuneOptions& options,
                 const std::function<void(const TuneProgress&)>& progress = {});
 
 }  // namespace ptxrt

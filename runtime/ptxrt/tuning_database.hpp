@@ -38,8 +38,9 @@ struct Measurement {
   int runs = 0;         // timed runs
   double rate = 0.0;    // work per second at the median, in rate_unit
   std::string rate_unit;
-  double max_error = 0.0;  // against the reference (infinite for NaN output)
-  std::string detail;      // why it failed; for ok ones, what is worth knowing (spills)
+  double max_error = 0.0;     // against the reference (infinite for NaN output)
+  std::string detail;         // why it failed; for ok ones, what is worth knowing (spills)
+  std::optional<int> device;  // the ordinal of the GPU that timed it, when known
 
   bool finished() const noexcept { return status != MeasurementStatus::started; }
 };

@@ -83,5 +83,11 @@ TEST_CASE("tune and run --tuned reject bad arguments before touching the GPU") {
         "ptxrt: error: --tuned picks the defines itself: drop -D\n");
   CHECK(failure({"run", "matmul", "--db", "x.json"}) ==
         "ptxrt: error: --db applies with --tuned\n");
+  CHECK(failure({"tune", "matmul", "--devices", "0,x"}) ==
+        "ptxrt: error: --devices '0,x': 'x' is not a device ordinal; expected 'all' or ordinals "
+        "such as 0,1\n");
+  CHECK(failure({"tune", "matmul", "--devices", "1,1"}) ==
+        "ptxrt: error: --devices '1,1': device 1 is listed twice\n");
   CHECK(cli(scratch, {"tune"}).exit_code == 2);
+  CHECK(cli(scratch, {"tune", "matmul", "--device", "0", "--devices", "all"}).exit_code == 2);
 }

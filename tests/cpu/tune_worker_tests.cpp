@@ -122,7 +122,7 @@ TEST_CASE("a worker whose setup fails says why and exits") {
 TEST_CASE("the worker measurer refuses to go on when its worker cannot get ready") {
   if (ptxrt::driver_status().usable) return;  // this is about the machine without a GPU
   ptxrt::host::WorkerMeasurer measurer(
-      {PTXRT_CLI_PATH, "tune", "matmul", "--worker", "--size", "64"}, 30s, 60s);
+      {PTXRT_CLI_PATH, "tune", "matmul", "--worker", "--size", "64"}, std::nullopt, 30s, 60s);
   const ptxrt::Candidate candidate{TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "16"}}),
                                    ptxrt::Candidate::State::ready,
                                    {},
@@ -156,12 +156,14 @@ for line in sys.stdin:
         sys.exit(1)
 )";
 
-TEST_CASE("the worker measurer replaces a worker that restarts, dies or hangs, and goes on") {
+TEST_CASE(
+    "the worker measurer replaces a worker that restarts, dies or hangs, goes on, and names its "
+    "device in every measurement") {
   if (!std::filesystem::exists("/usr/bin/python3")) {
     MESSAGE("skipped: the stand-in worker needs /usr/bin/python3");
     return;
   }
-  ptxrt::host::WorkerMeasurer measurer({"/usr/bin/python3", "-c", fake_worker}, 2s, 30s);
+  ptxrt::host::WorkerMeasurer measurer({"/usr/bin/python3", "-c", fake_worker}, 3, 2s, 30s);
   ptxrt::TuningSpace space;
   space.add_parameter("X", {1, 2, 3, 4, 5});
   ptxrt::TuneOptions options;
@@ -185,6 +187,7 @@ TEST_CASE("the worker measurer replaces a worker that restarts, dies or hangs, a
   CHECK(results[3].measurement.detail ==
         "no answer within 2 s: the worker was stopped (killed by signal 9 (Killed))");
   CHECK(results[4].measurement.status == MeasurementStatus::ok);
+  for (const ptxrt::TuneResult& result : results) CHECK(result.measurement.device == 3);
   CHECK(measurer.workers_started() == 4);
   REQUIRE(report.winner);
   CHECK(report.winner->config.describe() == "X=1");

@@ -67,6 +67,17 @@ TEST_CASE("a measurement survives the JSON round trip, an infinite error include
   CHECK_THROWS_AS(ptxrt::measurement_from_json("{\"status\": \"ok\"}"), ptxrt::Error);
 }
 
+TEST_CASE("a measurement's device ordinal is written when known and read back") {
+  Measurement on_device = measured(16, 1.25);
+  on_device.device = 1;
+  const std::string text = ptxrt::measurement_to_json(on_device);
+  CHECK(text.find("\"device\":1") != std::string::npos);
+  CHECK(ptxrt::measurement_from_json(text).device == 1);
+  const std::string unknown = ptxrt::measurement_to_json(measured(16, 1.25));
+  CHECK(unknown.find("device") == std::string::npos);
+  CHECK_FALSE(ptxrt::measurement_from_json(unknown).device);
+}
+
 TEST_CASE("records are kept per key, one per config, with the fastest ok one as the winner") {
   ScratchDirectory scratch;
   const TuningDatabase database(scratch.path() / "sub" / "tuning.json");

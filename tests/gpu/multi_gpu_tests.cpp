@@ -1,11 +1,19 @@
-// The split matmul on every visible GPU (one is enough): bitwise equal to one device's result,
-// and to the CPU within the reference's bound.
+// The split matmul and the split brute-force closest pair on every visible GPU (one is enough):
+// the matmul bitwise equal to one device's result and to the CPU within the reference's bound;
+// the closest pair, ties included, the single-GPU brute force's and the CPU's.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <random>
 
 #include "gpu_fixture.hpp"
+#include "host/closest_pair_cpu.hpp"
+#include "host/closest_pair_gpu.hpp"
 #include "host/multi_gpu.hpp"
+#include "host/multi_gpu_closest_pair.hpp"
+#include "host/point_generator.hpp"
 #include "host/reference.hpp"
 
 using namespace ptxrt;
@@ -45,4 +53,110 @@ TEST_CASE("split_matmul refuses a device listed twice and inputs of the wrong si
                        doctest::Contains("device 0 is listed twice"), Error);
   CHECK_THROWS_WITH_AS(host::split_matmul(jit, square, square, 4, 5, 4, {{0}, 16}),
                        doctest::Contains("B holds 16 floats, but its dimensions make 20"), Error);
+}
+
+namespace {
+
+// A shuffled lattice of spacing 0.5: thousands of pairs tie at the minimum, so only the tie rule
+// (the smallest (i, j)) decides. With `duplicates`, a few planted copies tie at 0 instead.
+std::vector<host::Point2> shuffled_lattice(int side, unsigned seed, bool duplicates) {
+  std::vector<host::Point2> points;
+  for (int row = 0; row < side; ++row)
+    for (int column = 0; column < side; ++column)
+      points.push_back({static_cast<float>(column) * 0.5f, static_cast<float>(row) * 0.5f});
+  std::mt19937 generator(seed);
+  std::shuffle(points.begin(), points.end(), generator);
+  if (duplicates)
+    for (std::size_t k = 11; k < points.size(); k += 997)
+      points[k] = points[(k * 7) % points.size()];
+  return points;
+}
+
+std::vector<std::vector<host::Point2>> closest_pair_inputs() {
+  return {host::generate_points(10'007, host::PointDistribution::uniform, 81),
+          host::generate_points(4'099, host::PointDistribution::clustered, 82),
+          shuffled_lattice(70, 83, false),
+          shuffled_lattice(70, 84, true),
+          std::vector<host::Point2>(300, host::Point2{1.5f, -2.0f}),  // every pair at 0
+          host::generate_points(2, host::PointDistribution::uniform, 85),
+          host::generate_points(3, host::PointDistribution::normal, 86)};
+}
+
+host::ClosestPair single_gpu_brute_force(const std::vector<host::Point2>& points, int base) {
+  host::ClosestPairOptions options;
+  options.base = base;
+  options.context = ptxrt::testing::test_context();
+  options.jit = &ptxrt::testing::test_jit();
+  return host::closest_pair(points, host::ClosestPairMethod::brute_force, options);
+}
+
+}  // namespace
+
+TEST_CASE("the brute force split over every device finds one GPU's and the CPU's pair, ties too") {
+  Jit& jit = ptxrt::testing::test_jit();
+  const std::vector<int> devices = host::all_devices();
+  for (const std::vector<host::Point2>& points : closest_pair_inputs()) {
+    CAPTURE(points.size());
+    const host::PairFound cpu = host::cpu_brute_force(points);  // the smallest (i, j) of ties
+    for (int base : {32, 128}) {
+      CAPTURE(base);
+      const host::ClosestPair one = single_gpu_brute_force(points, base);
+      const host::MultiGpuClosestPair all = host::split_closest_pair(jit, points, {devices, base});
+      CHECK(all.i == one.i);
+      CHECK(all.j == one.j);
+      CHECK(all.distance == one.distance);
+      CHECK(all.i == cpu.i);
+      CHECK(all.j == cpu.j);
+      CHECK(all.distance == std::sqrt(cpu.distance_squared));
+
+      REQUIRE(all.shares.size() == devices.size());
+      std::size_t covered = 0;
+      for (std::size_t d = 0; d < devices.size(); ++d) {
+        const host::ClosestPairShare& share = all.shares[d];
+        CHECK(share.device == devices[d]);
+        CHECK(share.tile_pairs.first == covered);
+        covered += share.tile_pairs.count;
+        if (share.tile_pairs.count > 0) CHECK(share.kernel_ms > 0);
+      }
+      CHECK(covered == host::brute_force_tile_pairs(points.size(), base));
+    }
+  }
+}
+
+TEST_CASE("brute-force ranges of tile pairs folded on the host equal the whole brute force") {
+  // One device standing in for several: each range searched on its own, as a device would.
+  const Context& context = ptxrt::testing::test_context();
+  for (const std::vector<host::Point2>& points : closest_pair_inputs()) {
+    const int base = 32;
+    CAPTURE(points.size());
+    const Module module = ptxrt::testing::test_jit().module(
+        Program::builtin("closest_pair"), {.defines = {{"BASE", std::to_string(base)}}}, context);
+    const DeviceBuffer<host::Point2> device_points(context, std::span(points));
+    const host::ClosestPair whole = single_gpu_brute_force(points, base);
+    for (std::size_t parts : {2u, 3u, 7u}) {
+      CAPTURE(parts);
+      PairMinimum best = no_pair_yet(infinite_distance());
+      for (const host::RowBlock& range : host::split_tile_pairs(points.size(), base, parts)) {
+        host::BruteForceRange search(context,
+                                     {module.kernel("brute_force"), module.kernel("reduce_minima")},
+                                     base, points.size(), range.first, range.first + range.count);
+        merge_minimum(best, search.search(device_points).minimum);
+      }
+      CHECK(static_cast<std::size_t>(best.first) == whole.i);
+      CHECK(static_cast<std::size_t>(best.second) == whole.j);
+      CHECK(std::sqrt(best.distance_squared) == whole.distance);
+    }
+  }
+}
+
+TEST_CASE("split_closest_pair refuses a device listed twice, a lone point and a bad BASE") {
+  Jit& jit = ptxrt::testing::test_jit();
+  const std::vector<host::Point2> points =
+      host::generate_points(100, host::PointDistribution::uniform, 87);
+  CHECK_THROWS_WITH_AS(host::split_closest_pair(jit, points, {{0, 0}, 128}),
+                       "split_closest_pair: device 0 is listed twice", Error);
+  CHECK_THROWS_WITH_AS(host::split_closest_pair(jit, std::span(points).first(1), {{0}, 128}),
+                       "closest pair: needs at least 2 points, got 1", Error);
+  CHECK_THROWS_WITH_AS(host::split_closest_pair(jit, points, {{0}, 48}),
+                       "closest pair: BASE 48 is not a power of two from 32 to 1024", Error);
 }

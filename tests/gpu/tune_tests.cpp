@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -131,4 +132,29 @@ TEST_CASE(
   CHECK(result_for(report, {{"PLANT", "0"}, {"TILE_WIDTH", "8"}})["status"] != "failed");
   REQUIRE(report["winner"].is_object());
   CHECK(report["winner"]["config"]["PLANT"] == "0");
+}
+
+TEST_CASE("tuning with --devices all times the configs on every device, each naming its device") {
+  Scratch scratch;
+  const int device_count = ptxrt::Device::count();
+  MESSAGE("tuning on " << device_count << " device(s)");
+  const json reports =
+      cli_json(scratch, {"tune", "matmul", "--size", "256", "--devices", "all", "--db",
+                         (scratch.path() / "tuning.json").string(), "--json"});
+  REQUIRE(reports.size() == 1);
+  const json& report = reports[0];
+  json all = json::array();
+  for (int ordinal = 0; ordinal < device_count; ++ordinal) all.push_back(ordinal);
+  CHECK(report["devices"] == all);
+  CHECK(report["counts"]["timed"] == 4);
+  CHECK(report["counts"]["ok"].get<int>() + report["counts"]["cut"].get<int>() == 4);
+  // Workers start on a device's first config: four configs reach at most four devices.
+  CHECK(report["workers_started"].get<int>() >= std::min(device_count, 4));
+  for (const json& result : report["results"]) {
+    REQUIRE(result["device"].is_number_integer());
+    CHECK(result["device"].get<int>() >= 0);
+    CHECK(result["device"].get<int>() < device_count);
+  }
+  REQUIRE(report["winner"].is_object());
+  CHECK(report["winner"]["rate"].get<double>() > 0.0);
 }
