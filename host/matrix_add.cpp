@@ -1,10 +1,9 @@
 #include "host/matrix_add.hpp"
 
+#include "host/elementwise_add.hpp"
 #include "host/kernel_defines.hpp"
-#include "host/random_data.hpp"
 #include "host/reference.hpp"
 #include "host/sizes.hpp"
-#include "host/timing.hpp"
 
 namespace ptxrt::host {
 
@@ -26,29 +25,20 @@ MatrixAddPlan plan_matrix_add(std::int64_t rows, std::int64_t cols, std::vector<
 
 Run run_matrix_add(Jit& jit, const Context& context, const MatrixAddPlan& plan,
                    const RunOptions& options) {
-  const std::vector<float> a = random_floats(plan.elements, options.seed, 0);
-  const std::vector<float> b = random_floats(plan.elements, options.seed, 1);
-  DeviceBuffer<float> device_a(context, std::span<const float>(a));
-  DeviceBuffer<float> device_b(context, std::span<const float>(b));
-  DeviceBuffer<float> device_c(context, plan.elements);
   const Kernel kernel =
       jit.kernel(plan.program, compile_options(plan.defines), context, "matrix_add");
-
   Run run = describe_launch("matadd", "matrix_add", plan.defines, plan.grid, plan.block);
-  run.median_ms = median_launch_ms(
-      context, options.repeats, [&] { device_c.memory().fill_words(poison_word); },
-      [&] {
-        kernel.launch({.grid = plan.grid, .block = plan.block}, device_a, device_b, device_c,
-                      plan.rows, plan.cols);
+  const LaunchConfig config{.grid = plan.grid, .block = plan.block};
+  const auto rows = static_cast<std::size_t>(plan.rows);
+  const auto cols = static_cast<std::size_t>(plan.cols);
+  time_elementwise_add(
+      run, context, options, plan.elements,
+      [&](const DeviceBuffer<float>& a, const DeviceBuffer<float>& b, DeviceBuffer<float>& c) {
+        kernel.launch(config, a, b, c, plan.rows, plan.cols);
+      },
+      [&](std::span<const float> a, std::span<const float> b) {
+        return matrix_add(a, b, rows, cols);
       });
-  run.rate =
-      giga_per_second(3.0 * sizeof(float) * static_cast<double>(plan.elements), run.median_ms);
-  run.rate_unit = "GB/s";
-  if (options.verify)
-    record_comparison(
-        run, device_c.download(),
-        matrix_add(a, b, static_cast<std::size_t>(plan.rows), static_cast<std::size_t>(plan.cols)),
-        0.0);
   return run;
 }
 

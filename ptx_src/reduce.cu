@@ -1,8 +1,7 @@
 // Multi-pass reductions of n floats: each block reduces a grid-stride slice of the input to one
 // partial result; the host launches again over the partials (grid=(1) for the last pass) until
-// one is left. Within a block: sequential addressing in shared memory (the active threads stay
-// contiguous, so whole warps retire and shared reads are conflict-free) down to 64 values, then
-// warp shuffles for the last 32 lanes, which need neither shared memory nor barriers.
+// one is left. Within a block: sequential addressing in shared memory down to 64 values, then warp
+// shuffles for the last 32 lanes (block_sum.cuh for the sum, the same tree here for the argmin).
 //
 // reduce_sum: each thread accumulates its slice in float, then the tree adds the per-thread sums.
 // Its error grows with the slice length m = n / (grid·BLOCK_SIZE) plus log2(grid·BLOCK_SIZE)
@@ -30,31 +29,20 @@
 #error "BLOCK_SIZE must be a power of two from 64 to 1024 (the shared tree halves down to 64)"
 #endif
 
-#define FULL_WARP 0xffffffffu
+#include "block_sum.cuh"
+
 #define NO_INDEX 9223372036854775807ll
 
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     reduce_sum(const float* __restrict__ in, float* __restrict__ partial, long long n) {
-  __shared__ float sums[BLOCK_SIZE];
-  const int tid = threadIdx.x;
-
   float sum = 0.0f;
   const long long stride = static_cast<long long>(gridDim.x) * BLOCK_SIZE;
-  for (long long i = static_cast<long long>(blockIdx.x) * BLOCK_SIZE + tid; i < n; i += stride) {
+  for (long long i = static_cast<long long>(blockIdx.x) * BLOCK_SIZE + threadIdx.x; i < n;
+       i += stride) {
     sum += in[i];
   }
-  sums[tid] = sum;
-  __syncthreads();
-
-  for (int half = BLOCK_SIZE / 2; half > 32; half /= 2) {
-    if (tid < half) sums[tid] += sums[tid + half];
-    __syncthreads();
-  }
-  if (tid < 32) {
-    sum = sums[tid] + sums[tid + 32];
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(FULL_WARP, sum, offset);
-    if (tid == 0) partial[blockIdx.x] = sum;
-  }
+  const float total = block_sum<BLOCK_SIZE>(sum);
+  if (threadIdx.x == 0) partial[blockIdx.x] = total;
 }
 
 // True when (value, index) comes before (other_value, other_index) in the argmin order above.

@@ -1,7 +1,7 @@
 // Simpson's rule in double precision: the integral of f over [a, b] with n intervals (n even),
 //   h/3 · (f(x_0) + 4 f(x_1) + 2 f(x_2) + 4 f(x_3) + ... + 4 f(x_{n-1}) + f(x_n)),  x_i = a + i·h.
 // Each thread sums the weighted samples of a grid-stride slice of i = 0..n, the block adds its
-// threads' sums (sequential addressing in shared memory, warp shuffles for the last 32) and
+// threads' sums (block_sum.cuh: shared memory down to 64, warp shuffles for the last 32) and
 // writes one partial, already multiplied by h/3: the integral is the plain sum of the partials,
 // which the host adds in double. x_i is computed from i, never accumulated, so it carries no
 // drift; the summation error is about sqrt(n)·2^-53 relative.
@@ -22,7 +22,7 @@
 #error "BLOCK_SIZE must be a power of two of at least 64 (the shared tree halves down to 64)"
 #endif
 
-#define FULL_WARP 0xffffffffu
+#include "block_sum.cuh"
 
 __device__ __forceinline__ double integrand(int function, double x) {
   switch (function) {
@@ -39,26 +39,15 @@ __device__ __forceinline__ double integrand(int function, double x) {
 
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     simpson(double a, double b, long long n, int function, double* __restrict__ partial) {
-  __shared__ double sums[BLOCK_SIZE];
-  const int tid = threadIdx.x;
   const double h = (b - a) / static_cast<double>(n);
 
   double sum = 0.0;
   const long long stride = static_cast<long long>(gridDim.x) * BLOCK_SIZE;
-  for (long long i = static_cast<long long>(blockIdx.x) * BLOCK_SIZE + tid; i <= n; i += stride) {
+  for (long long i = static_cast<long long>(blockIdx.x) * BLOCK_SIZE + threadIdx.x; i <= n;
+       i += stride) {
     const double weight = (i == 0 || i == n) ? 1.0 : ((i & 1) ? 4.0 : 2.0);
     sum += weight * integrand(function, a + static_cast<double>(i) * h);
   }
-  sums[tid] = sum;
-  __syncthreads();
-
-  for (int half = BLOCK_SIZE / 2; half > 32; half /= 2) {
-    if (tid < half) sums[tid] += sums[tid + half];
-    __syncthreads();
-  }
-  if (tid < 32) {
-    sum = sums[tid] + sums[tid + 32];
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(FULL_WARP, sum, offset);
-    if (tid == 0) partial[blockIdx.x] = sum * (h / 3.0);
-  }
+  const double total = block_sum<BLOCK_SIZE>(sum);
+  if (threadIdx.x == 0) partial[blockIdx.x] = total * (h / 3.0);
 }

@@ -42,15 +42,16 @@ std::string module_key(const Context& context, std::string_view image_key) {
   return key;
 }
 
-// Everything a request for a module names, cheaply: the program's identity (not its text), the
-// context, and the options. Equal fingerprints always mean the same module.
+// Everything a request names, cheaply: the program's identity (not its text), the options, and
+// `requester` (the context of a module, the driver version of an image). Equal fingerprints
+// always mean the same answer, because a Program's identity changes with its content.
 std::string request_fingerprint(const Program& program, const CompileOptions& options,
-                                const Context& context) {
+                                std::string_view requester) {
   std::string fingerprint;
   fingerprint.reserve(128);
   fingerprint += std::to_string(program.identity());
   fingerprint += '|';
-  fingerprint += std::to_string(reinterpret_cast<std::uintptr_t>(context.handle()));
+  fingerprint += requester;
   fingerprint += '|';
   fingerprint += options.target.arch;
   fingerprint += options.target.format == ImageFormat::ptx ? "|p" : "|c";
@@ -71,6 +72,50 @@ std::string request_fingerprint(const Program& program, const CompileOptions& op
   return fingerprint;
 }
 
+std::string context_address(const Context& context) {
+  return std::to_string(reinterpret_cast<std::uintptr_t>(context.handle()));
+}
+
+// Requests already answered, by fingerprint: the hot path, which neither hashes sources nor reads
+// included files again. A hit takes a reader lock for one hash lookup.
+template <class Value>
+class AnsweredRequests {
+ public:
+  std::optional<Value> find(const std::string& fingerprint) {
+    std::shared_lock lock(mutex_);
+    auto found = entries_.find(fingerprint);
+    if (found == entries_.end()) return std::nullopt;
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    return found->second;
+  }
+
+  void remember(std::string fingerprint, Value value) {
+    std::unique_lock lock(mutex_);
+    entries_.try_emplace(std::move(fingerprint), std::move(value));
+  }
+
+  // Forgets the answers `predicate` selects and hands them to the caller, who releases them
+  // outside the lock.
+  template <class Predicate>
+  std::vector<Value> erase_if(Predicate predicate) {
+    std::vector<Value> dropped;
+    std::unique_lock lock(mutex_);
+    std::erase_if(entries_, [&](const auto& entry) {
+      if (!predicate(entry.second)) return false;
+      dropped.push_back(entry.second);
+      return true;
+    });
+    return dropped;
+  }
+
+  std::uint64_t hits() const noexcept { return hits_.load(std::memory_order_relaxed); }
+
+ private:
+  std::shared_mutex mutex_;
+  std::unordered_map<std::string, Value> entries_;
+  std::atomic<std::uint64_t> hits_{0};
+};
+
 }  // namespace
 
 struct Jit::State {
@@ -81,12 +126,9 @@ struct Jit::State {
   JitOptions options;
   std::unique_ptr<DiskCache> disk;
   SingleFlight<std::string, Image> images;
+  AnsweredRequests<std::shared_ptr<const Image>> answered_images;
   SingleFlight<std::string, Module> modules;
-  // Requests already answered, by fingerprint: the hot path, which neither hashes sources nor
-  // reads included files again.
-  std::shared_mutex answered_mutex;
-  std::unordered_map<std::string, Module> answered;
-  std::atomic<std::uint64_t> answered_hits{0};
+  AnsweredRequests<Module> answered_modules;
   SingleFlight<std::string, Library> libraries;
   std::atomic<std::uint64_t> disk_hits{0};
   std::atomic<std::uint64_t> compiles{0};
@@ -102,6 +144,17 @@ Jit& Jit::shared() {
 
 std::shared_ptr<const Image> Jit::image(const Program& program, const CompileOptions& options,
                                         int driver_version) {
+  std::string fingerprint =
+      request_fingerprint(program, options, "driver " + std::to_string(driver_version));
+  if (auto answered = state_->answered_images.find(fingerprint)) return std::move(*answered);
+  std::shared_ptr<const Image> found = find_or_compile(program, options, driver_version);
+  state_->answered_images.remember(std::move(fingerprint), found);
+  return found;
+}
+
+std::shared_ptr<const Image> Jit::find_or_compile(const Program& program,
+                                                  const CompileOptions& options,
+                                                  int driver_version) {
   const std::string key = cache_key(program, options, driver_version);
   return state_->images.get_or_create(key, [&]() -> Image {
     if (state_->disk) {
@@ -136,19 +189,14 @@ CompileOptions Jit::target_for(CompileOptions options, const Context& context) {
 
 Module Jit::module(const Program& program, const CompileOptions& requested,
                    const Context& context) {
-  std::string fingerprint = request_fingerprint(program, requested, context);
-  {
-    std::shared_lock lock(state_->answered_mutex);
-    if (auto found = state_->answered.find(fingerprint); found != state_->answered.end()) {
-      state_->answered_hits.fetch_add(1, std::memory_order_relaxed);
-      if (log::enabled(log::Level::debug))
-        log::write(log::Level::debug, "memory cache hit for " + found->second.label());
-      return found->second;
-    }
+  std::string fingerprint = request_fingerprint(program, requested, context_address(context));
+  if (std::optional<Module> answered = state_->answered_modules.find(fingerprint)) {
+    if (log::enabled(log::Level::debug))
+      log::write(log::Level::debug, "memory cache hit for " + answered->label());
+    return std::move(*answered);
   }
   Module module = load_module(program, requested, context);
-  std::unique_lock lock(state_->answered_mutex);
-  state_->answered.try_emplace(std::move(fingerprint), module);
+  state_->answered_modules.remember(std::move(fingerprint), module);
   return module;
 }
 
@@ -205,23 +253,19 @@ void Jit::forget(const Context& context) {
   state_->modules.erase_if(
       [&](const std::string& key) { return key.compare(0, prefix.size(), prefix) == 0; });
   for (const auto& library : state_->libraries.values()) library->forget(context);
-  std::vector<Module> dropped;  // unloaded outside the lock
-  std::unique_lock lock(state_->answered_mutex);
-  std::erase_if(state_->answered, [&](const auto& entry) {
-    if (entry.second.context().handle() != context.handle()) return false;
-    dropped.push_back(entry.second);
-    return true;
-  });
+  // Unloaded here, outside the answers' lock.
+  const std::vector<Module> dropped = state_->answered_modules.erase_if(
+      [&](const Module& module) { return module.context().handle() == context.handle(); });
 }
 
 DiskCache* Jit::disk_cache() noexcept { return state_->disk.get(); }
 
 JitStats Jit::stats() const {
   JitStats stats;
-  stats.image_memory_hits = state_->images.hits();
+  stats.image_memory_hits = state_->images.hits() + state_->answered_images.hits();
   stats.disk_hits = state_->disk_hits.load();
   stats.compiles = state_->compiles.load();
-  stats.module_hits = state_->modules.hits() + state_->answered_hits.load();
+  stats.module_hits = state_->modules.hits() + state_->answered_modules.hits();
   stats.module_loads = state_->modules.misses();
   stats.library_hits = state_->libraries.hits();
   stats.library_loads = state_->libraries.misses();

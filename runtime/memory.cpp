@@ -13,30 +13,36 @@ std::string describe_bytes(std::size_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
+// Makes the one driver call `call` returns with `context` current, and checks it; zero bytes need
+// no call, and no context switch.
+template <class Call>
+void call_in_context(const Context& context, std::size_t bytes, std::string_view name,
+                     std::string_view what, Call call) {
+  if (bytes == 0) return;
+  ContextGuard guard(context);
+  check(call(detail::driver()), name, what);
+}
+
 }  // namespace
 
 namespace detail {
 
 void copy_to_device(const Context& context, CUdeviceptr destination, const void* source,
                     std::size_t bytes, CUstream stream, bool async, std::string_view what) {
-  if (bytes == 0) return;
-  ContextGuard guard(context);
-  const DriverApi& api = driver();
-  if (async)
-    check(api.cuMemcpyHtoDAsync(destination, source, bytes, stream), "cuMemcpyHtoDAsync", what);
-  else
-    check(api.cuMemcpyHtoD(destination, source, bytes), "cuMemcpyHtoD", what);
+  call_in_context(context, bytes, async ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD", what,
+                  [&](const DriverApi& api) {
+                    return async ? api.cuMemcpyHtoDAsync(destination, source, bytes, stream)
+                                 : api.cuMemcpyHtoD(destination, source, bytes);
+                  });
 }
 
 void copy_from_device(const Context& context, void* destination, CUdeviceptr source,
                       std::size_t bytes, CUstream stream, bool async, std::string_view what) {
-  if (bytes == 0) return;
-  ContextGuard guard(context);
-  const DriverApi& api = driver();
-  if (async)
-    check(api.cuMemcpyDtoHAsync(destination, source, bytes, stream), "cuMemcpyDtoHAsync", what);
-  else
-    check(api.cuMemcpyDtoH(destination, source, bytes), "cuMemcpyDtoH", what);
+  call_in_context(context, bytes, async ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH", what,
+                  [&](const DriverApi& api) {
+                    return async ? api.cuMemcpyDtoHAsync(destination, source, bytes, stream)
+                                 : api.cuMemcpyDtoH(destination, source, bytes);
+                  });
 }
 
 std::size_t array_bytes(std::size_t count, std::size_t element_bytes) {
@@ -111,16 +117,16 @@ void DeviceMemory::download_bytes(void* destination, std::size_t bytes, std::siz
 void DeviceMemory::copy_from(const DeviceMemory& source, std::size_t bytes, CUstream stream) {
   check_range(bytes, 0, "device-to-device copy");
   source.check_range(bytes, 0, "device-to-device copy");
-  if (bytes == 0) return;
-  ContextGuard guard(context_);
-  check(detail::driver().cuMemcpyDtoDAsync(address_, source.address_, bytes, stream),
-        "cuMemcpyDtoDAsync", "copying " + describe_bytes(bytes));
+  call_in_context(context_, bytes, "cuMemcpyDtoDAsync", "copying " + describe_bytes(bytes),
+                  [&](const detail::DriverApi& api) {
+                    return api.cuMemcpyDtoDAsync(address_, source.address_, bytes, stream);
+                  });
 }
 
 void DeviceMemory::fill_bytes(std::uint8_t value, CUstream stream) {
-  if (bytes_ == 0) return;
-  ContextGuard guard(context_);
-  check(detail::driver().cuMemsetD8Async(address_, value, bytes_, stream), "cuMemsetD8Async");
+  call_in_context(context_, bytes_, "cuMemsetD8Async", {}, [&](const detail::DriverApi& api) {
+    return api.cuMemsetD8Async(address_, value, bytes_, stream);
+  });
 }
 
 void DeviceMemory::fill_words(std::uint32_t word, CUstream stream) {
@@ -128,10 +134,9 @@ void DeviceMemory::fill_words(std::uint32_t word, CUstream stream) {
     throw Error(ErrorKind::invalid_argument,
                 "fill_words needs a size that is a multiple of 4 bytes, got " +
                     describe_bytes(bytes_));
-  if (bytes_ == 0) return;
-  ContextGuard guard(context_);
-  check(detail::driver().cuMemsetD32Async(address_, word, bytes_ / 4, stream),
-        "cuMemsetD32Async");
+  call_in_context(context_, bytes_, "cuMemsetD32Async", {}, [&](const detail::DriverApi& api) {
+    return api.cuMemsetD32Async(address_, word, bytes_ / 4, stream);
+  });
 }
 
 PinnedMemory::PinnedMemory(const Context& context, std::size_t bytes)

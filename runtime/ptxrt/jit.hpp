@@ -50,7 +50,8 @@ class Jit {
   // The process-wide instance, with options from the environment (PTXRT_CACHE_DIR, ...).
   static Jit& shared();
 
-  // The compiled image; options.target must name an arch (see target_for).
+  // The compiled image; options.target must name an arch (see target_for). Asking again with the
+  // same Program (or a copy) and options is a lookup: no hashing, no file reads.
   std::shared_ptr<const Image> image(const Program& program, const CompileOptions& options,
                                      int driver_version = 0);
   // The options with the target filled in for `context`'s device when none is named: the exact
@@ -75,6 +76,9 @@ class Jit {
   JitStats stats() const;
 
  private:
+  // By cache key: memory, then disk, then NVRTC.
+  std::shared_ptr<const Image> find_or_compile(const Program& program,
+                                               const CompileOptions& options, int driver_version);
   Module load_module(const Program& program, const CompileOptions& options,
                      const Context& context);
   struct State;

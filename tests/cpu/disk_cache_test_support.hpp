@@ -1,5 +1,5 @@
-// Shared by the disk cache tests: a scratch directory, an Image with every field set, field-by-field
-// comparison, and a capture of log output.
+// Shared by the disk cache tests: a scratch directory, an Image with every field set,
+// field-by-field comparison, and (log_capture.hpp) a capture of log output.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "log_capture.hpp"
 #include "ptxrt/hash.hpp"
 #include "ptxrt/image.hpp"
-#include "ptxrt/log.hpp"
 
 namespace ptxrt::testing {
 
@@ -61,27 +61,5 @@ inline bool same_image(const Image& a, const Image& b) {
          a.lowered_names == b.lowered_names && a.key == b.key &&
          a.nvrtc_version == b.nvrtc_version;
 }
-
-// Collects the lines written while alive, at warning level or above whatever PTXRT_LOG says.
-class LogCapture {
- public:
-  LogCapture() : threshold_(log::threshold()) {
-    log::set_threshold(log::Level::warning);
-    previous_ = log::set_sink([this](log::Level level, std::string_view line) {
-      if (level <= log::Level::warning) lines.emplace_back(line);
-    });
-  }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  ~LogCapture() {
-    log::set_sink(std::move(previous_));
-    log::set_threshold(threshold_);
-  }
-  std::vector<std::string> lines;
-
- private:
-  log::Level threshold_;
-  log::Sink previous_;
-};
 
 }  // namespace ptxrt::testing

@@ -148,28 +148,11 @@ TEST_CASE("sum_error_bound adds each pass's slice length and tree depth, plus th
         std::ldexp(1.0 + (4 + 18) + (1 + 10) + (1 + 8), -24));
 }
 
-TEST_CASE("bitonic_schedule follows the kernel file: shared sort, then global and shared merges") {
-  using Entry = host::BitonicLaunch::Entry;
-  CHECK(host::bitonic_schedule(1, 512) ==
-        std::vector<host::BitonicLaunch>{{Entry::sort_shared, 1, 0, 0}});
-  CHECK(host::bitonic_schedule(1024, 512) ==
-        std::vector<host::BitonicLaunch>{{Entry::sort_shared, 1, 0, 0}});
-  // CHUNK = 1024: the stages k = 2048 and 4096 each need global steps j >= 1024.
-  CHECK(host::bitonic_schedule(4096, 512) == std::vector<host::BitonicLaunch>{
-                                                 {Entry::sort_shared, 4, 0, 0},
-                                                 {Entry::merge_global, 4, 1024, 2048},
-                                                 {Entry::merge_shared, 4, 0, 2048},
-                                                 {Entry::merge_global, 4, 2048, 4096},
-                                                 {Entry::merge_global, 4, 1024, 4096},
-                                                 {Entry::merge_shared, 4, 0, 4096},
-                                             });
-}
-
 TEST_CASE("plan_sort pads n to a power of two and rejects more elements than int positions") {
   const auto plan = host::plan_sort(100003, host::SortVariant::pairs, {{"BLOCK_SIZE", "128"}});
   CHECK(plan.n_pow2 == 131072);
   CHECK(plan.block_size == 128);
-  CHECK(plan.launches == host::bitonic_schedule(131072, 128));
+  CHECK(plan.launches == host::bitonic_plan(131072, 128));
   CHECK_THROWS_WITH_AS(host::plan_sort(2147483648ll, host::SortVariant::keys),
                        "sort n = 2147483648 exceeds 2147483647: the values are int positions",
                        Error);

@@ -3,33 +3,12 @@
 #include <string>
 #include <vector>
 
+#include "log_capture.hpp"
 #include "ptxrt/log.hpp"
 
 namespace log = ptxrt::log;
 
-namespace {
-
-// Routes log lines into `lines` at the given threshold for one scope.
-class Capture {
- public:
-  explicit Capture(log::Level threshold) : threshold_(log::threshold()) {
-    log::set_threshold(threshold);
-    previous_ = log::set_sink([this](log::Level, std::string_view line) { lines.emplace_back(line); });
-  }
-  Capture(const Capture&) = delete;
-  Capture& operator=(const Capture&) = delete;
-  ~Capture() {
-    log::set_sink(std::move(previous_));
-    log::set_threshold(threshold_);
-  }
-  std::vector<std::string> lines;
-
- private:
-  log::Level threshold_;
-  log::Sink previous_;
-};
-
-}  // namespace
+using ptxrt::testing::LogCapture;
 
 TEST_CASE("log levels parse from their names, case-insensitively, and nothing else") {
   CHECK(log::parse_level("error") == log::Level::error);
@@ -41,20 +20,21 @@ TEST_CASE("log levels parse from their names, case-insensitively, and nothing el
 }
 
 TEST_CASE("lines below the threshold are dropped; the rest are prefixed with ptxrt and the level") {
-  Capture capture(log::Level::info);
+  LogCapture capture(log::Level::info);
   CHECK(log::enabled(log::Level::info));
   CHECK_FALSE(log::enabled(log::Level::debug));
   log::write(log::Level::debug, "hidden");
   log::write(log::Level::info, "disk cache hit");
   log::write(log::Level::error, "broken");
-  CHECK(capture.lines == std::vector<std::string>{"ptxrt: info: disk cache hit",
-                                                  "ptxrt: error: broken"});
+  CHECK(capture.lines ==
+        std::vector<std::string>{"ptxrt: info: disk cache hit", "ptxrt: error: broken"});
 }
 
 TEST_CASE("warn_once writes a warning the first time its key is seen, then never again") {
-  Capture capture(log::Level::warning);
+  LogCapture capture(log::Level::warning);
   CHECK(log::warn_once("log test key", "first"));
   CHECK_FALSE(log::warn_once("log test key", "second"));
   CHECK(log::warn_once("another log test key", "third"));
-  CHECK(capture.lines == std::vector<std::string>{"ptxrt: warning: first", "ptxrt: warning: third"});
+  CHECK(capture.lines ==
+        std::vector<std::string>{"ptxrt: warning: first", "ptxrt: warning: third"});
 }
