@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "compile_diagnostics.hpp"
@@ -185,6 +187,12 @@ Program Program::from_string(std::string source, std::string name,
 Program Program::builtin(std::string_view name) {
   std::string file(name);
   if (!file.ends_with(".cu")) file += ".cu";
+  // The embedded files never change, so every request for one gets a copy of one Program (one
+  // identity): Jit's fingerprint tables then hold an entry per kernel, not one per request.
+  static std::mutex mutex;
+  static std::map<std::string, Program, std::less<>> programs;
+  std::lock_guard lock(mutex);
+  if (auto found = programs.find(file); found != programs.end()) return found->second;
   std::optional<std::string_view> source = builtin_file(file);
   if (!source) {
     std::string known;
@@ -194,6 +202,7 @@ Program Program::builtin(std::string_view name) {
   }
   Program program(std::string(*source), file, {});
   for (auto [path, text] : builtin_headers()) program.add_header(std::string(path), std::string(text));
+  programs.emplace(file, program);
   return program;
 }
 

@@ -3,16 +3,17 @@
 # package registry (CLI11, doctest and nlohmann-json must already be installed there). Prints a
 # short summary last. Logs go to $OUT (when set, as on the lent GPU machine) or build-gpu/logs.
 # One call of the lent machine may run 10 minutes, so the parts can be left out or added:
-#   scripts/gpu-check.sh [--no-tests] [--sanitize] [--no-bench] [--tune] [--bench-args "..."]
+#   scripts/gpu-check.sh [--no-tests|--gpu-tests-only] [--sanitize] [--no-bench] [--tune] [--bench-args "..."]
 # --tune runs scripts/tune-check.sh on the same build afterwards.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-tests=1 sanitize=0 bench=1 tune=0 bench_args=""
+ctest_filter=() tests=1 sanitize=0 bench=1 tune=0 bench_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize=1 ;;
     --no-tests) tests=0 ;;
+    --gpu-tests-only) ctest_filter=(-R '^gpu:') ;;  # the CPU ones ran in CI
     --no-bench) bench=0 ;;
     --tune) tune=1 ;;
     --bench-args) bench_args="$2"; shift ;;
@@ -41,7 +42,7 @@ fi
 
 ctest_rc=0
 if [ "$tests" = 1 ]; then
-  (cd "$build" && ctest -j 4 --timeout 300 --output-on-failure) >"$logs/ctest.log" 2>&1
+  (cd "$build" && ctest -j 4 --timeout 300 --output-on-failure "${ctest_filter[@]}") >"$logs/ctest.log" 2>&1
   ctest_rc=$?
   grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|Timeout|Skipped" "$logs/ctest.log" | grep -v "^\s*$" | tail -30
   summary+=("ctest: $(grep -E 'tests passed' "$logs/ctest.log" | tail -1) (rc $ctest_rc)")

@@ -227,7 +227,7 @@ TEST_CASE("the four shapes of issue 8 are square, square, ragged and skinny") {
   CHECK(std::string(ptxrt::host::to_string(SgemmShape::skinny)) == "skinny");
 }
 
-TEST_CASE("each shape's sweep is the default and 7 to 11 more listed configs, each once") {
+TEST_CASE("each shape's sweep is the default and 7 to 13 more listed configs, each once") {
   const auto listed = ptxrt::host::sgemm_configs(h100());
   for (const auto [m, n, k] : {std::array{4096, 4096, 4096}, std::array{4097, 4097, 4097},
                                std::array{8192, 8192, 128}}) {
@@ -235,7 +235,7 @@ TEST_CASE("each shape's sweep is the default and 7 to 11 more listed configs, ea
     CAPTURE(k);
     const auto candidates = ptxrt::host::sgemm_candidates(h100(), m, n, k);
     CHECK(candidates.size() >= 8);
-    CHECK(candidates.size() <= 12);
+    CHECK(candidates.size() <= 14);
     REQUIRE(!candidates.empty());
     CHECK(candidates.front() == ptxrt::host::default_sgemm_config(h100()));
     for (const SgemmConfig& config : candidates) {
