@@ -11,6 +11,7 @@
 // (so that must be thread-safe), the Measurer and the progress callback from the calling thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -122,6 +123,9 @@ struct TuneOptions {
   // Threads compiling ahead of the measurer; 0 compiles each config on the calling thread just
   // before it is timed (no overlap, for comparison).
   unsigned compile_threads = std::max(1u, std::thread::hardware_concurrency());
+  // Once this is true (set from any thread or a signal handler), start no further config: the
+  // one being measured finishes and is recorded, the rest count as not reached. May be null.
+  const std::atomic<bool>* stop = nullptr;
   // Skip the configs the database has a finished measurement of under `key`.
   bool resume = false;
   const TuningDatabase* database = nullptr;  // where measurements go as they land; may be null
