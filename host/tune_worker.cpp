@@ -1,5 +1,8 @@
 #include "host/tune_worker.hpp"
 
+#include <signal.h>
+#include <sys/prctl.h>
+
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -27,7 +30,10 @@ json config_json(const TuningConfig& config) {
   return object;
 }
 
-void answer(std::ostream& out, const json& reply) { out << reply.dump() << '\n' << std::flush; }
+// An exception's message need not be UTF-8, which JSON requires: such bytes go as U+FFFD.
+void answer(std::ostream& out, const json& reply) {
+  out << reply.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+}
 
 json measurement_reply(const Measurement& measurement, bool restart) {
   return {{"measurement", json::parse(measurement_to_json(measurement))}, {"restart", restart}};
@@ -120,6 +126,12 @@ std::optional<Measurement> WorkerMeasurer::peer() {
   Measurement measurement = measurement_from_json(reply["measurement"].dump());
   measurement.device = device_;
   return measurement;
+}
+
+void tie_worker_to_parent() {
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
 int run_tune_worker(const std::function<std::unique_ptr<TuneSession>()>& open,

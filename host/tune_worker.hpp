@@ -58,6 +58,14 @@ class WorkerMeasurer : public Measurer {
   int workers_started_ = 0;
 };
 
+// Called by the worker process before it opens its session. It ignores SIGINT and SIGTERM: a
+// Ctrl-C reaches the terminal's whole foreground process group, and the parent stops after the
+// config in progress, which needs its worker to finish it; the parent ends the worker when it
+// is done. And it dies with its parent (PR_SET_PDEATHSIG, bound to the parent's thread that
+// started it): a tune that is killed or crashes leaves no worker running on the GPU. A parent
+// that died before this call left the worker a closed socket, which ends it at its next answer.
+void tie_worker_to_parent();
+
 // The worker's loop: opens the session (everything that touches the GPU happens in `open`, so
 // that its failure is reported as {"error"}), says ready, and answers requests from `in` on `out`
 // until `in` ends (returns 0), setup fails (1) or a measurement throws (1: a worker that

@@ -121,8 +121,9 @@ class TuneRun {
     if (std::optional<Measurement> best = fastest(report.resumed)) best_ = std::move(best);
   }
 
-  // False once the budget or the time limit says to stop.
+  // False once the budget, the time limit or a stop request says to stop.
   bool wants_more() const {
+    if (options_.stop && options_.stop->load()) return false;
     if (options_.budget && started_ >= *options_.budget) return false;
     if (options_.time_limit_seconds && seconds_since(start_) >= *options_.time_limit_seconds)
       return false;
@@ -226,16 +227,22 @@ std::vector<TuningConfig> still_to_run(const std::vector<TuningConfig>& allowed,
 }
 
 // Compiles everything (on the pool, or inline), then orders the ready ones by predicted
-// occupancy, highest first, then by registers, fewest first.
+// occupancy, highest first, then by registers, fewest first. A stop request ends the compiling
+// early: nothing is timed after it anyway.
 std::vector<Candidate> compile_by_occupancy(const std::vector<TuningConfig>& configs,
-                                            const CandidateCompiler& compile, unsigned threads) {
+                                            const CandidateCompiler& compile, unsigned threads,
+                                            const std::atomic<bool>* stop) {
+  const auto stopped = [stop] { return stop && stop->load(); };
   std::vector<Candidate> candidates;
   if (threads == 0) {
-    for (const TuningConfig& config : configs)
-      candidates.push_back(compile_safely(compile, config));
+    for (std::size_t i = 0; i < configs.size() && !stopped(); ++i)
+      candidates.push_back(compile_safely(compile, configs[i]));
   } else {
     CompilePool pool(configs, compile, threads);
-    while (std::optional<Candidate> candidate = pool.next()) candidates.push_back(*candidate);
+    while (std::optional<Candidate> candidate = pool.next()) {
+      candidates.push_back(*candidate);
+      if (stopped()) break;
+    }
   }
   const auto rank = [](const Candidate& c) {
     const double fraction = c.occupancy ? c.occupancy->fraction : 0.0;
@@ -408,20 +415,22 @@ TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
   TuneRun run(measurers, options, progress, report, configs.size());
   if (options.strategy == TuningStrategy::occupancy) {
     for (const Candidate& candidate :
-         compile_by_occupancy(configs, compile, options.compile_threads)) {
+         compile_by_occupancy(configs, compile, options.compile_threads, options.stop)) {
       if (!run.wants_more()) break;
       run.handle(candidate);
     }
   } else if (options.compile_threads == 0) {
     for (const TuningConfig& config : configs) {
       if (!run.wants_more()) break;
-      run.handle(compile_safely(compile, config));
+      Candidate candidate = compile_safely(compile, config);
+      if (!run.wants_more()) break;  // a stop that came during the compile
+      run.handle(candidate);
     }
   } else {
     CompilePool pool(configs, compile, options.compile_threads);
     while (run.wants_more()) {
       std::optional<Candidate> candidate = pool.next();
-      if (!candidate) break;
+      if (!candidate || !run.wants_more()) break;  // a stop that came while waiting
       run.handle(*candidate);
     }
   }

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +13,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
+#include <utility>
 
 #include "ptxrt/disk_cache.hpp"
 #include "ptxrt/error.hpp"
@@ -33,17 +34,51 @@ constexpr std::pair<MeasurementStatus, std::string_view> status_names[] = {
     {MeasurementStatus::failed, "failed"},   {MeasurementStatus::crashed, "crashed"},
 };
 
+// A field of the wrong shape or out of range. Like nlohmann's own type errors, it becomes one
+// Error naming the file (parse) or the text (measurement_from_json).
+class Malformed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 MeasurementStatus parse_status(const std::string& name) {
   for (const auto& [status, spelling] : status_names)
     if (spelling == name) return status;
-  throw Error(ErrorKind::invalid_argument, "unknown measurement status '" + name + "'");
+  throw Malformed("unknown measurement status '" + name + "'");
 }
 
-// JSON has no infinity or NaN: those are written as null and read back as `absent`.
+// JSON has no infinity or NaN: those are written as null and read back as `absent`. (The parser
+// refuses a number that overflows a double.)
 json number(double value) { return std::isfinite(value) ? json(value) : json(); }
 double number_or(const json& object, const char* name, double absent) {
   const auto found = object.find(name);
-  return found == object.end() || found->is_null() ? absent : found->get<double>();
+  if (found == object.end() || found->is_null()) return absent;
+  if (!found->is_number())
+    throw Malformed(std::string(name) + " is not a number: " + found->dump());
+  return found->get<double>();
+}
+
+// A JSON integer within Integer's range. nlohmann's get<int>() would convert 2.5 silently and
+// 1e300 with undefined behaviour, and wrap 3000000000.
+template <typename Integer>
+Integer integer_of(const json& value, const char* name) {
+  if (value.is_number_unsigned()) {
+    if (const auto number = value.get<std::uint64_t>(); std::in_range<Integer>(number))
+      return static_cast<Integer>(number);
+  } else if (value.is_number_integer()) {
+    if (const auto number = value.get<std::int64_t>(); std::in_range<Integer>(number))
+      return static_cast<Integer>(number);
+  }
+  throw Malformed(std::string(name) + " is not an integer in the range of " +
+                  std::to_string(std::numeric_limits<Integer>::min()) + " to " +
+                  std::to_string(std::numeric_limits<Integer>::max()) + ": " + value.dump());
+}
+
+// nlohmann iterates a number or an object as if it were a list; the file's lists must be lists.
+const json& list_at(const json& object, const char* name) {
+  const json& list = object.at(name);
+  if (!list.is_array()) throw Malformed(std::string(name) + " is not a list: " + list.dump());
+  return list;
 }
 
 json config_to_json(const TuningConfig& config) {
@@ -53,6 +88,7 @@ json config_to_json(const TuningConfig& config) {
 }
 
 TuningConfig config_from_json(const json& object) {
+  if (!object.is_object()) throw Malformed("config is not an object: " + object.dump());
   std::vector<Define> defines;
   for (const auto& [name, value] : object.items())
     defines.push_back({name, value.get<std::string>()});
@@ -79,7 +115,7 @@ Measurement measurement_from(const json& object) {
   measurement.status = parse_status(object.at("status").get<std::string>());
   measurement.median_ms = number_or(object, "median_ms", 0.0);
   measurement.spread = number_or(object, "spread", 0.0);
-  measurement.runs = object.value("runs", 0);
+  measurement.runs = object.contains("runs") ? integer_of<int>(object.at("runs"), "runs") : 0;
   measurement.rate = number_or(object, "rate", 0.0);
   measurement.rate_unit = object.value("rate_unit", "");
   measurement.max_error = number_or(object, "max_error", std::numeric_limits<double>::infinity());
@@ -100,56 +136,45 @@ json to_json(const TuningKey& key) {
 }
 
 TuningKey key_from(const json& object) {
-  return {object.at("kernel").get<std::string>(),
-          object.at("source_hash").get<std::string>(),
-          object.at("space").get<std::string>(),
-          object.at("device").get<std::string>(),
-          object.at("compute_capability").get<std::string>(),
-          object.at("nvrtc_version").get<int>(),
-          object.at("size").get<std::vector<std::int64_t>>()};
+  TuningKey key{object.at("kernel").get<std::string>(),
+                object.at("source_hash").get<std::string>(),
+                object.at("space").get<std::string>(),
+                object.at("device").get<std::string>(),
+                object.at("compute_capability").get<std::string>(),
+                integer_of<int>(object.at("nvrtc_version"), "nvrtc_version"),
+                {}};
+  for (const json& extent : list_at(object, "size"))
+    key.size.push_back(integer_of<std::int64_t>(extent, "size"));
+  return key;
+}
+
+// Text from outside (a compile log, an exception message) need not be UTF-8, which JSON requires
+// and nlohmann's dump refuses with its own exception: such bytes are written as U+FFFD instead.
+std::string dump_text(const json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 std::string system_error_text() { return std::strerror(errno); }
 
-// The whole file as parsed JSON; an empty database when it does not exist.
-json read_file(const fs::path& path) {
+// The file's text; nothing when it does not exist.
+std::optional<std::string> read_text(const fs::path& path) {
   std::error_code missing;
-  if (!fs::exists(path, missing) && !missing)
-    return {{"format", file_format}, {"tunes", json::array()}};
+  if (!fs::exists(path, missing) && !missing) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(ErrorKind::io,
                 "cannot read tuning database '" + path.string() + "': " + system_error_text());
   std::stringstream text;
   text << in.rdbuf();
-  try {
-    json parsed = json::parse(text.str());
-    if (parsed.value("format", "") != file_format)
-      throw Error(ErrorKind::io, "'" + path.string() + "' is not a tuning database (format '" +
-                                     parsed.value("format", "") + "', expected '" +
-                                     std::string(file_format) + "')");
-    return parsed;
-  } catch (const json::exception& error) {
-    throw Error(ErrorKind::io,
-                "tuning database '" + path.string() + "' is corrupt: " + error.what());
-  }
+  return text.str();
 }
 
-std::vector<TuningRecord> records_from(const json& file, const fs::path& path) {
-  std::vector<TuningRecord> records;
-  try {
-    for (const json& tune : file.at("tunes")) {
-      TuningRecord record{key_from(tune.at("key")), {}, std::nullopt};
-      for (const json& measurement : tune.at("measurements"))
-        record.measurements.push_back(measurement_from(measurement));
-      record.winner = fastest(record.measurements);
-      records.push_back(std::move(record));
-    }
-  } catch (const json::exception& error) {
-    throw Error(ErrorKind::io,
-                "tuning database '" + path.string() + "' is corrupt: " + error.what());
-  }
-  return records;
+TuningRecord record_from(const json& tune) {
+  TuningRecord record{key_from(tune.at("key")), {}, std::nullopt};
+  for (const json& measurement : list_at(tune, "measurements"))
+    record.measurements.push_back(measurement_from(measurement));
+  record.winner = fastest(record.measurements);
+  return record;
 }
 
 // An exclusive flock held for the object's lifetime; released by close().
@@ -176,10 +201,13 @@ class FileLock {
 };
 
 // Temporary file + fsync + rename: after a crash the name holds the old file or the new one.
+// Called under the lock, so one name serves every writer: a temporary that a writer killed
+// half-way left behind is removed by the next one.
 void write_atomically(const fs::path& path, const std::string& text) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path temporary = path.string() + ".tmp." + std::to_string(::getpid()) + "." +
-                             std::to_string(counter.fetch_add(1));
+  const fs::path temporary = path.string() + ".tmp";
+  if (::unlink(temporary.c_str()) != 0 && errno != ENOENT)
+    throw Error(ErrorKind::io,
+                "cannot remove '" + temporary.string() + "': " + system_error_text());
   const int descriptor =
       ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (descriptor < 0)
@@ -255,15 +283,20 @@ std::optional<Measurement> fastest(const std::vector<Measurement>& measurements)
 }
 
 std::string measurement_to_json(const Measurement& measurement) {
-  return to_json(measurement).dump();
+  return dump_text(to_json(measurement));
 }
 
 Measurement measurement_from_json(std::string_view text) {
+  const auto malformed = [&](const std::exception& error) {
+    return Error(ErrorKind::invalid_argument, "not a measurement: " + std::string(error.what()) +
+                                                  " in '" + std::string(text) + "'");
+  };
   try {
     return measurement_from(json::parse(text));
   } catch (const json::exception& error) {
-    throw Error(ErrorKind::invalid_argument, "not a measurement: " + std::string(error.what()) +
-                                                 " in '" + std::string(text) + "'");
+    throw malformed(error);
+  } catch (const Malformed& error) {
+    throw malformed(error);
   }
 }
 
@@ -335,6 +368,40 @@ TuningDatabase::TuningDatabase(fs::path path) : path_(std::move(path)) {
                 "no tuning database path: set PTXRT_TUNING_DB or HOME, or name a file");
 }
 
+std::vector<TuningRecord> TuningDatabase::parse(std::string_view text, const fs::path& path) {
+  const auto corrupt = [&](const std::exception& error) {
+    return Error(ErrorKind::io,
+                 "tuning database '" + path.string() + "' is corrupt: " + error.what());
+  };
+  try {
+    const json file = json::parse(text);
+    if (file.value("format", "") != file_format)
+      throw Error(ErrorKind::io, "'" + path.string() + "' is not a tuning database (format '" +
+                                     file.value("format", "") + "', expected '" +
+                                     std::string(file_format) + "')");
+    std::vector<TuningRecord> records;
+    for (const json& tune : list_at(file, "tunes")) records.push_back(record_from(tune));
+    return records;
+  } catch (const json::exception& error) {
+    throw corrupt(error);
+  } catch (const Malformed& error) {
+    throw corrupt(error);
+  }
+}
+
+std::string TuningDatabase::serialize(const std::vector<TuningRecord>& records) {
+  json tunes = json::array();
+  for (const TuningRecord& record : records) {
+    json measurements = json::array();
+    for (const Measurement& measurement : record.measurements)
+      measurements.push_back(to_json(measurement));
+    tunes.push_back({{"key", to_json(record.key)},
+                     {"measurements", std::move(measurements)},
+                     {"winner", record.winner ? to_json(*record.winner) : json()}});
+  }
+  return dump_text(json{{"format", file_format}, {"tunes", std::move(tunes)}}, 1) + "\n";
+}
+
 void TuningDatabase::record(const TuningKey& key, const Measurement& measurement) const {
   if (path_.has_parent_path()) {
     std::error_code error;
@@ -344,32 +411,23 @@ void TuningDatabase::record(const TuningKey& key, const Measurement& measurement
                   "cannot create '" + path_.parent_path().string() + "': " + error.message());
   }
   FileLock lock(path_.string() + ".lock");
-  json file = read_file(path_);
-  json& tunes = file["tunes"];
-  const json key_json = to_json(key);
-  auto tune = std::find_if(tunes.begin(), tunes.end(),
-                           [&](const json& entry) { return entry.at("key") == key_json; });
-  if (tune == tunes.end()) {
-    tunes.push_back({{"key", key_json}, {"measurements", json::array()}});
-    tune = tunes.end() - 1;
-  }
-  json& measurements = (*tune)["measurements"];
-  const json config = config_to_json(measurement.config);
-  auto same = std::find_if(measurements.begin(), measurements.end(),
-                           [&](const json& entry) { return entry.at("config") == config; });
-  if (same != measurements.end())
-    *same = to_json(measurement);
+  std::vector<TuningRecord> all = records();
+  auto tune = std::find_if(all.begin(), all.end(),
+                           [&](const TuningRecord& record) { return record.key == key; });
+  if (tune == all.end()) tune = all.insert(all.end(), {key, {}, std::nullopt});
+  auto same = std::find_if(tune->measurements.begin(), tune->measurements.end(),
+                           [&](const Measurement& m) { return m.config == measurement.config; });
+  if (same != tune->measurements.end())
+    *same = measurement;
   else
-    measurements.push_back(to_json(measurement));
-  std::vector<Measurement> parsed;
-  for (const json& entry : measurements) parsed.push_back(measurement_from(entry));
-  const std::optional<Measurement> winner = fastest(parsed);
-  (*tune)["winner"] = winner ? to_json(*winner) : json();
-  write_atomically(path_, file.dump(1) + "\n");
+    tune->measurements.push_back(measurement);
+  tune->winner = fastest(tune->measurements);
+  write_atomically(path_, serialize(all));
 }
 
 std::vector<TuningRecord> TuningDatabase::records() const {
-  return records_from(read_file(path_), path_);
+  const std::optional<std::string> text = read_text(path_);
+  return text ? parse(*text, path_) : std::vector<TuningRecord>();
 }
 
 std::vector<Measurement> TuningDatabase::measurements(const TuningKey& key) const {

@@ -2,7 +2,8 @@
 // commands take (<kernel|file.cu>, -D, --arch) turned into ptxrt values, and aligned tables.
 //
 // Exit codes: 0 success, 1 a failure the user can fix (bad value, compile error; one message on
-// stderr naming the thing at fault), 2 a malformed command line (CLI11's parse errors).
+// stderr naming the thing at fault), 2 a malformed command line (CLI11's parse errors), 130 (143)
+// a tune stopped by SIGINT (SIGTERM).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -3,18 +3,24 @@
 // what the database holds. The GPU work runs in worker processes (`ptxrt tune <kernel>
 // --worker`, started by the tune itself), so that a faulting config cannot end the tune; with
 // `--devices all|0,1` one worker per device, all timing at once (devices of one model only).
+// Ctrl-C (or SIGTERM) stops a tune after the configs in progress: what was measured is in the
+// database, the report and a command to resume are printed, and the exit code is 130 (143).
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli.hpp"
 #include "host/device_selection.hpp"
+#include "host/stop_signal.hpp"
 #include "host/tune_problems.hpp"
 #include "host/tune_worker.hpp"
 #include "ptxrt/device.hpp"
@@ -93,6 +99,7 @@ std::vector<std::string> worker_command(const TuneArguments& arguments,
 }
 
 void run_worker(const TuneArguments& arguments) {
+  host::tie_worker_to_parent();
   const std::vector<std::int64_t> size = sizes_of(arguments).front();
   const int code = host::run_tune_worker(
       [&]() -> std::unique_ptr<host::TuneSession> {
@@ -107,8 +114,9 @@ void run_worker(const TuneArguments& arguments) {
 }
 
 TuneOptions tune_options(const TuneArguments& arguments, const TuningDatabase& database,
-                         TuningKey key) {
+                         TuningKey key, const std::atomic<bool>& stop) {
   TuneOptions options;
+  options.stop = &stop;
   options.strategy = parse_tuning_strategy(arguments.strategy);
   if (arguments.budget > 0) options.budget = arguments.budget;
   if (arguments.time_limit > 0.0) options.time_limit_seconds = arguments.time_limit;
@@ -131,12 +139,12 @@ std::function<void(const TuneProgress&)> progress_line(bool quiet) {
 
 nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::int64_t>& size,
                         const std::vector<DeviceProperties>& devices,
-                        const TuningDatabase& database) {
+                        const TuningDatabase& database, const std::atomic<bool>& stop) {
   const DeviceProperties& device = devices.front();
   const host::TuneProblem problem =
       host::make_tune_problem(arguments.kernel, size, device, source_path(arguments));
   const TuningKey key = host::tune_key(problem, device);
-  const TuneOptions options = tune_options(arguments, database, key);
+  const TuneOptions options = tune_options(arguments, database, key, stop);
   CompileOptions base;
   base.target = select_target(device.cc_major, device.cc_minor, ImageFormat::cubin);
   const CandidateCompiler compiler = jit_candidate_compiler(Jit::shared(), problem.program, base,
@@ -153,7 +161,7 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::i
   const TuneReport report =
       tune(problem.space, compiler, measurers, options, progress_line(arguments.json));
   const std::optional<Measurement> peer =
-      report.winner ? workers.front()->peer() : std::optional<Measurement>();
+      report.winner && !stop.load() ? workers.front()->peer() : std::optional<Measurement>();
   int workers_started = 0;
   for (const auto& worker : workers) workers_started += worker->workers_started();
   const TuneSetting setting{key,
@@ -164,6 +172,58 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::i
                             ordinals};
   if (!arguments.json) print_tune_report(std::cout, setting, report, peer);
   return tune_report_json(setting, report, peer);
+}
+
+// `text` as one word for a POSIX shell: as it is when nothing in it is special, else quoted.
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_./=:,+-") == std::string::npos;
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The command that carries on where an interrupted tune stopped: the same one with --resume.
+std::string resume_command(const TuneArguments& arguments, const TuningDatabase& database) {
+  std::vector<std::string> words{"ptxrt", "tune", arguments.kernel};
+  const auto add = [&](const char* option, const std::string& value) {
+    words.push_back(option);
+    words.push_back(value);
+  };
+  for (const std::string& size : arguments.sizes) add("--size", size);
+  if (!arguments.source.empty()) add("--source", source_path(arguments).string());
+  if (arguments.strategy != TuneArguments{}.strategy) add("--strategy", arguments.strategy);
+  if (arguments.budget > 0) add("--budget", std::to_string(arguments.budget));
+  if (arguments.time_limit > 0.0)
+    add("--time", (std::ostringstream() << arguments.time_limit).str());
+  if (arguments.seed != TuneArguments{}.seed) add("--seed", std::to_string(arguments.seed));
+  if (arguments.no_parallel_compile) words.push_back("--no-parallel-compile");
+  if (arguments.device != 0) add("--device", std::to_string(arguments.device));
+  add("--db", database.path().string());
+  words.push_back("--resume");
+  if (arguments.json) words.push_back("--json");
+  std::string command;
+  for (const std::string& word : words) command += (command.empty() ? "" : " ") + shell_word(word);
+  return command;
+}
+
+void print_interrupted(std::ostream& out, const TuneArguments& arguments,
+                       const TuningDatabase& database, const nlohmann::json& reports, int signal) {
+  std::size_t measured = 0;
+  std::size_t not_reached = 0;
+  for (const nlohmann::json& report : reports) {
+    measured += report["counts"]["timed"].get<std::size_t>();
+    not_reached += report["counts"]["not_reached"].get<std::size_t>();
+  }
+  const std::size_t sizes_left = sizes_of(arguments).size() - reports.size();
+  out << "ptxrt: interrupted by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+      << ": stopped after the config in progress; " << measured
+      << " config(s) timed in this run, every measurement is in " << database.path().string()
+      << "; " << not_reached << " config(s) not reached";
+  if (sizes_left > 0) out << ", " << sizes_left << " size(s) not started";
+  out << "\nptxrt: resume with: " << resume_command(arguments, database) << '\n';
 }
 
 void run_tune(const TuneArguments& arguments) {
@@ -177,14 +237,23 @@ void run_tune(const TuneArguments& arguments) {
   // thread starts; never overrides the user.
   ::setenv("CUDA_CACHE_DISABLE", "1", 0);
   const TuningDatabase database(database_path(arguments.database));
+  const host::StopSignal stop(
+      "\nptxrt: stopping after the config in progress (press Ctrl-C again to quit at once)\n");
   const std::vector<DeviceProperties> devices = tune_devices(listed);
   nlohmann::json reports = nlohmann::json::array();
   bool every_size_has_a_winner = true;
   for (const std::vector<std::int64_t>& size : sizes) {
-    reports.push_back(tune_one(arguments, size, devices, database));
+    if (stop.requested().load()) break;
+    reports.push_back(tune_one(arguments, size, devices, database, stop.requested()));
     every_size_has_a_winner = every_size_has_a_winner && !reports.back()["winner"].is_null();
   }
-  if (arguments.json) std::cout << reports.dump(2) << '\n';
+  // A compile failure's reason is NVRTC's text, which need not be UTF-8.
+  if (arguments.json)
+    std::cout << reports.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  if (stop.signal() != 0) {
+    print_interrupted(std::cerr, arguments, database, reports, stop.signal());
+    throw CLI::RuntimeError(host::StopSignal::exit_code(stop.signal()));
+  }
   if (!every_size_has_a_winner) throw CLI::RuntimeError(1);
 }
 

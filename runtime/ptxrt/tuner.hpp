@@ -12,6 +12,7 @@
 // from the calling thread, several each from a thread of its own (one call at a time each).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -124,6 +125,9 @@ struct TuneOptions {
   // Threads compiling ahead of the measurer; 0 compiles each config on the calling thread just
   // before it is timed (no overlap, for comparison).
   unsigned compile_threads = std::max(1u, std::thread::hardware_concurrency());
+  // Once this is true (set from any thread or a signal handler), start no further config: the
+  // one being measured finishes and is recorded, the rest count as not reached. May be null.
+  const std::atomic<bool>* stop = nullptr;
   // Skip the configs the database has a finished measurement of under `key`.
   bool resume = false;
   const TuningDatabase* database = nullptr;  // where measurements go as they land; may be null

@@ -4,8 +4,9 @@
 // interrupted tune to resume where it stopped.
 //
 // Process safety: record() rewrites the file under an exclusive flock of "<file>.lock" (read,
-// merge, write a temporary file, fsync, rename), so any number of processes may tune into one file
-// at once and every record lands; readers see a whole file, old or new, never a torn one.
+// merge, write "<file>.tmp", fsync, rename), so any number of processes may tune into one file
+// at once and every record lands; readers see a whole file, old or new, never a torn one. A
+// process killed while writing loses only that record; the next record() removes its temporary.
 // Thread safety: a TuningDatabase is an immutable handle; use it from any thread.
 #pragma once
 
@@ -104,6 +105,13 @@ class TuningDatabase {
   // $PTXRT_TUNING_DB, else tuning.json in DiskCache::default_directory(). Empty when neither is
   // known.
   static std::filesystem::path default_path();
+
+  // The tunes in `text`, a database file's content, as records() reads them; `path` names the
+  // file in the messages. Throws Error (io) naming it when the text is not a whole, well-typed
+  // tuning database.
+  static std::vector<TuningRecord> parse(std::string_view text, const std::filesystem::path& path);
+  // The file's content for `records`, which parse() reads back the same.
+  static std::string serialize(const std::vector<TuningRecord>& records);
 
   explicit TuningDatabase(std::filesystem::path path);
   const std::filesystem::path& path() const noexcept { return path_; }

@@ -2,17 +2,22 @@
 // in, the worker's line protocol driven through streams with a fake session, the problems' spaces
 // and sizes, and a worker that cannot get ready.
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host/child_process.hpp"
 #include "host/tune_problems.hpp"
 #include "host/tune_worker.hpp"
+#include "process.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
 
@@ -191,6 +196,40 @@ TEST_CASE(
   CHECK(measurer.workers_started() == 4);
   REQUIRE(report.winner);
   CHECK(report.winner->config.describe() == "X=1");
+}
+
+TEST_CASE("a worker ignores Ctrl-C and SIGTERM, and dies when its parent is killed") {
+  int ends[2];
+  REQUIRE(::pipe(ends) == 0);
+  // parent (this test) → tune (killed below) → worker, which tells us its pid.
+  const pid_t tune = ::fork();
+  REQUIRE(tune >= 0);
+  if (tune == 0) {
+    if (::fork() == 0) {
+      ptxrt::host::tie_worker_to_parent();
+      const pid_t self = ::getpid();
+      [[maybe_unused]] const ssize_t written = ::write(ends[1], &self, sizeof self);
+      ::sleep(30);
+      ::_exit(0);
+    }
+    ::sleep(30);
+    ::_exit(0);
+  }
+  ::close(ends[1]);
+  pid_t worker = 0;
+  REQUIRE(::read(ends[0], &worker, sizeof worker) == static_cast<ssize_t>(sizeof worker));
+  ::close(ends[0]);
+  ::kill(worker, SIGINT);
+  ::kill(worker, SIGTERM);
+  std::this_thread::sleep_for(200ms);
+  CHECK(ptxrt::testing::is_running(worker));
+  CHECK(ptxrt::testing::running_children(tune) == std::vector<pid_t>{worker});
+  ::kill(tune, SIGKILL);
+  REQUIRE(::waitpid(tune, nullptr, 0) == tune);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (ptxrt::testing::is_running(worker) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  CHECK_FALSE(ptxrt::testing::is_running(worker));
 }
 
 TEST_CASE("tune sizes read N, MxNxK or a point count, and reject the rest") {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -185,6 +186,18 @@ TEST_CASE("record renames a new file over the old one and leaves no temporary fi
   CHECK(names == std::vector<std::string>{"tuning.json", "tuning.json.lock"});
 }
 
+TEST_CASE("the temporary file of a writer killed half-way is replaced by the next record") {
+  ScratchDirectory scratch;
+  const fs::path path = scratch.path() / "tuning.json";
+  const TuningDatabase database(path);
+  database.record(key_for({64, 64, 64}), measured(8, 1.0));
+  std::ofstream(scratch.path() / "tuning.json.tmp") << "{\"format\": \"ptxrt-tun";
+  CHECK(database.measurements(key_for({64, 64, 64})).size() == 1);
+  database.record(key_for({64, 64, 64}), measured(16, 0.5));
+  CHECK(database.measurements(key_for({64, 64, 64})).size() == 2);
+  CHECK_FALSE(fs::exists(scratch.path() / "tuning.json.tmp"));
+}
+
 TEST_CASE("a corrupt or foreign database file is an io error naming it") {
   ScratchDirectory scratch;
   const fs::path path = scratch.path() / "tuning.json";
@@ -207,6 +220,93 @@ TEST_CASE("a corrupt or foreign database file is an io error naming it") {
         "'" + path.string() +
             "' is not a tuning database (format 'other', expected "
             "'ptxrt-tuning-1')");
+}
+
+TEST_CASE("a field of the wrong shape or out of range is an io error naming the file and field") {
+  // Found by fuzz_tuning_database: "runs": 1e300 and a size of 1e300 were undefined behaviour
+  // (a double converted to int); 2.5 runs read as 2, an NVRTC version of 3000000000 wrapped, and
+  // an unknown status was an invalid_argument that did not name the file.
+  using nlohmann::json;
+  const json valid = json::parse(
+      TuningDatabase::serialize({{key_for({64, 64, 64}), {measured(8, 1.0)}, std::nullopt}}));
+  REQUIRE(TuningDatabase::parse(valid.dump(), "db.json").at(0).measurements.at(0).runs == 5);
+  const auto key = [](json& file) -> json& { return file["tunes"][0]["key"]; };
+  const auto measurement = [](json& file) -> json& { return file["tunes"][0]["measurements"][0]; };
+  struct Row {
+    std::function<void(json&)> damage;
+    std::string message;
+  };
+  const std::vector<Row> rows{
+      {[&](json& file) { measurement(file)["runs"] = 1e300; },
+       "runs is not an integer in the range of -2147483648 to 2147483647: 1e+300"},
+      {[&](json& file) { measurement(file)["runs"] = 2.5; },
+       "runs is not an integer in the range of"},
+      {[&](json& file) { key(file)["nvrtc_version"] = 3000000000u; },
+       "nvrtc_version is not an integer in the range of -2147483648 to 2147483647: 3000000000"},
+      {[&](json& file) {
+         key(file)["size"] = {64, 1e300, 64};
+       },
+       "size is not an integer in the range of -9223372036854775808 to 9223372036854775807: "
+       "1e+300"},
+      {[&](json& file) { key(file)["size"] = "64x64x64"; }, "size is not a list: \"64x64x64\""},
+      {[](json& file) { file["tunes"] = 5; }, "tunes is not a list: 5"},
+      {[](json& file) {
+         file["tunes"][0]["measurements"] = {{"config", 1}};
+       },
+       "measurements is not a list: {\"config\":1}"},
+      {[&](json& file) { measurement(file)["config"] = {"TILE_WIDTH"}; },
+       "config is not an object: [\"TILE_WIDTH\"]"},
+      {[&](json& file) { measurement(file)["status"] = "done"; },
+       "unknown measurement status 'done'"},
+      {[&](json& file) { measurement(file)["median_ms"] = "fast"; },
+       "median_ms is not a number: \"fast\""},
+  };
+  ScratchDirectory scratch;
+  const fs::path path = scratch.path() / "tuning.json";
+  for (const Row& row : rows) {
+    CAPTURE(row.message);
+    json damaged = valid;
+    row.damage(damaged);
+    const std::string text = damaged.dump();
+    try {
+      TuningDatabase::parse(text, "db.json");
+      FAIL("accepted: " << text);
+    } catch (const ptxrt::Error& error) {
+      CHECK(error.kind() == ptxrt::ErrorKind::io);
+      CHECK_MESSAGE(std::string(error.what()).starts_with("tuning database 'db.json' is corrupt: "),
+                    error.what());
+      CHECK_MESSAGE(std::string(error.what()).find(row.message) != std::string::npos, error.what());
+    }
+    // record() reads through the same parse, and leaves a file it cannot read as it was.
+    std::ofstream(path, std::ios::trunc) << text;
+    CHECK_THROWS_AS(TuningDatabase(path).record(key_for({64, 64, 64}), measured(16, 1.0)),
+                    ptxrt::Error);
+    std::ifstream in(path);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == text);
+  }
+}
+
+TEST_CASE("a detail that is not UTF-8 is recorded with replacement characters") {
+  // A compile log or an exception message may hold any bytes; nlohmann's dump threw its own
+  // type_error on them, out of record() and out of the worker's answer.
+  ScratchDirectory scratch;
+  const TuningDatabase database(scratch.path() / "tuning.json");
+  Measurement failed = measured(8, 0.0, MeasurementStatus::failed);
+  failed.detail = "compile: caf\xe9.cu(3): error";
+  database.record(key_for({64}), failed);
+  CHECK(database.measurements(key_for({64})).at(0).detail == "compile: caf\uFFFD.cu(3): error");
+  CHECK(ptxrt::measurement_from_json(ptxrt::measurement_to_json(failed)).detail ==
+        "compile: caf\uFFFD.cu(3): error");
+}
+
+TEST_CASE("a number too large for a double is corrupt, not infinity") {
+  const std::string text =
+      TuningDatabase::serialize({{key_for({64, 64, 64}), {measured(8, 1.0)}, std::nullopt}});
+  const std::size_t at = text.find("\"median_ms\": 1.0");
+  REQUIRE(at != std::string::npos);
+  const std::string overflowing = std::string(text).replace(at, 17, "\"median_ms\": 1e999");
+  CHECK_THROWS_WITH_AS(TuningDatabase::parse(overflowing, "db.json"),
+                       doctest::Contains("number overflow parsing '1e999'"), ptxrt::Error);
 }
 
 TEST_CASE("two processes recording into one database at once both land every record") {

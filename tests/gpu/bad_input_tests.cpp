@@ -3,18 +3,25 @@
 // works afterwards. A faulting kernel runs in a child process (this binary, one case), so that
 // the parent can show that a new context works after it.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu_fixture.hpp"
 #include "process.hpp"
+#include "ptxrt/tuning_database.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::load_source;
@@ -197,4 +204,169 @@ TEST_CASE("bad inputs: damaged disk-cache entries are recompiled by ptxrt run, w
   CHECK(contains(rerun.output, "is corrupt or truncated (checksum mismatch); deleted"));
   CHECK(contains(rerun.output, "PASS"));
   std::filesystem::remove_all(cache);
+}
+
+// The interrupted-tune row: `ptxrt tune` started as a user starts it and interrupted once the
+// database holds a finished measurement. --no-parallel-compile and an empty disk cache make each
+// config compile just before it is timed, so that a config lasts long enough (an NVRTC compile)
+// for the test to signal between two of matmul's four.
+namespace {
+
+namespace fs = std::filesystem;
+using ptxrt::testing::BackgroundProcess;
+using ptxrt::testing::is_running;
+using ptxrt::testing::ProcessResult;
+using ptxrt::testing::running_children;
+
+class TuneScratch {
+ public:
+  TuneScratch() {
+    std::string pattern = (fs::temp_directory_path() / "ptxrt-interrupt-XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    directory_ = pattern;
+  }
+  ~TuneScratch() {
+    std::error_code error;
+    fs::remove_all(directory_, error);
+  }
+  TuneScratch(const TuneScratch&) = delete;
+  TuneScratch& operator=(const TuneScratch&) = delete;
+
+  const fs::path& directory() const { return directory_; }
+  std::string database() const { return (directory_ / "tuning.json").string(); }
+  std::vector<std::string> command() const {
+    return {PTXRT_CLI_PATH,          "tune", "matmul",  "--size", "256",
+            "--no-parallel-compile", "--db", database()};
+  }
+  std::vector<std::string> environment() const {
+    return {"PTXRT_CACHE_DIR=" + (directory_ / "cache").string(), "PTXRT_LOG=error"};
+  }
+
+ private:
+  fs::path directory_;
+};
+
+// TILE_WIDTH → status of every config the database holds.
+std::map<std::string, std::string> recorded(const std::string& database) {
+  std::map<std::string, std::string> statuses;
+  for (const TuningRecord& record : TuningDatabase(database).records())
+    for (const Measurement& measurement : record.measurements)
+      statuses[measurement.config.defines().at(0).value] = to_string(measurement.status);
+  return statuses;
+}
+
+std::size_t count_finished(const std::map<std::string, std::string>& statuses) {
+  std::size_t count = 0;
+  for (const auto& [tile, status] : statuses) count += status != "started";
+  return count;
+}
+
+template <typename Condition>
+bool wait_until(Condition condition, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// Waits for the database to hold a finished measurement while the tune is still running.
+void wait_for_first_measurement(BackgroundProcess& tune, const TuneScratch& scratch) {
+  const bool measured = wait_until(
+      [&] { return !tune.running() || count_finished(recorded(scratch.database())) > 0; },
+      std::chrono::seconds(300));
+  INFO(tune.output());
+  REQUIRE(measured);
+  REQUIRE(tune.running());
+}
+
+// `ptxrt tune --resume` after the interruption: it times exactly the configs without a finished
+// measurement (the one in progress at a kill included), skips the rest, and its winner is the
+// fastest of all four, as an uninterrupted tune's would be. No temporary file is left.
+void check_resume(const TuneScratch& scratch, const std::map<std::string, std::string>& before) {
+  std::vector<std::string> command = scratch.command();
+  command.insert(command.end(), {"--resume", "--json"});
+  const ProcessResult resumed = run_process(command, scratch.environment());
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  const std::size_t start = resumed.output.starts_with("[") ? 0 : resumed.output.find("\n[");
+  REQUIRE(start != std::string::npos);
+  const nlohmann::json report = nlohmann::json::parse(resumed.output.substr(start)).at(0);
+  const std::size_t finished = count_finished(before);
+  CHECK(report["counts"]["resumed"] == finished);
+  CHECK(report["counts"]["timed"] == 4 - finished);
+  for (const nlohmann::json& result : report["results"]) {
+    const std::string tile = result["config"]["TILE_WIDTH"];
+    CHECK_MESSAGE((!before.contains(tile) || before.at(tile) == "started"), tile);
+  }
+  const std::vector<TuningRecord> records = TuningDatabase(scratch.database()).records();
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].measurements.size() == 4);
+  CHECK(count_finished(recorded(scratch.database())) == 4);
+  REQUIRE(records[0].winner);
+  REQUIRE(report["winner"].is_object());
+  CHECK(report["winner"]["config"]["TILE_WIDTH"] ==
+        records[0].winner->config.defines().at(0).value);
+  std::set<std::string> files;
+  for (const auto& entry : fs::directory_iterator(scratch.directory()))
+    files.insert(entry.path().filename().string());
+  CHECK(files == std::set<std::string>{"cache", "tuning.json", "tuning.json.lock"});
+}
+
+}  // namespace
+
+TEST_CASE(
+    "bad inputs: Ctrl-C stops a tune after the config in progress with exit 130, and "
+    "--resume times only the rest") {
+  test_context();  // skipped (77) without a GPU
+  const TuneScratch scratch;
+  BackgroundProcess tune(scratch.command(), scratch.environment(), BackgroundProcess::Group::own);
+  wait_for_first_measurement(tune, scratch);
+  const std::vector<pid_t> workers = running_children(tune.pid());
+  CHECK(workers.size() == 1);
+  // As a terminal's Ctrl-C: to the whole foreground job, the worker included.
+  tune.signal_group(SIGINT);
+  const ProcessResult result = tune.wait();
+  INFO(result.output);
+  CHECK(result.exit_code == 130);
+  CHECK(contains(result.output, "ptxrt: stopping after the config in progress"));
+  CHECK(contains(result.output,
+                 "ptxrt: interrupted by SIGINT: stopped after the config in progress; "));
+  CHECK(contains(result.output,
+                 "ptxrt: resume with: ptxrt tune matmul --size 256 "
+                 "--no-parallel-compile --db " +
+                     scratch.database() + " --resume\n"));
+  CHECK_FALSE(contains(result.output, "ptxrt: error:"));
+  for (const pid_t worker : workers) CHECK_FALSE(is_running(worker));
+  // Every config it began was finished and recorded (none left 'started'), and the worker lived
+  // through the Ctrl-C (none 'crashed'); the rest were not reached.
+  const std::map<std::string, std::string> statuses = recorded(scratch.database());
+  for (const auto& [tile, status] : statuses) {
+    CAPTURE(tile);
+    CHECK((status == "ok" || status == "cut"));
+  }
+  CHECK(statuses.size() >= 1);
+  CHECK(statuses.size() < 4);
+  CHECK(contains(result.output, "not reached " + std::to_string(4 - statuses.size()) + "\n"));
+  check_resume(scratch, statuses);
+}
+
+TEST_CASE(
+    "bad inputs: a tune killed by SIGKILL keeps its measurements and leaves no worker, and "
+    "--resume finishes it") {
+  test_context();  // skipped (77) without a GPU
+  const TuneScratch scratch;
+  BackgroundProcess tune(scratch.command(), scratch.environment(), BackgroundProcess::Group::own);
+  wait_for_first_measurement(tune, scratch);
+  const std::vector<pid_t> workers = running_children(tune.pid());
+  REQUIRE(workers.size() == 1);
+  tune.signal(SIGKILL);  // the tune alone: its worker must end by itself
+  CHECK(tune.wait().exit_code == 128 + SIGKILL);
+  CHECK(wait_until([&] { return !is_running(workers[0]); }, std::chrono::seconds(10)));
+  // The database is whole; at most the config in progress is left 'started'.
+  const std::map<std::string, std::string> statuses = recorded(scratch.database());
+  CHECK(count_finished(statuses) >= 1);
+  CHECK(statuses.size() - count_finished(statuses) <= 1);
+  check_resume(scratch, statuses);
 }

@@ -1,56 +1,167 @@
 #include "process.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
 
 namespace ptxrt::testing {
 
-ProcessResult run_process(const std::vector<std::string>& arguments,
-                          const std::vector<std::string>& environment) {
+namespace {
+
+// This process's environment with `added` replacing the variables of the same names.
+std::vector<std::string> environment_with(const std::vector<std::string>& added) {
   std::vector<std::string> variables;
   for (char** entry = environ; *entry; ++entry) {
     std::string variable = *entry;
     const std::string name = variable.substr(0, variable.find('=') + 1);
     bool replaced = false;
-    for (const std::string& added : environment) replaced |= added.rfind(name, 0) == 0;
+    for (const std::string& variable_added : added) replaced |= variable_added.rfind(name, 0) == 0;
     if (!replaced) variables.push_back(std::move(variable));
   }
-  variables.insert(variables.end(), environment.begin(), environment.end());
-  std::vector<char*> argv, envp;
-  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-  for (const std::string& variable : variables) envp.push_back(const_cast<char*>(variable.c_str()));
-  argv.push_back(nullptr);
-  envp.push_back(nullptr);
+  variables.insert(variables.end(), added.begin(), added.end());
+  return variables;
+}
 
-  int pipe_ends[2];
-  if (pipe(pipe_ends) != 0) throw std::runtime_error("pipe failed");
+std::vector<char*> pointers(const std::vector<std::string>& strings) {
+  std::vector<char*> list;
+  for (const std::string& text : strings) list.push_back(const_cast<char*>(text.c_str()));
+  list.push_back(nullptr);
+  return list;
+}
+
+int unlinked_temporary_file() {
+  std::string name = (std::filesystem::temp_directory_path() / "ptxrt-output-XXXXXX").string();
+  const int descriptor = ::mkostemp(name.data(), O_CLOEXEC);
+  if (descriptor < 0) throw std::runtime_error("cannot create a file for a process's output");
+  ::unlink(name.c_str());
+  return descriptor;
+}
+
+struct ProcessStatus {
+  char state = 0;  // 'R', 'S', ... 'Z' for a zombie
+  pid_t parent = 0;
+};
+
+// From /proc/PID/stat, "pid (command) state ppid ...", whose command may hold spaces and ')'.
+std::optional<ProcessStatus> process_status(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return std::nullopt;
+  const std::size_t after_command = line.rfind(')');
+  if (after_command == std::string::npos) return std::nullopt;
+  ProcessStatus status;
+  std::istringstream(line.substr(after_command + 1)) >> status.state >> status.parent;
+  return status;
+}
+
+}  // namespace
+
+bool is_running(pid_t pid) {
+  const std::optional<ProcessStatus> status = process_status(std::to_string(pid));
+  return status && status->state != 'Z';
+}
+
+std::vector<pid_t> running_children(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::optional<ProcessStatus> status = process_status(name);
+    if (status && status->parent == parent && status->state != 'Z')
+      children.push_back(std::stoi(name));
+  }
+  return children;
+}
+
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& arguments,
+                                     const std::vector<std::string>& environment, Group group)
+    : output_(unlinked_temporary_file()), group_(group) {
+  const std::vector<std::string> variables = environment_with(environment);
+  std::vector<char*> argv = pointers(arguments);
+  std::vector<char*> envp = pointers(variables);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
-  posix_spawn_file_actions_addclose(&actions, pipe_ends[0]);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_adddup2(&actions, output_, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output_, STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (group == Group::own) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
+  const int spawned =
+      ::posix_spawn(&pid_, argv[0], &actions, &attributes, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
-  close(pipe_ends[1]);
-  ProcessResult result;
   if (spawned != 0) {
-    close(pipe_ends[0]);
+    ::close(output_);
     throw std::runtime_error("cannot start " + arguments.at(0));
   }
-  char buffer[4096];
-  for (ssize_t got; (got = read(pipe_ends[0], buffer, sizeof buffer)) > 0;)
-    result.output.append(buffer, static_cast<std::size_t>(got));
-  close(pipe_ends[0]);
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (!status_) {
+    if (group_ == Group::own) ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    wait();
+  }
+  ::close(output_);
+}
+
+void BackgroundProcess::signal(int signal) const { ::kill(pid_, signal); }
+
+void BackgroundProcess::signal_group(int signal) const {
+  if (group_ != Group::own) throw std::logic_error("the process has no process group of its own");
+  ::kill(-pid_, signal);
+}
+
+bool BackgroundProcess::running() {
+  if (status_) return false;
   int status = 0;
-  waitpid(pid, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
+  status_ = status;
+  return false;
+}
+
+ProcessResult BackgroundProcess::wait() {
+  if (!status_) {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    status_ = status;
+  }
+  ProcessResult result;
+  result.exit_code = WIFEXITED(*status_) ? WEXITSTATUS(*status_) : 128 + WTERMSIG(*status_);
+  result.output = output();
   return result;
+}
+
+std::string BackgroundProcess::output() const {
+  std::string text;
+  char buffer[4096];
+  for (off_t offset = 0;;) {
+    const ssize_t got = ::pread(output_, buffer, sizeof buffer, offset);
+    if (got <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(got));
+    offset += got;
+  }
+  return text;
+}
+
+ProcessResult run_process(const std::vector<std::string>& arguments,
+                          const std::vector<std::string>& environment) {
+  return BackgroundProcess(arguments, environment).wait();
 }
 
 }  // namespace ptxrt::testing
