@@ -1,7 +1,9 @@
 // The cost of a launch through ptxrt's typed, checked API against a raw cuLaunchKernel of the
 // same empty kernel in the same process: host time per launch, the GPU drained at the end.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 #include "driver_api.hpp"
 #include "ptxrt/driver.hpp"
@@ -12,14 +14,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A batch short enough that the driver's launch queue never fills: a full queue would time the
+// GPU draining it, the same for both, instead of the host's cost of a launch.
+constexpr int batch_launches = 256;
+constexpr int batches = 2000;
+
 template <typename Launch>
-double microseconds_per_launch(const ptxrt::Context& context, int launches, Launch launch) {
-  for (int i = 0; i < 1000; ++i) launch();  // warm-up
-  context.synchronize();
+double batch_microseconds(const ptxrt::Context& context, Launch launch) {
   const auto start = Clock::now();
-  for (int i = 0; i < launches; ++i) launch();
+  for (int i = 0; i < batch_launches; ++i) launch();
+  const double elapsed = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
   context.synchronize();
-  return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / launches;
+  return elapsed / batch_launches;
+}
+
+double median(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
 }
 
 }  // namespace
@@ -42,25 +53,26 @@ int main() {
       {}, context, "empty");
   ptxrt::DeviceBuffer<float> out(context, 1);
   const int n = 1;
-  constexpr int launches = 200000;
-  double raw_best = 1e9, typed_best = 1e9;
-  // Alternate the two several times and keep each one's best: the host's noise only adds.
-  for (int round = 0; round < 5; ++round) {
-    ptxrt::ContextGuard guard(context);
-    CUdeviceptr address = out.address();
-    void* parameters[] = {&address, const_cast<int*>(&n)};
-    const auto& api = ptxrt::detail::driver();
-    raw_best = std::min(raw_best, microseconds_per_launch(context, launches, [&] {
-                          api.cuLaunchKernel(kernel.handle(), 1, 1, 1, 32, 1, 1, 0, nullptr,
-                                             parameters, nullptr);
-                        }));
-    typed_best = std::min(typed_best, microseconds_per_launch(context, launches, [&] {
-                            kernel.launch({.grid = 1, .block = 32}, out, n);
-                          }));
+  ptxrt::ContextGuard guard(context);
+  CUdeviceptr address = out.address();
+  void* parameters[] = {&address, const_cast<int*>(&n)};
+  const auto& api = ptxrt::detail::driver();
+  const auto raw = [&] {
+    api.cuLaunchKernel(kernel.handle(), 1, 1, 1, 32, 1, 1, 0, nullptr, parameters, nullptr);
+  };
+  const auto typed = [&] { kernel.launch({.grid = 1, .block = 32}, out, n); };
+  for (int i = 0; i < 20; ++i) batch_microseconds(context, raw), batch_microseconds(context, typed);
+  // Batches alternate, so drift in the host's clock or load falls on both alike.
+  std::vector<double> raw_us, typed_us;
+  for (int i = 0; i < batches; ++i) {
+    raw_us.push_back(batch_microseconds(context, raw));
+    typed_us.push_back(batch_microseconds(context, typed));
   }
-  std::printf("empty-kernel launch, host time per launch (best of 5 x %d)\n", launches);
-  std::printf("  raw cuLaunchKernel:      %.3f us\n", raw_best);
-  std::printf("  ptxrt Kernel::launch:    %.3f us  (%.2fx raw)\n", typed_best,
-              typed_best / raw_best);
+  const double raw_median = median(raw_us), typed_median = median(typed_us);
+  std::printf("empty-kernel launch, host time per launch (median of %d alternating batches of %d)\n",
+              batches, batch_launches);
+  std::printf("  raw cuLaunchKernel:      %.3f us\n", raw_median);
+  std::printf("  ptxrt Kernel::launch:    %.3f us  (%.2fx raw)\n", typed_median,
+              typed_median / raw_median);
   return 0;
 }
