@@ -3,15 +3,16 @@
 # package registry (CLI11, doctest and nlohmann-json must already be installed there). Prints a
 # short summary last. Logs go to $OUT (when set, as on the lent GPU machine) or build-gpu/logs.
 # One call of the lent machine may run 10 minutes, so the parts can be left out or added:
-#   scripts/gpu-check.sh [--no-tests|--gpu-tests-only] [--sanitize] [--no-bench] [--tune] [--bench-args "..."]
+#   scripts/gpu-check.sh [--no-tests|--gpu-tests-only] [--sanitize|--sanitize-all] [--no-bench] [--tune] [--bench-args "..."]
 # --tune runs scripts/tune-check.sh on the same build afterwards.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-ctest_filter=() tests=1 sanitize=0 bench=1 tune=0 bench_args=""
+sanitize_cases=(--test-case="sanitize: *") ctest_filter=() tests=1 sanitize=0 bench=1 tune=0 bench_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize=1 ;;
+    --sanitize-all) sanitize=1 sanitize_cases=(--test-case-exclude="*fault*") ;;
     --no-tests) tests=0 ;;
     --gpu-tests-only) ctest_filter=(-R '^gpu:') ;;  # the CPU ones ran in CI
     --no-bench) bench=0 ;;
@@ -50,16 +51,17 @@ if [ "$tests" = 1 ]; then
   summary+=("ctest skipped: $skipped")
 fi
 
-# The sanitizer subset: tests/gpu/sanitize_tests.cpp runs every kernel family at small sizes (the
-# whole suite would take hours under racecheck, and its faulting-kernel cases fault on purpose).
+# The sanitizer subset: tests/gpu/sanitize_tests.cpp runs every kernel family at small sizes, in
+# minutes. --sanitize-all runs every GPU test but those whose kernel faults on purpose (their
+# names say "fault"; a planted faulting tune config among them).
 # API errors are not the tools' business here: ptxrt checks every result itself, and some calls
 # fail by design (probing a kernel's parameter layout).
 if [ "$sanitize" = 1 ]; then
   for tool in memcheck racecheck synccheck initcheck; do
     compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 \
-      "$build/tests/ptxrt_gpu_tests" --test-case="sanitize: *" >"$logs/sanitizer-$tool.log" 2>&1
+      "$build/tests/ptxrt_gpu_tests" "${sanitize_cases[@]}" >"$logs/sanitizer-$tool.log" 2>&1
     rc=$?
-    summary+=("compute-sanitizer $tool: rc $rc — $(grep -E 'ERROR SUMMARY' "$logs/sanitizer-$tool.log" | tail -1)")
+    summary+=("compute-sanitizer $tool: rc $rc — $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitizer-$tool.log" | tail -1)")
     summary+=("  cases: $(grep -E 'test cases:' "$logs/sanitizer-$tool.log" | tail -1 | sed 's/\[doctest\] //')")
   done
 fi
