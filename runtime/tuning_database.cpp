@@ -120,8 +120,12 @@ Measurement measurement_from(const json& object) {
   measurement.rate_unit = object.value("rate_unit", "");
   measurement.max_error = number_or(object, "max_error", std::numeric_limits<double>::infinity());
   measurement.detail = object.value("detail", "");
-  if (const auto device = object.find("device"); device != object.end() && device->is_number())
-    measurement.device = device->get<int>();
+  if (const auto device = object.find("device"); device != object.end())
+    measurement.device = integer_of<int>(*device, "device");
+  // An ok measurement without a time would read as 0 ms and win every choice.
+  if (measurement.status == MeasurementStatus::ok &&
+      !(std::isfinite(measurement.median_ms) && measurement.median_ms > 0.0))
+    throw Malformed("an ok measurement needs a positive median_ms: " + object.dump());
   return measurement;
 }
 

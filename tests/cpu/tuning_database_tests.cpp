@@ -260,6 +260,13 @@ TEST_CASE("a field of the wrong shape or out of range is an io error naming the 
        "unknown measurement status 'done'"},
       {[&](json& file) { measurement(file)["median_ms"] = "fast"; },
        "median_ms is not a number: \"fast\""},
+      // An ok measurement without a time would read as 0 ms and win every choice.
+      {[&](json& file) { measurement(file).erase("median_ms"); },
+       "an ok measurement needs a positive median_ms"},
+      {[&](json& file) { measurement(file)["median_ms"] = nullptr; },
+       "an ok measurement needs a positive median_ms"},
+      {[&](json& file) { measurement(file)["device"] = 1e300; },
+       "device is not an integer in the range of"},
   };
   ScratchDirectory scratch;
   const fs::path path = scratch.path() / "tuning.json";
