@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building ptxrt needs, from Debian/Ubuntu packages, when it is missing: a C++20
-# compiler, CMake, Ninja, CLI11, doctest and nlohmann-json. The CUDA toolkit (headers and NVRTC)
+# compiler, CMake, Ninja, CLI11, doctest and nlohmann-json; and matplotlib (pip) for the tune plot
+# and its test. The CUDA toolkit (headers and NVRTC)
 # must already be there: it is not a distribution package we can assume.
 #   scripts/setup.sh [--fuzz]   (--fuzz: also clang and its libFuzzer runtime, for scripts/fuzz.sh)
 set -euo pipefail
@@ -31,6 +32,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c "import matplotlib" 2>/dev/null; then
+  echo "setup: installing matplotlib (pip)"
+  python3 -m pip install --quiet matplotlib
 fi
 
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDAToolkit_ROOT:-}" ]; then
