@@ -68,6 +68,13 @@ void add_arch_option(CLI::App& command, std::string& arch) {
       ->capture_default_str();
 }
 
+void add_database_option(CLI::App& command, std::string& database, std::string_view condition) {
+  command.add_option("--db", database,
+                     std::string(condition) +
+                         "the tuning database (default: $PTXRT_TUNING_DB, else tuning.json in the "
+                         "cache directory)");
+}
+
 Program load_program(const std::string& kernel_or_file) {
   std::error_code error;
   if (std::filesystem::is_regular_file(kernel_or_file, error))

@@ -34,6 +34,9 @@ void add_tune_commands(CLI::App& app);
 void add_kernel_argument(CLI::App& command, std::string& kernel_or_file);
 void add_define_option(CLI::App& command, std::vector<std::string>& defines);
 void add_arch_option(CLI::App& command, std::string& arch);
+// --db: the tuning database; `condition` ("with --tuned: ") prefixes its help.
+void add_database_option(CLI::App& command, std::string& database,
+                         std::string_view condition = "");
 
 // "<kernel|file.cu>": an existing file is read as kernel source, anything else must be a builtin
 // kernel's name. Throws Error (not_found) naming the argument and the builtin kernels.

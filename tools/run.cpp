@@ -27,6 +27,7 @@
 #include "ptxrt/jit.hpp"
 #include "ptxrt/manifest.hpp"
 #include "ptxrt/tuning_database.hpp"
+#include "tools/cli.hpp"
 #include "tools/host_commands.hpp"
 
 namespace host = ptxrt::host;
@@ -291,8 +292,6 @@ void add_run_command(CLI::App& app) {
                     "matmul: use the config the tuning database picks for this size and device "
                     "(exact size, nearest size, same compute capability, else the default); "
                     "printed, and in --json as \"tuned\": {level, config, from}");
-  command->add_option("--db", arguments->database,
-                      "with --tuned: the tuning database (default: $PTXRT_TUNING_DB, else "
-                      "tuning.json in the cache directory)");
+  ptxrt::cli::add_database_option(*command, arguments->database, "with --tuned: ");
   command->callback([command, arguments] { execute(*command, *arguments); });
 }

@@ -278,9 +278,7 @@ void add_show_command(CLI::App& tune) {
   };
   auto arguments = std::make_shared<ShowArguments>();
   CLI::App* command = tune.add_subcommand("show", "List the tuning database: each tune's winner");
-  command->add_option("--db", arguments->database,
-                      "the tuning database (default: $PTXRT_TUNING_DB, else tuning.json in the "
-                      "cache directory)");
+  add_database_option(*command, arguments->database);
   command->add_flag("--json", arguments->json,
                     "print [{key: {kernel, size, device, compute_capability, nvrtc_version, "
                     "source_hash, space}, measured, winner}]");
@@ -312,9 +310,7 @@ void add_tune_commands(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   command->add_option("--seed", arguments->seed, "seed of the random strategy")
       ->capture_default_str();
-  command->add_option("--db", arguments->database,
-                      "the tuning database (default: $PTXRT_TUNING_DB, else tuning.json in the "
-                      "cache directory)");
+  add_database_option(*command, arguments->database);
   command->add_flag("--resume", arguments->resume,
                     "skip the configs the database has a finished measurement of");
   command->add_flag("--json", arguments->json, "print the reports as a JSON array, no progress");

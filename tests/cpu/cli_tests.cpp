@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
+#include "error_checks.hpp"
 #include "process.hpp"
 #include "ptxrt/builtin_kernels.hpp"
 #include "ptxrt/driver.hpp"
@@ -19,6 +20,8 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 using ptxrt::testing::ProcessResult;
+
+using ptxrt::testing::contains;
 
 namespace {
 
@@ -36,10 +39,6 @@ extern "C" __global__ void transpose_tile(const float* in, float* out, int n) {
   if (tx < n && ty < n) out[ty * n + tx] = tile[threadIdx.x][threadIdx.y];
 }
 )";
-
-bool contains(const std::string& text, const std::string& fragment) {
-  return text.find(fragment) != std::string::npos;
-}
 
 class Cli {
  public:

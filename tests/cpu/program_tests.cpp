@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "ptxrt/error.hpp"
+#include "error_checks.hpp"
 #include "ptxrt/program.hpp"
 #include "ptxrt/target.hpp"
+
+using ptxrt::testing::contains;
 
 namespace {
 
@@ -30,10 +33,6 @@ ptxrt::Error compile_error(const ptxrt::Program& program, const ptxrt::CompileOp
   }
   FAIL("expected compile() to throw");
   return ptxrt::Error(ptxrt::ErrorKind::compile, "unreachable");
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // A scratch folder, removed at the end of the test.

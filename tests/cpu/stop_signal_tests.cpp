@@ -12,11 +12,14 @@
 #include <thread>
 
 #include "host/stop_signal.hpp"
+#include "error_checks.hpp"
 #include "process.hpp"
 #include "ptxrt/error.hpp"
 
 using ptxrt::host::StopSignal;
 using ptxrt::testing::BackgroundProcess;
+
+using ptxrt::testing::contains;
 
 namespace {
 
@@ -43,10 +46,6 @@ void run_child() {
   std::fflush(stdout);
   std::this_thread::sleep_for(std::chrono::seconds(20));
   std::printf("still running\n");
-}
-
-bool contains(const std::string& text, std::string_view fragment) {
-  return text.find(fragment) != std::string::npos;
 }
 
 }  // namespace

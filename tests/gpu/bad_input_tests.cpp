@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gpu_fixture.hpp"
+#include "error_checks.hpp"
 #include "process.hpp"
 #include "ptxrt/tuning_database.hpp"
 
@@ -27,6 +28,9 @@ using namespace ptxrt;
 using ptxrt::testing::load_source;
 using ptxrt::testing::run_process;
 using ptxrt::testing::test_context;
+
+using ptxrt::testing::check_error;
+using ptxrt::testing::contains;
 
 namespace {
 
@@ -48,21 +52,6 @@ extern "C" __global__ void fault(float* out) { *reinterpret_cast<float*>(0x10) =
 
 // Set in the child that runs the faulting kernel; the parent checks what the child reported.
 constexpr const char* fault_child_variable = "PTXRT_TEST_FAULTING_CHILD";
-
-bool contains(std::string_view text, std::string_view fragment) {
-  return text.find(fragment) != std::string_view::npos;
-}
-
-template <typename Action>
-void check_error(Action&& action, ErrorKind kind, std::string_view fragment) {
-  try {
-    action();
-    FAIL("no error, expected: " << fragment);
-  } catch (const Error& error) {
-    CHECK(to_string(error.kind()) == to_string(kind));
-    CHECK_MESSAGE(contains(error.what(), fragment), error.what());
-  }
-}
 
 // The good call after each bad one: fill 16 elements from the table and read them back.
 void check_fill_works(const Module& module, const Context& context) {

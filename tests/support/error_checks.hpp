@@ -1,4 +1,4 @@
-// Checks shared by the CPU tests that expect a ptxrt::Error.
+// Checks shared by the CPU and GPU tests: text containment, and an expected ptxrt::Error.
 #pragma once
 
 #include <doctest/doctest.h>
