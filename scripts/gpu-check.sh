@@ -3,21 +3,23 @@
 # package registry (CLI11, doctest and nlohmann-json must already be installed there). Prints a
 # short summary last. Logs go to $OUT (when set, as on the lent GPU machine) or build-gpu/logs.
 # One call of the lent machine may run 10 minutes, so the parts can be left out or added:
-#   scripts/gpu-check.sh [--no-tests|--gpu-tests-only] [--sanitize|--sanitize-all] [--no-bench] [--tune] [--bench-args "..."]
+#   scripts/gpu-check.sh [--no-tests|--gpu-tests-only] [--sanitize|--sanitize-all] [--no-bench] [--tune]
+#                      [--bench-args "..."] [--sanitize-args "..."]
 # --tune runs scripts/tune-check.sh on the same build afterwards.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-sanitize_cases=(--test-case="sanitize: *") ctest_filter=() tests=1 sanitize=0 bench=1 tune=0 bench_args=""
+sanitize_tests='^gpu:sanitize: ' ctest_filter=() tests=1 sanitize=0 bench=1 tune=0 bench_args="" sanitize_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize=1 ;;
-    --sanitize-all) sanitize=1 sanitize_cases=(--test-case-exclude="*fault*") ;;
+    --sanitize-all) sanitize=1 sanitize_tests='^gpu:' ;;
     --no-tests) tests=0 ;;
     --gpu-tests-only) ctest_filter=(-R '^gpu:') ;;  # the CPU ones ran in CI
     --no-bench) bench=0 ;;
     --tune) tune=1 ;;
     --bench-args) bench_args="$2"; shift ;;
+    --sanitize-args) sanitize_args="$2"; shift ;;  # e.g. "--jobs 16 --deadline 480"
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -54,16 +56,12 @@ fi
 # The sanitizer subset: tests/gpu/sanitize_tests.cpp runs every kernel family at small sizes, in
 # minutes. --sanitize-all runs every GPU test but those whose kernel faults on purpose (their
 # names say "fault"; a planted faulting tune config among them).
-# API errors are not the tools' business here: ptxrt checks every result itself, and some calls
-# fail by design (probing a kernel's parameter layout).
+sanitize_rc=0
 if [ "$sanitize" = 1 ]; then
-  for tool in memcheck racecheck synccheck initcheck; do
-    compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 \
-      "$build/tests/ptxrt_gpu_tests" "${sanitize_cases[@]}" >"$logs/sanitizer-$tool.log" 2>&1
-    rc=$?
-    summary+=("compute-sanitizer $tool: rc $rc — $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitizer-$tool.log" | tail -1)")
-    summary+=("  cases: $(grep -E 'test cases:' "$logs/sanitizer-$tool.log" | tail -1 | sed 's/\[doctest\] //')")
-  done
+  scripts/sanitize_gpu_tests.py "$build" "$logs" --regex "$sanitize_tests" --exclude fault $sanitize_args \
+    | tee "$logs/sanitizer.txt"
+  sanitize_rc=${PIPESTATUS[0]}
+  while read -r line; do summary+=("$line"); done < "$logs/sanitizer.txt"
 fi
 
 # Each benchmark prints ratios against a peer measured in the same run.
@@ -93,4 +91,4 @@ fi
 echo
 echo "SUMMARY ($(( $(date +%s) - started )) s)"
 printf '  %s\n' "${summary[@]}"
-[ "$ctest_rc" = 0 ] && [ "$tune_rc" = 0 ]
+[ "$ctest_rc" = 0 ] && [ "$sanitize_rc" = 0 ] && [ "$tune_rc" = 0 ]

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Runs CTest's GPU tests under compute-sanitizer's memcheck, racecheck, synccheck and initcheck.
+
+Each (tool, test) pair is its own process and several run at once on the one GPU: the tools are
+slow, a call of the lent machine is short, and a case that hangs under a tool then shows by name
+instead of hiding the rest. The commands come from CTest itself (--show-only=json-v1), so every
+registered GPU test is covered, whichever executable it runs. Tests whose kernels fault on purpose
+(their names say "fault") are left out by the caller's --exclude: the tools would report the
+planted fault. API errors are not the tools' business here: ptxrt checks every result itself, and
+some calls fail by design (probing a kernel's parameter layout).
+
+    scripts/sanitize_gpu_tests.py BUILD_DIR LOG_DIR [--regex R] [--exclude E] [--jobs N]
+
+Prints a line per tool and each case that failed; exits 1 if any did.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+# memcheck, synccheck, initcheck: "ERROR SUMMARY: 0 errors"; racecheck:
+# "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)". A test that starts the CLI gets
+# one summary per process (compute-sanitizer follows children), so they are summed.
+ERRORS = re.compile(r"ERROR SUMMARY: (\d+) error|RACECHECK SUMMARY: \d+ hazards displayed \((\d+) errors, (\d+) warnings")
+
+
+def ctest_gpu_tests(build, regex, exclude):
+    listing = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1", "-R", regex, "-E", exclude],
+                             check=True, capture_output=True, text=True).stdout
+    tests = []
+    for test in json.loads(listing)["tests"]:
+        properties = {p["name"]: p["value"] for p in test.get("properties", [])}
+        environment = dict(os.environ)
+        for assignment in properties.get("ENVIRONMENT", []):
+            key, _, value = assignment.partition("=")
+            environment[key] = value
+        tests.append({"name": test["name"], "command": test["command"],
+                      "cwd": properties.get("WORKING_DIRECTORY", build),
+                      "skip": properties.get("SKIP_RETURN_CODE"), "env": environment})
+    return tests
+
+
+def sanitize(tool, index, test, log_dir, timeout, deadline):
+    log_path = os.path.join(log_dir, f"{tool}-{index:03d}.log")
+    timeout = min(timeout, deadline - time.monotonic())
+    if timeout <= 0:
+        return {"tool": tool, "name": test["name"], "rc": "not run (deadline)", "seconds": 0,
+                "summaries": 0, "errors": 0, "skipped": False, "log": None}
+    command = ["compute-sanitizer", "--tool", tool, "--report-api-errors", "no", "--error-exitcode", "99",
+               *test["command"]]
+    started = time.monotonic()
+    with open(log_path, "w") as log:
+        log.write(f"# {test['name']}\n# {' '.join(command)}\n")
+        log.flush()
+        # A session of its own, so that a timeout stops the test and the processes it started too.
+        process = subprocess.Popen(command, cwd=test["cwd"], env=test["env"], stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            rc = f"timeout after {timeout:.0f} s"
+    with open(log_path, errors="replace") as log:
+        text = log.read()
+    summaries = ERRORS.findall(text)
+    errors = sum(int(a or 0) + int(b or 0) + int(c or 0) for a, b, c in summaries)
+    return {"tool": tool, "name": test["name"], "rc": rc, "seconds": time.monotonic() - started,
+            "summaries": len(summaries), "errors": errors, "skipped": rc == test["skip"],
+            "log": os.path.basename(log_path)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("build")
+    parser.add_argument("logs")
+    parser.add_argument("--regex", default="^gpu:", help="CTest -R: the tests to run")
+    parser.add_argument("--exclude", default="fault", help="CTest -E: the tests left out")
+    parser.add_argument("--jobs", type=int, default=12, help="sanitizer processes at once")
+    parser.add_argument("--timeout", type=float, default=420, help="seconds per (tool, test)")
+    parser.add_argument("--deadline", type=float, default=float("inf"),
+                        help="seconds after which nothing more starts and what runs is stopped")
+    args = parser.parse_args()
+
+    tests = ctest_gpu_tests(args.build, args.regex, args.exclude)
+    log_dir = os.path.join(args.logs, "sanitizer")
+    os.makedirs(log_dir, exist_ok=True)
+    started = time.monotonic()
+    deadline = started + args.deadline
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = [pool.submit(sanitize, tool, index, test, log_dir, args.timeout, deadline)
+                   for index, test in enumerate(tests) for tool in TOOLS]
+        results = [future.result() for future in futures]
+
+    with open(os.path.join(log_dir, "results.json"), "w") as out:
+        json.dump(results, out, indent=1)
+    failed = [r for r in results if r["rc"] != 0 or r["errors"] or not r["summaries"]]
+    print(f"compute-sanitizer: {len(tests)} GPU tests x {len(TOOLS)} tools, {args.jobs} at once, "
+          f"{time.monotonic() - started:.0f} s")
+    for tool in TOOLS:
+        mine = [r for r in results if r["tool"] == tool]
+        passed = sum(r["rc"] == 0 for r in mine)
+        skipped = sum(r["skipped"] for r in mine)
+        slowest = max(mine, key=lambda r: r["seconds"])
+        print(f"  {tool}: {passed}/{len(mine)} passed, {skipped} skipped, "
+              f"{sum(r['errors'] for r in mine)} errors in {sum(r['summaries'] for r in mine)} process summaries; "
+              f"slowest {slowest['seconds']:.0f} s ({slowest['name']})")
+    for r in failed:
+        print(f"  FAILED {r['tool']} rc {r['rc']} errors {r['errors']} summaries {r['summaries']}: "
+              f"{r['name']} ({r['log']})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
