@@ -7,9 +7,11 @@ instead of hiding the rest. The commands come from CTest itself (--show-only=jso
 registered GPU test is covered, whichever executable it runs. Tests whose kernels fault on purpose
 (their names say "fault") are left out by the caller's --exclude: the tools would report the
 planted fault. API errors are not the tools' business here: ptxrt checks every result itself, and
-some calls fail by design (probing a kernel's parameter layout).
+some calls fail by design (probing a kernel's parameter layout). The tests see
+PTXRT_UNDER_COMPUTE_SANITIZER and shrink their largest inputs (tests/gpu/gpu_fixture.hpp).
 
     scripts/sanitize_gpu_tests.py BUILD_DIR LOG_DIR [--regex R] [--exclude E] [--jobs N]
+                                  [--timeout S] [--deadline S] [--skip-passed RESULTS_JSON]
 
 Prints a line per tool and each case that failed; exits 1 if any did.
 """
@@ -36,7 +38,7 @@ def ctest_gpu_tests(build, regex, exclude):
     tests = []
     for test in json.loads(listing)["tests"]:
         properties = {p["name"]: p["value"] for p in test.get("properties", [])}
-        environment = dict(os.environ)
+        environment = dict(os.environ, PTXRT_UNDER_COMPUTE_SANITIZER="1")
         for assignment in properties.get("ENVIRONMENT", []):
             key, _, value = assignment.partition("=")
             environment[key] = value
@@ -76,6 +78,10 @@ def sanitize(tool, index, test, log_dir, timeout, deadline):
             "log": os.path.basename(log_path)}
 
 
+def is_clean(result):
+    return result["rc"] == 0 and result["errors"] == 0 and result["summaries"] > 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("build")
@@ -86,29 +92,39 @@ def main():
     parser.add_argument("--timeout", type=float, default=420, help="seconds per (tool, test)")
     parser.add_argument("--deadline", type=float, default=float("inf"),
                         help="seconds after which nothing more starts and what runs is stopped")
+    parser.add_argument("--skip-passed", metavar="RESULTS_JSON",
+                        help="an earlier run's results.json: the (tool, test) pairs clean there are not run again")
     args = parser.parse_args()
 
     tests = ctest_gpu_tests(args.build, args.regex, args.exclude)
+    earlier = []
+    if args.skip_passed:
+        with open(args.skip_passed) as previous:
+            earlier = [r for r in json.load(previous) if is_clean(r)]
+    done = {(r["tool"], r["name"]) for r in earlier}
     log_dir = os.path.join(args.logs, "sanitizer")
     os.makedirs(log_dir, exist_ok=True)
     started = time.monotonic()
     deadline = started + args.deadline
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(sanitize, tool, index, test, log_dir, args.timeout, deadline)
-                   for index, test in enumerate(tests) for tool in TOOLS]
+                   for index, test in enumerate(tests) for tool in TOOLS
+                   if (tool, test["name"]) not in done]
         results = [future.result() for future in futures]
+    names = {test["name"] for test in tests}
+    results += [dict(r, earlier=True) for r in earlier if r["name"] in names]
 
     with open(os.path.join(log_dir, "results.json"), "w") as out:
         json.dump(results, out, indent=1)
-    failed = [r for r in results if r["rc"] != 0 or r["errors"] or not r["summaries"]]
+    failed = [r for r in results if not is_clean(r)]
     print(f"compute-sanitizer: {len(tests)} GPU tests x {len(TOOLS)} tools, {args.jobs} at once, "
-          f"{time.monotonic() - started:.0f} s")
+          f"{time.monotonic() - started:.0f} s" + (f", {len(earlier)} clean in {args.skip_passed}" if earlier else ""))
     for tool in TOOLS:
         mine = [r for r in results if r["tool"] == tool]
         passed = sum(r["rc"] == 0 for r in mine)
         skipped = sum(r["skipped"] for r in mine)
         slowest = max(mine, key=lambda r: r["seconds"])
-        print(f"  {tool}: {passed}/{len(mine)} passed, {skipped} skipped, "
+        print(f"  {tool}: {passed}/{len(mine)} passed ({sum('earlier' in r for r in mine)} earlier), {skipped} skipped, "
               f"{sum(r['errors'] for r in mine)} errors in {sum(r['summaries'] for r in mine)} process summaries; "
               f"slowest {slowest['seconds']:.0f} s ({slowest['name']})")
     for r in failed:

@@ -1,5 +1,7 @@
 #include "gpu_fixture.hpp"
 
+#include <cstdlib>
+
 #include "ptxrt/jit.hpp"
 
 namespace ptxrt::testing {
@@ -16,6 +18,11 @@ Jit& test_jit() {
     return options;
   }());
   return jit;
+}
+
+bool under_compute_sanitizer() {
+  static const bool sanitized = std::getenv("PTXRT_UNDER_COMPUTE_SANITIZER") != nullptr;
+  return sanitized;
 }
 
 std::string compile_ptx(std::string_view source, std::string_view name) {

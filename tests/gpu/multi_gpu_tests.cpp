@@ -73,13 +73,16 @@ std::vector<host::Point2> shuffled_lattice(int side, unsigned seed, bool duplica
 }
 
 std::vector<std::vector<host::Point2>> closest_pair_inputs() {
-  return {host::generate_points(10'007, host::PointDistribution::uniform, 81),
-          host::generate_points(4'099, host::PointDistribution::clustered, 82),
-          shuffled_lattice(70, 83, false),
-          shuffled_lattice(70, 84, true),
-          std::vector<host::Point2>(300, host::Point2{1.5f, -2.0f}),  // every pair at 0
-          host::generate_points(2, host::PointDistribution::uniform, 85),
-          host::generate_points(3, host::PointDistribution::normal, 86)};
+  using ptxrt::testing::full_or_sanitized;
+  return {
+      host::generate_points(full_or_sanitized(10'007, 2'053), host::PointDistribution::uniform, 81),
+      host::generate_points(full_or_sanitized(4'099, 1'031), host::PointDistribution::clustered,
+                            82),
+      shuffled_lattice(full_or_sanitized(70, 33), 83, false),
+      shuffled_lattice(full_or_sanitized(70, 33), 84, true),
+      std::vector<host::Point2>(300, host::Point2{1.5f, -2.0f}),  // every pair at 0
+      host::generate_points(2, host::PointDistribution::uniform, 85),
+      host::generate_points(3, host::PointDistribution::normal, 86)};
 }
 
 host::ClosestPair single_gpu_brute_force(const std::vector<host::Point2>& points, int base) {

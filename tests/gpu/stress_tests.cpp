@@ -30,19 +30,20 @@ using ptxrt::testing::test_context;
 namespace {
 
 constexpr int thread_count = 64;
-constexpr int launches_per_thread = 1000;
+// Fewer under compute-sanitizer, where every launch is instrumented and reported on.
+const int launches_per_thread = ptxrt::testing::full_or_sanitized(1000, 50);
 // A deadlock must fail the run, not hang it; the whole test takes seconds when healthy.
 constexpr std::chrono::seconds deadline{240};
 // Kernels are resolved through the Jit again every this many launches (a cache hit under load).
 constexpr int resolve_every = 50;
 
 // Shapes chosen so that no size is a multiple of any tile or block.
-constexpr int rows = 45, cols = 67;              // matrix_add
-constexpr int m = 33, n = 29, k = 31;            // matmul_tiled: A m×k, B k×n
-constexpr long long reduce_count = 5000;         // reduce_sum
-constexpr long long vector_base_count = 5003;    // vector_add: plus 13 per thread
-constexpr double matmul_tolerance = 1e-5;        // about k·2^-24 relative to max|C|
-constexpr double reduce_tolerance = 1e-5;        // relative to sum|x|
+constexpr int rows = 45, cols = 67;            // matrix_add
+constexpr int m = 33, n = 29, k = 31;          // matmul_tiled: A m×k, B k×n
+constexpr long long reduce_count = 5000;       // reduce_sum
+constexpr long long vector_base_count = 5003;  // vector_add: plus 13 per thread
+constexpr double matmul_tolerance = 1e-5;      // about k·2^-24 relative to max|C|
+constexpr double reduce_tolerance = 1e-5;      // relative to sum|x|
 
 enum class Family { vector_add, matrix_add, matmul, reduce_sum };
 
@@ -75,10 +76,14 @@ const Program& program_of(Family family) {
 
 std::string entry_of(Family family) {
   switch (family) {
-    case Family::vector_add: return "vector_add";
-    case Family::matrix_add: return "matrix_add";
-    case Family::matmul: return "matmul_tiled";
-    case Family::reduce_sum: return "reduce_sum";
+    case Family::vector_add:
+      return "vector_add";
+    case Family::matrix_add:
+      return "matrix_add";
+    case Family::matmul:
+      return "matmul_tiled";
+    case Family::reduce_sum:
+      return "reduce_sum";
   }
   return {};
 }
@@ -187,15 +192,16 @@ class Worker {
         count = static_cast<std::size_t>(vector_count_);
         break;
       case Family::matrix_add:
-        kernel.launch({.grid = {blocks_for(cols, bx), blocks_for(rows, by)}, .block = {bx, by},
+        kernel.launch({.grid = {blocks_for(cols, bx), blocks_for(rows, by)},
+                       .block = {bx, by},
                        .stream = stream},
                       device_a_, device_b_, device_c_, rows, cols);
         count = rows * cols;
         break;
       case Family::matmul:
-        kernel.launch({.grid = {blocks_for(n, bx), blocks_for(m, bx)}, .block = {bx, bx},
-                       .stream = stream},
-                      device_a_, device_b_, device_c_, m, n, k);
+        kernel.launch(
+            {.grid = {blocks_for(n, bx), blocks_for(m, bx)}, .block = {bx, bx}, .stream = stream},
+            device_a_, device_b_, device_c_, m, n, k);
         count = m * n;
         break;
       case Family::reduce_sum: {
@@ -216,7 +222,8 @@ class Worker {
 
   std::optional<std::string> verify(std::size_t which, const std::vector<float>& result) {
     const Family family = variants()[which].family;
-    const std::string name = entry_of(family) + " [" + format_defines(variants()[which].defines) + "]";
+    const std::string name =
+        entry_of(family) + " [" + format_defines(variants()[which].defines) + "]";
     if (family == Family::vector_add || family == Family::matrix_add) {
       if (result != expected_[which]) return name + " differs from the CPU";
       return std::nullopt;
