@@ -29,8 +29,9 @@ using ptxrt::testing::test_context;
 
 namespace {
 
-constexpr int thread_count = 64;
-// Fewer under compute-sanitizer, where every launch is instrumented and reported on.
+// Fewer under compute-sanitizer, where every launch is instrumented and tracked: racecheck lost
+// track of a launch among 64 threads' (an internal error of the tool, reported as one).
+const int thread_count = ptxrt::testing::full_or_sanitized(64, 16);
 const int launches_per_thread = ptxrt::testing::full_or_sanitized(1000, 50);
 // A deadlock must fail the run, not hang it; the whole test takes seconds when healthy.
 constexpr std::chrono::seconds deadline{240};
@@ -287,7 +288,7 @@ TEST_CASE("64 threads x 1000 launches of 4 kernels in 7 specializations: all rig
   for (std::thread& thread : threads) thread.join();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  MESSAGE(thread_count * launches_per_thread << " launches in " << seconds << " s");
+  MESSAGE((thread_count * launches_per_thread) << " launches in " << seconds << " s");
 
   for (const std::optional<std::string>& problem : problems)
     if (problem) FAIL_CHECK(*problem);
