@@ -12,7 +12,8 @@
 // cuBLAS, the configs at those 64 elements. Exits 1 when a check fails or a config cannot run,
 // 77 (skipped) without a GPU.
 //
-//   ptxrt_sgemm_bench [--shape MxNxK ...] [--rounds 2] [--repeat 10] [--all] [--seed 1]
+//   ptxrt_sgemm_bench [--shape MxNxK ...] [--rounds 2] [--repeat 10] [--launches-per-sample N]
+//                     [--all] [--seed 1]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -50,11 +51,13 @@ constexpr double flop_per_sample = 8e10;
 
 struct Shape {
   int m = 0, n = 0, k = 0;
+  int fixed_launches = 0;  // per timed sample when positive (--launches-per-sample)
   std::string name() const {
     return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   }
   double flop() const { return 2.0 * m * n * static_cast<double>(k); }
   int launches_per_sample() const {
+    if (fixed_launches > 0) return fixed_launches;
     return static_cast<int>(std::clamp(std::ceil(flop_per_sample / flop()), 1.0, 64.0));
   }
 };
@@ -262,6 +265,7 @@ struct Arguments {
                                      "8192x8192x128"};
   int rounds = 2;
   int repeat = 10;
+  int launches_per_sample = 0;
   bool all = false;
   std::uint64_t seed = 1;
 };
@@ -271,7 +275,10 @@ int bench(const Arguments& arguments) {
   const ptxrt::DeviceProperties& device = context.device().properties();
   ptxrt::Jit& jit = ptxrt::Jit::shared();
   std::vector<Shape> shapes;
-  for (const std::string& text : arguments.shapes) shapes.push_back(*parse_shape(text));
+  for (const std::string& text : arguments.shapes) {
+    shapes.push_back(*parse_shape(text));
+    shapes.back().fixed_launches = arguments.launches_per_sample;
+  }
   const auto configs_for = [&](Shape shape) {
     return arguments.all ? host::sgemm_configs(device)
                          : host::sgemm_candidates(device, shape.m, shape.n, shape.k);
@@ -349,6 +356,9 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", arguments.repeat, "Timed runs per config and round")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  app.add_option("--launches-per-sample", arguments.launches_per_sample,
+                 "Back-to-back launches per timed sample (default: enough for about 2 ms)")
+      ->check(CLI::Range(1, 10000));
   app.add_flag("--all", arguments.all,
                "Every listed config at every shape, not just the shape's candidates");
   app.add_option("--seed", arguments.seed, "Seed of the random inputs")->capture_default_str();

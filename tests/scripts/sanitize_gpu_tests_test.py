@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""scripts/sanitize_gpu_tests.py against a stand-in compute-sanitizer, over the GPU tests this
+build's CTest lists: every tool's errors are counted (several process summaries summed, racecheck's
+own wording), a test that hangs is stopped and named, the tests see PTXRT_UNDER_COMPUTE_SANITIZER,
+and --skip-passed runs only what was not clean. Exits non-zero on the first failed expectation.
+
+    sanitize_gpu_tests_test.py BUILD_DIR
+"""
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RUNNER = os.path.join(SOURCE, "scripts", "sanitize_gpu_tests.py")
+
+# Stands in for compute-sanitizer: --tool T --report-api-errors no --error-exitcode 99 COMMAND...
+# It records each call and answers by tool and test name instead of running the test; with
+# STAND_IN_CLEAN set every answer is clean.
+STAND_IN = r'''#!/usr/bin/env python3
+import os, sys, time
+tool, command = sys.argv[2], " ".join(sys.argv[7:])
+with open(os.environ["STAND_IN_CALLS"], "a") as calls:
+    calls.write(tool + "\t" + command + "\n")
+if os.environ.get("PTXRT_UNDER_COMPUTE_SANITIZER") != "1":
+    print("the test would run at full size"); sys.exit(3)
+clean = "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" if tool == "racecheck" \
+    else "ERROR SUMMARY: 0 errors"
+if not os.environ.get("STAND_IN_CLEAN"):
+    if tool == "racecheck" and "vecadd" in command:
+        print("========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warnings)"); sys.exit(99)
+    if tool == "memcheck" and "transpose" in command:  # the test and a CLI it started
+        print("========= ERROR SUMMARY: 1 error\n========= ERROR SUMMARY: 2 errors"); sys.exit(99)
+    if tool == "synccheck" and "reduce" in command:
+        time.sleep(60)
+print("========= " + clean)
+'''
+
+
+def expect(condition, message, output=""):
+    if not condition:
+        sys.exit("FAILED: " + message + ("\n" + output if output else ""))
+
+
+def run(build, work, *extra, clean=False):
+    environment = dict(os.environ, PATH=work + os.pathsep + os.environ["PATH"],
+                       STAND_IN_CALLS=os.path.join(work, "calls.txt"))
+    environment.pop("PTXRT_UNDER_COMPUTE_SANITIZER", None)
+    if clean:
+        environment["STAND_IN_CLEAN"] = "1"
+    open(environment["STAND_IN_CALLS"], "w").close()
+    result = subprocess.run([sys.executable, RUNNER, build, os.path.join(work, "logs"), "--regex",
+                             "^gpu:sanitize: ", "--jobs", "8", "--timeout", "3", *extra],
+                            env=environment, capture_output=True, text=True)
+    with open(environment["STAND_IN_CALLS"]) as calls:
+        return result, [line.split("\t") for line in calls.read().splitlines()]
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    listing = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1", "-R", "^gpu:sanitize: "],
+                             check=True, capture_output=True, text=True).stdout
+    tests = [test["name"] for test in json.loads(listing)["tests"]]
+    expect(len(tests) >= 3, f"the build lists the sanitize tests, got {tests}")
+    with tempfile.TemporaryDirectory() as work:
+        stand_in = os.path.join(work, "compute-sanitizer")
+        with open(stand_in, "w") as out:
+            out.write(STAND_IN)
+        os.chmod(stand_in, os.stat(stand_in).st_mode | stat.S_IXUSR)
+
+        result, calls = run(build, work)
+        output = result.stdout + result.stderr
+        expect(result.returncode == 1, f"a run with errors exits 1, got {result.returncode}", output)
+        expect(len(calls) == 4 * len(tests), f"each test under each tool once, got {len(calls)} calls", output)
+        expect("racecheck: " in output and "3 errors" in output, "racecheck's errors and warnings are counted", output)
+        failed = [line for line in output.splitlines() if line.strip().startswith("FAILED")]
+        expect(len(failed) == 3, "three (tool, test) pairs fail", output)
+        expect(any("racecheck rc 99 errors 3" in line and "vecadd" in line for line in failed),
+               "the racecheck failure names its test and counts 3", output)
+        expect(any("memcheck rc 99 errors 3 summaries 2" in line and "transpose" in line for line in failed),
+               "two process summaries are summed", output)
+        expect(any("synccheck rc timeout after 3 s" in line and "reduce" in line for line in failed),
+               "a hung test is stopped and named", output)
+        with open(os.path.join(work, "logs", "sanitizer", "results.json")) as saved:
+            results = json.load(saved)
+        expect(len(results) == 4 * len(tests), "results.json holds every pair", output)
+
+        again, calls = run(build, work, "--skip-passed", os.path.join(work, "logs", "sanitizer", "results.json"),
+                           clean=True)
+        output = again.stdout + again.stderr
+        expect(again.returncode == 0, f"the resumed run is clean, got {again.returncode}", output)
+        rerun = sorted(tool for tool, _ in calls)
+        expect(rerun == ["memcheck", "racecheck", "synccheck"], f"only the three failed pairs rerun, got {rerun}", output)
+        expect(f"{4 * len(tests) - 3} clean in" in output, "the summary counts the earlier clean pairs", output)
+    print("sanitize_gpu_tests: all expectations hold")
+
+
+if __name__ == "__main__":
+    main()
