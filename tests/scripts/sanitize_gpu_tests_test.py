@@ -63,7 +63,9 @@ def main():
     listing = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1", "-R", "^gpu:sanitize: "],
                              check=True, capture_output=True, text=True).stdout
     tests = [test["name"] for test in json.loads(listing)["tests"]]
-    expect(len(tests) >= 3, f"the build lists the sanitize tests, got {tests}")
+    if not tests:  # a build of the CPU tests alone (scripts/test.sh --sanitizers)
+        print("sanitize_gpu_tests: skipped, this build has not built ptxrt_gpu_tests")
+        sys.exit(77)
     with tempfile.TemporaryDirectory() as work:
         stand_in = os.path.join(work, "compute-sanitizer")
         with open(stand_in, "w") as out:
