@@ -175,12 +175,12 @@ void warm(const WarmArguments& arguments) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Target> targets = warm_targets(arguments.archs);
   const std::vector<Program> programs = warm_programs(arguments.kernels);
-  const std::vector<Define> fixed = parse_defines(arguments.defines);
+  const std::vector<Define> user_defines = parse_defines(arguments.defines);
   std::vector<WarmJob> jobs;
   for (const Target& target : targets)
     for (const Program& program : programs)
       for (std::vector<Define>& defines :
-           warm_configurations(program.manifest(), fixed, arguments.all_values))
+           warm_configurations(program.manifest(), user_defines, arguments.all_values))
         jobs.push_back({&program, std::move(defines), target});
 
   DiskCache cache(cache_directory());
@@ -202,10 +202,7 @@ void warm(const WarmArguments& arguments) {
                     format_defines(jobs[index].defines), keys[index].substr(0, 16)});
   print_table(std::cout, {"arch", "kernel", "defines", "key"}, rows);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  std::ostringstream seconds;
-  seconds.precision(2);
-  seconds << std::fixed << elapsed.count();
-  std::cout << "stored " << jobs.size() << " images in " << seconds.str() << " s into "
+  std::cout << "stored " << jobs.size() << " images in " << fixed(elapsed.count(), 2) << " s into "
             << cache.directory().string() << '\n';
 }
 

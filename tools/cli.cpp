@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <mutex>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "ptxrt/builtin_kernels.hpp"
@@ -118,6 +120,12 @@ Target choose_target(const std::string& arch, ImageFormat format) {
 }
 
 void note(std::string_view message) { std::cerr << "ptxrt: note: " << message << '\n'; }
+
+std::string fixed(double value, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << value;
+  return text.str();
+}
 
 void print_table(std::ostream& out, const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows) {

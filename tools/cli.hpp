@@ -57,6 +57,9 @@ std::pair<int, int> compute_capability_of(std::string_view arch);
 // "ptxrt: note: <message>" on stderr: what the user should know but is not a failure.
 void note(std::string_view message);
 
+// `value` with `digits` after the point, as "%.*f" writes it.
+std::string fixed(double value, int digits);
+
 // Columns padded to their widest cell, two spaces apart, the header first.
 void print_table(std::ostream& out, const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows);

@@ -7,7 +7,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "cli.hpp"
@@ -169,9 +168,6 @@ std::string optional_text(const std::optional<std::size_t>& bytes) {
 
 std::vector<std::string> cells(const Row& row) {
   const KernelResources& kernel = row.kernel;
-  std::ostringstream occupancy;
-  occupancy.precision(1);
-  occupancy << std::fixed << row.occupancy.fraction * 100.0 << '%';
   return {format_defines(row.defines),
           kernel.name,
           std::to_string(kernel.registers),
@@ -184,7 +180,7 @@ std::vector<std::string> cells(const Row& row) {
           std::to_string(row.block_threads),
           std::to_string(row.occupancy.active_blocks_per_sm),
           std::to_string(row.occupancy.active_warps_per_sm),
-          occupancy.str(),
+          fixed(row.occupancy.fraction * 100.0, 1) + "%",
           std::string(to_string(row.occupancy.limit))};
 }
 

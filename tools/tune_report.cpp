@@ -13,12 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string fixed(double value, int digits) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(digits) << value;
-  return text.str();
-}
-
 std::string minutes_seconds(double seconds) {
   const auto whole = static_cast<long long>(std::llround(std::max(0.0, seconds)));
   std::ostringstream text;
