@@ -78,6 +78,9 @@ if [ "$bench" = 1 ]; then
   run_bench launch "$build/tests/ptxrt_launch_overhead_bench"
   run_bench sgemm "$build/tests/ptxrt_sgemm_bench"
   run_bench closest-pair "$build/ptxrt" closest-pair --bench
+  # Against the same work on one GPU: 1.00x where only one is visible.
+  run_bench multi-gpu-matmul "$build/ptxrt" multi-gpu matmul --n 8192
+  run_bench multi-gpu-closest-pair "$build/ptxrt" multi-gpu closest-pair --n 1048576
 fi
 
 tune_rc=0

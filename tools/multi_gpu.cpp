@@ -1,16 +1,18 @@
 #include "tools/multi_gpu.hpp"
 
-#include <cstdio>
 #include <cstring>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "host/multi_gpu.hpp"
 #include "host/multi_gpu_closest_pair.hpp"
 #include "host/point_generator.hpp"
 #include "ptxrt/error.hpp"
+#include "tools/cli.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -38,21 +40,33 @@ std::vector<float> random_matrix(std::size_t count, unsigned seed) {
   return values;
 }
 
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
+// Enough digits to tell any two doubles apart.
+std::string exact(double value) {
+  std::ostringstream text;
+  text << std::setprecision(17) << value;
+  return text.str();
 }
 
-void print_run(const char* title, const host::MultiGpuMatmul& run) {
-  std::cout << title << ": " << format("%.1f", run.wall_ms) << " ms end to end, slowest kernel "
-            << format("%.1f", run.slowest_kernel_ms()) << " ms\n";
+template <typename Run>
+void print_totals(const std::string& title, const Run& run) {
+  std::cout << title << ": " << fixed(run.wall_ms, 1) << " ms end to end, slowest kernel "
+            << fixed(run.slowest_kernel_ms(), 1) << " ms\n";
+}
+
+template <typename Run>
+void print_speed_up(const Run& one, const Run& all) {
+  std::cout << "speed-up: " << fixed(one.wall_ms / all.wall_ms, 2) << "x end to end, "
+            << fixed(one.slowest_kernel_ms() / all.slowest_kernel_ms(), 2) << "x in the kernels\n";
+}
+
+void print_run(const std::string& title, const host::MultiGpuMatmul& run) {
+  print_totals(title, run);
   for (const host::DeviceShare& share : run.shares)
     std::cout << "  device " << share.device << ": rows " << share.rows.first << ".."
               << share.rows.first + share.rows.count << ", upload "
-              << format("%.1f", share.upload_ms) << " ms, kernel "
-              << format("%.1f", share.kernel_ms) << " ms, download "
-              << format("%.1f", share.download_ms) << " ms\n";
+              << fixed(share.upload_ms, 1) << " ms, kernel "
+              << fixed(share.kernel_ms, 1) << " ms, download "
+              << fixed(share.download_ms, 1) << " ms\n";
 }
 
 // Bitwise, so that -0 against +0 or a NaN counts as a difference.
@@ -82,22 +96,19 @@ void run_matmul(const MatmulSettings& settings) {
   print_run("1 GPU", one);
   const host::MultiGpuMatmul all =
       host::split_matmul(jit, a, b, n, n, n, {devices, settings.tile_width});
-  print_run((std::to_string(devices.size()) + " GPU(s)").c_str(), all);
-  std::cout << "speed-up: " << format("%.2f", one.wall_ms / all.wall_ms) << "x end to end, "
-            << format("%.2f", one.slowest_kernel_ms() / all.slowest_kernel_ms())
-            << "x in the kernels\n";
+  print_run(std::to_string(devices.size()) + " GPU(s)", all);
+  print_speed_up(one, all);
   check_equal(one.c, all.c);
   std::cout << "result: bitwise equal to one GPU's\n";
 }
 
-void print_run(const char* title, const host::MultiGpuClosestPair& run) {
-  std::cout << title << ": " << format("%.1f", run.wall_ms) << " ms end to end, slowest kernel "
-            << format("%.1f", run.slowest_kernel_ms()) << " ms\n";
+void print_run(const std::string& title, const host::MultiGpuClosestPair& run) {
+  print_totals(title, run);
   for (const host::ClosestPairShare& share : run.shares)
     std::cout << "  device " << share.device << ": tile pairs " << share.tile_pairs.first << ".."
               << share.tile_pairs.first + share.tile_pairs.count << ", upload "
-              << format("%.1f", share.upload_ms) << " ms, kernel "
-              << format("%.1f", share.kernel_ms) << " ms\n";
+              << fixed(share.upload_ms, 1) << " ms, kernel "
+              << fixed(share.kernel_ms, 1) << " ms\n";
 }
 
 // The pair and its distance, ties included, must be the single-GPU brute force's.
@@ -106,9 +117,9 @@ void check_equal(const host::ClosestPair& one, const host::MultiGpuClosestPair& 
   if (split.i != one.i || split.j != one.j || split.distance != one.distance)
     throw Error(ErrorKind::invalid_argument,
                 title + " found (" + std::to_string(split.i) + ", " + std::to_string(split.j) +
-                    ") at " + format("%.17g", split.distance) + ", one GPU's brute force (" +
+                    ") at " + exact(split.distance) + ", one GPU's brute force (" +
                     std::to_string(one.i) + ", " + std::to_string(one.j) + ") at " +
-                    format("%.17g", one.distance));
+                    exact(one.distance));
 }
 
 void run_closest_pair(const ClosestPairSettings& settings) {
@@ -135,13 +146,11 @@ void run_closest_pair(const ClosestPairSettings& settings) {
   const std::string title = std::to_string(devices.size()) + " GPU(s)";
   const host::MultiGpuClosestPair all =
       host::split_closest_pair(jit, points, {devices, settings.base});
-  print_run(title.c_str(), all);
-  std::cout << "speed-up: " << format("%.2f", one.wall_ms / all.wall_ms) << "x end to end, "
-            << format("%.2f", one.slowest_kernel_ms() / all.slowest_kernel_ms())
-            << "x in the kernels\n";
+  print_run(title, all);
+  print_speed_up(one, all);
   check_equal(reference, one, "1 GPU");
   check_equal(reference, all, title);
-  std::cout << "result: (" << all.i << ", " << all.j << ") at " << format("%.9g", all.distance)
+  std::cout << "result: (" << all.i << ", " << all.j << ") at " << std::setprecision(9) << all.distance
             << ", the single-GPU brute force's pair and distance\n";
 }
 
