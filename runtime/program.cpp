@@ -116,6 +116,34 @@ std::string join(const std::vector<std::string>& words) {
 
 std::string format_name(ImageFormat format) { return format == ImageFormat::ptx ? "PTX" : "CUBIN"; }
 
+// NVRTC only says `cannot open source file "vector"`; a missing <header> without a folder gets a
+// note of what the device side has instead.
+std::string missing_standard_header_notes(std::string_view log, std::string_view source) {
+  constexpr std::string_view marker = "cannot open source file \"";
+  std::string notes;
+  for (std::size_t at = log.find(marker); at != std::string_view::npos;
+       at = log.find(marker, at + 1)) {
+    const std::size_t start = at + marker.size(), end = log.find('"', start);
+    if (end == std::string_view::npos) break;
+    const std::string name(log.substr(start, end - start));
+    if (name.find('/') != std::string::npos ||
+        source.find("<" + name + ">") == std::string_view::npos)
+      continue;
+    notes += "\nnote: <";
+    notes += name;
+    notes += "> is not among the standard headers ptxrt gives NVRTC, which are those with a "
+             "device form:";
+    for (const detail::NamedText& header : detail::standard_headers()) {
+      notes += ' ';
+      notes += header.name;
+    }
+    notes += ". Host-only headers (<vector>, <string>, <iostream>) cannot be compiled for the "
+             "device; the toolkit's own (cuda/std/..., cooperative_groups.h) are on the include "
+             "path.\n";
+  }
+  return notes;
+}
+
 [[noreturn]] void throw_compile_error(const Program& program, nvrtcResult result,
                                       const std::string& log, const std::vector<Define>& defines,
                                       const std::vector<std::string>& arguments,
@@ -129,7 +157,8 @@ std::string format_name(ImageFormat format) { return format == ImageFormat::ptx 
   std::string message = "compiling " + program.name() + " to " + format_name(target.format) +
                         " for " + target.arch + " failed\n  defines: " +
                         format_defines(defines) + "\n  options: " + join(arguments) + "\n\n" +
-                        detail::annotate_compile_log(log, lookup);
+                        detail::annotate_compile_log(log, lookup) +
+                        missing_standard_header_notes(log, program.source());
   const bool compile_error = result == NVRTC_ERROR_COMPILATION;
   throw Error(compile_error ? ErrorKind::compile : ErrorKind::invalid_argument, std::move(message),
               "nvrtcCompileProgram", static_cast<int>(result), nvrtcGetErrorString(result),

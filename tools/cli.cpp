@@ -70,6 +70,17 @@ void add_arch_option(CLI::App& command, std::string& arch) {
       ->capture_default_str();
 }
 
+void add_include_option(CLI::App& command, std::vector<std::string>& include_paths) {
+  command.add_option("-I,--include", include_paths,
+                     "a folder searched for #include \"...\"; repeatable");
+}
+
+void add_nvrtc_option(CLI::App& command, std::vector<std::string>& nvrtc_options) {
+  command.add_option("-X,--nvrtc-option", nvrtc_options,
+                     "an option passed to NVRTC as is (-X --use_fast_math, -X -lineinfo); "
+                     "repeatable");
+}
+
 void add_database_option(CLI::App& command, std::string& database, std::string_view condition) {
   command.add_option("--db", database,
                      std::string(condition) +

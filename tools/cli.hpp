@@ -34,6 +34,9 @@ void add_tune_commands(CLI::App& app);
 void add_kernel_argument(CLI::App& command, std::string& kernel_or_file);
 void add_define_option(CLI::App& command, std::vector<std::string>& defines);
 void add_arch_option(CLI::App& command, std::string& arch);
+// -I: folders searched for a kernel file's #include "..."; -X: options passed to NVRTC as is.
+void add_include_option(CLI::App& command, std::vector<std::string>& include_paths);
+void add_nvrtc_option(CLI::App& command, std::vector<std::string>& nvrtc_options);
 // --db: the tuning database; `condition` ("with --tuned: ") prefixes its help.
 void add_database_option(CLI::App& command, std::string& database,
                          std::string_view condition = "");

@@ -60,11 +60,8 @@ void add_compile_commands(CLI::App& app) {
       app.add_subcommand("compile", "Compile a kernel to PTX (printed) or CUBIN (written with -o)");
   add_kernel_argument(*command, arguments->kernel);
   add_define_option(*command, arguments->defines);
-  command->add_option("-I,--include", arguments->include_paths,
-                      "a folder searched for #include \"...\"; repeatable");
-  command->add_option("-X,--nvrtc-option", arguments->nvrtc_options,
-                      "an option passed to NVRTC as is (-X --use_fast_math, -X -lineinfo); "
-                      "repeatable");
+  add_include_option(*command, arguments->include_paths);
+  add_nvrtc_option(*command, arguments->nvrtc_options);
   add_arch_option(*command, arguments->arch);
   command->add_option("--emit", arguments->emit, "what to produce")
       ->check(CLI::IsMember({"ptx", "cubin"}))

@@ -43,6 +43,8 @@ struct ResourcesArguments {
   std::string kernel;
   std::vector<std::string> defines;
   std::vector<std::string> sweeps;
+  std::vector<std::string> include_paths;
+  std::vector<std::string> nvrtc_options;
   std::string arch = "auto";
   std::vector<int> blocks{256};
   bool json = false;
@@ -123,6 +125,8 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
   run_parallel(defines.size(), std::thread::hardware_concurrency(), [&](std::size_t index) {
     CompileOptions options;
     options.defines = defines[index];
+    options.include_paths.assign(arguments.include_paths.begin(), arguments.include_paths.end());
+    options.extra_options = arguments.nvrtc_options;
     options.target = target;
     options.resource_usage = true;
     per_configuration[index] = rows_for(compile(program, options), limits, arguments.blocks);
@@ -227,6 +231,8 @@ void add_resources_commands(CLI::App& app) {
   command->add_option("--sweep", arguments->sweeps,
                       "NAME=v1,v2,...: compile once per value; several --sweep give their "
                       "cartesian product; repeatable");
+  add_include_option(*command, arguments->include_paths);
+  add_nvrtc_option(*command, arguments->nvrtc_options);
   add_arch_option(*command, arguments->arch);
   command->add_option("--block", arguments->blocks, "threads per block for the occupancy: N[,M...]")
       ->delimiter(',')

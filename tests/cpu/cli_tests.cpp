@@ -221,6 +221,36 @@ TEST_CASE("resources gives one row per block size, and none_fits beyond __launch
   CHECK(contains(rows[2]["reason"].get<std::string>(), "__launch_bounds__ of 128"));
 }
 
+TEST_CASE("resources follows -I to a kernel file's headers and passes -X options to NVRTC") {
+  Cli cli;
+  fs::create_directories(cli.cache_directory().parent_path() / "include");
+  cli.write_file("include/tile_size.cuh", "#define TILE 24\n");
+  fs::path kernel = cli.write_file("rows.cu", R"(#include "tile_size.cuh"
+#ifndef EXTRA_ROWS
+#define EXTRA_ROWS 0
+#endif
+extern "C" __global__ void rows(float* out) {
+  __shared__ float tile[TILE + EXTRA_ROWS][TILE];
+  tile[threadIdx.y][threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = tile[threadIdx.x % TILE][threadIdx.y];
+})");
+  const std::string include = (cli.cache_directory().parent_path() / "include").string();
+
+  ProcessResult missing = cli.run({"resources", kernel.string(), "--arch", "sm_90"});
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.output, "tile_size.cuh"));
+
+  json plain =
+      cli.run_json({"resources", kernel.string(), "-I", include, "--arch", "sm_90", "--json"});
+  REQUIRE(plain.size() == 1);
+  CHECK(plain[0]["static_smem_bytes"] == 24 * 24 * 4);
+  json extra = cli.run_json({"resources", kernel.string(), "--include", include,
+                             "--nvrtc-option=-DEXTRA_ROWS=2", "--arch", "sm_90", "--json"});
+  REQUIRE(extra.size() == 1);
+  CHECK(extra[0]["static_smem_bytes"] == 26 * 24 * 4);
+}
+
 TEST_CASE("resources prints an aligned table with a header") {
   ProcessResult result = Cli().run({"resources", scale_kernel, "--arch", "sm_80"});
   REQUIRE_MESSAGE(result.exit_code == 0, result.output);

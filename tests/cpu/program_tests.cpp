@@ -208,6 +208,32 @@ TEST_CASE("the C and C++ standard headers kernel files include compile under NVR
       {"utility", "std::pair<int, float>(1, 2.0f).second + std::move(1)"},
       {"cassert", "(assert(value > 0), 1)"},
       {"assert.h", "(assert(value > 0), 1)"},
+      {"cstdio", "std::printf(\"%f\\n\", value) + printf(\"\\n\")"},
+      {"stdio.h", "printf(\"%d\\n\", 1)"},
+      {"cstdlib", "std::abs(-3) + std::div(7, 2).quot + abs(-1)"},
+      {"stdlib.h", "abs(-3) + (malloc(0) == nullptr)"},
+      {"cstring", "(std::memcpy(out, out + 1, 0), 1) + (std::memset(out, 0, 0), 1)"},
+      {"string.h", "(memset(out, 0, 0), 1)"},
+      {"algorithm",
+       "std::min(value, 1.0f) + std::max(1, 2) + std::clamp(value, 0.0f, 1.0f) + "
+       "*std::max_element(out, out + 2) + std::min({1, 2, 3}) + std::count(out, out + 2, 0.0) + "
+       "*std::lower_bound(out, out + 2, 1.0) + std::all_of(out, out + 2, [](double x) { "
+       "return x > 0; })"},
+      {"array", "std::array<float, 3>{1, 2, 3}[2] + std::size(std::array<int, 2>{})"},
+      {"bit", "std::popcount(7u) + std::bit_cast<unsigned>(value) + std::countl_zero(1u)"},
+      {"complex", "std::abs(std::complex<float>(3, 4)) + std::norm(std::complex<double>(1, 1))"},
+      {"functional", "std::plus<float>()(1, 2) + std::less<int>()(1, 2)"},
+      {"initializer_list", "std::initializer_list<int>{1, 2, 3}.size()"},
+      {"iterator", "std::distance(out, out + 3) + *std::next(out, 0)"},
+      {"numeric", "std::gcd(12, 18) + std::midpoint(1, 3)"},
+      {"optional", "std::optional<float>(value).value_or(2.0f)"},
+      {"span", "std::span<double>(out, 2).size()"},
+      {"tuple", "std::get<1>(std::make_tuple(1, 2.0f))"},
+      {"atomic", "std::atomic_ref<double>(out[1]).fetch_add(1.0)"},
+      {"concepts", "std::integral<int> + std::floating_point<float>"},
+      {"variant", "std::get<float>(std::variant<int, float>(value))"},
+      {"numbers", "std::numbers::pi + std::numbers::e_v<float>"},
+      {"memory", "*std::addressof(out[0])"},
   };
   for (const Case& test : cases) {
     CAPTURE(test.header);
@@ -217,6 +243,25 @@ TEST_CASE("the C and C++ standard headers kernel files include compile under NVR
         "; }\n");
     CHECK_NOTHROW(ptxrt::compile(program, options_for("compute_80", ptxrt::ImageFormat::ptx)));
   }
+}
+
+TEST_CASE("a host-only standard header is a compile error that lists the device-side ones") {
+  ptxrt::Program host_only = ptxrt::Program::from_string(
+      "#include <vector>\nextern \"C\" __global__ void k() {}\n", "host_only.cu");
+  const ptxrt::Error error = compile_error(host_only, options_for("sm_90"));
+  const std::string message = error.what();
+  CHECK(error.kind() == ptxrt::ErrorKind::compile);
+  CHECK(contains(message, "cannot open source file \"vector\""));
+  CHECK(contains(message, "note: <vector> is not among the standard headers ptxrt gives NVRTC"));
+  CHECK(contains(message, " cstdint "));
+  CHECK(contains(message, " algorithm"));
+
+  // A quoted header of the user's own is theirs to find: no note about the standard ones.
+  ptxrt::Program own = ptxrt::Program::from_string(
+      "#include \"missing_helper.h\"\nextern \"C\" __global__ void k() {}\n", "own.cu");
+  const std::string own_message = compile_error(own, options_for("sm_90")).what();
+  CHECK(contains(own_message, "cannot open source file \"missing_helper.h\""));
+  CHECK_FALSE(contains(own_message, "note:"));
 }
 
 TEST_CASE("name expressions give the lowered names of template instantiations") {

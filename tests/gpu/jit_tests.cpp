@@ -1,7 +1,14 @@
 // [jit] on a real GPU: the no-GPU resource report and occupancy table against the driver's own
-// numbers for every built-in kernel and each value of its constants; single flight; PTX loading.
+// numbers for every built-in kernel and each value of its constants; single flight; PTX loading;
+// a kernel written with the standard headers.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <numeric>
 #include <thread>
 
 #include "gpu_fixture.hpp"
@@ -153,5 +160,48 @@ __global__ void scale(T* data, int n) {
     module.kernel(expression).launch({.grid = blocks_for(n, 128), .block = 128}, data, n);
     const auto scaled = data.download();
     for (int i = 0; i < n; ++i) REQUIRE(scaled[i] == values[i] * factor);
+  }
+}
+
+TEST_CASE("a kernel written with the C++ standard headers runs and agrees with the host's std") {
+  const Program program = Program::from_string(R"(
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <numeric>
+extern "C" __global__ void standard_mix(const float* x, const float* y, float* clamped,
+                                        float* magnitude, int* bits, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::array<float, 3> window{x[i], y[i], x[(i + 1) % n]};
+  clamped[i] = std::clamp(*std::max_element(window.begin(), window.end()), -0.5f, 0.5f);
+  magnitude[i] = std::abs(std::complex<float>(x[i], y[i]));
+  bits[i] = std::popcount(std::bit_cast<std::uint32_t>(x[i])) + 100 * std::gcd(i, 360);
+})", "standard_mix.cu");
+  const Module module = test_jit().module(program, {}, test_context());
+  const int n = 1003;
+  const auto x = ptxrt::testing::random_floats(n, 31), y = ptxrt::testing::random_floats(n, 32);
+  DeviceBuffer<float> dx(test_context(), std::span<const float>(x));
+  DeviceBuffer<float> dy(test_context(), std::span<const float>(y));
+  DeviceBuffer<float> clamped(test_context(), n), magnitude(test_context(), n);
+  DeviceBuffer<int> bits(test_context(), n);
+  clamped.memory().fill_words(ptxrt::testing::poison_word);
+  magnitude.memory().fill_words(ptxrt::testing::poison_word);
+  bits.memory().fill_words(ptxrt::testing::poison_word);
+  module.kernel("standard_mix")
+      .launch({.grid = blocks_for(n, 128), .block = 128}, dx, dy, clamped, magnitude, bits, n);
+  const auto got_clamped = clamped.download(), got_magnitude = magnitude.download();
+  const auto got_bits = bits.download();
+  for (int i = 0; i < n; ++i) {
+    CAPTURE(i);
+    const float largest = std::max({x[i], y[i], x[(i + 1) % n]});
+    REQUIRE(got_clamped[i] == std::clamp(largest, -0.5f, 0.5f));
+    const float expected = std::abs(std::complex<float>(x[i], y[i]));
+    REQUIRE(std::fabs(got_magnitude[i] - expected) <= 4e-7f * expected);  // 3 ulp
+    REQUIRE(got_bits[i] ==
+            std::popcount(std::bit_cast<std::uint32_t>(x[i])) + 100 * std::gcd(i, 360));
   }
 }
