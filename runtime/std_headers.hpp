@@ -12,7 +12,7 @@
 
 namespace ptxrt::detail {
 
-// Both views come from string literals, so they are NUL-terminated, as NVRTC needs.
+// Both views are NUL-terminated, as NVRTC needs, and live as long as the process.
 struct NamedText {
   std::string_view name;  // as written in #include <...>: "cstdint", "math.h"
   std::string_view text;
