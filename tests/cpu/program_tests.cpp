@@ -174,15 +174,19 @@ TEST_CASE("quoted includes are found beside the file, along -I paths, and in nam
   CHECK_NOTHROW(ptxrt::compile(named, options_for("sm_80")));
 }
 
-TEST_CASE("the toolkit's device headers compile: cooperative groups, fp16, libcu++") {
+TEST_CASE("the toolkit's device headers compile: cooperative groups, fp16, libcu++, CUB blocks") {
   ptxrt::Program program = ptxrt::Program::from_string(
       "#include <cooperative_groups.h>\n#include <cuda_fp16.h>\n#include <cuda/std/array>\n"
+      "#include <cub/block/block_reduce.cuh>\n"
       "namespace cg = cooperative_groups;\n"
       "extern \"C\" __global__ void k(__half* out) {\n"
       "  cg::thread_block block = cg::this_thread_block();\n"
       "  cuda::std::array<float, 2> values{1.0f, 2.0f};\n"
+      "  using Reduce = cub::BlockReduce<float, 128>;\n"
+      "  __shared__ typename Reduce::TempStorage storage;\n"
+      "  const float sum = Reduce(storage).Sum(values[1]);\n"
       "  block.sync();\n"
-      "  out[block.thread_rank()] = __float2half(values[1]);\n"
+      "  out[block.thread_rank()] = __float2half(values[1] + sum);\n"
       "}\n");
   CHECK_NOTHROW(ptxrt::compile(program, options_for("compute_80", ptxrt::ImageFormat::ptx)));
 }
