@@ -1,5 +1,6 @@
 #include "std_headers.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -78,6 +79,10 @@ std::string libcu_include(std::string_view name) {
   return "#include <cuda/std/" + std::string(name) + ">\n";
 }
 
+std::string forwarding(std::string_view name) {
+  return libcu_include(name) + std::string(into_std);
+}
+
 std::string algorithm() {
   std::string body =
       "#if __has_include(<cuda/std/algorithm>)\n#include <cuda/std/algorithm>\n#else\n";
@@ -88,39 +93,28 @@ std::string algorithm() {
   return body + "#endif\n" + std::string(into_std);
 }
 
-struct Shim {
-  std::string name;
-  std::string text;
-};
-
-std::vector<Shim> make_shims() {
-  std::vector<Shim> shims;
+std::vector<NamedText> make_headers() {
+  std::vector<NamedText> headers;
   for (std::string_view name : forwarded)
-    shims.push_back(
-        {std::string(name), guarded(name, libcu_include(name) + std::string(into_std))});
+    headers.push_back({std::string(name), guarded(name, forwarding(name))});
   for (std::string_view name : macro_only)
-    shims.push_back({std::string(name), guarded(name, libcu_include(name))});
-  shims.push_back({"cmath", guarded("cmath", libcu_include("cmath") + std::string(into_std) +
-                                                 std::string(cmath_additions))});
-  shims.push_back({"cfloat", guarded("cfloat", std::string(cfloat_macros))});
-  shims.push_back({"cstdio", guarded("cstdio", std::string(cstdio_declarations))});
-  shims.push_back({"algorithm", guarded("algorithm", algorithm())});
-  for (auto [c_name, cpp_name] : c_headers)
-    for (std::size_t i = 0, count = shims.size(); i < count; ++i)
-      if (shims[i].name == cpp_name) shims.push_back({std::string(c_name), shims[i].text});
-  return shims;
+    headers.push_back({std::string(name), guarded(name, libcu_include(name))});
+  headers.push_back(
+      {"cmath", guarded("cmath", forwarding("cmath") + std::string(cmath_additions))});
+  headers.push_back({"cfloat", guarded("cfloat", std::string(cfloat_macros))});
+  headers.push_back({"cstdio", guarded("cstdio", std::string(cstdio_declarations))});
+  headers.push_back({"algorithm", guarded("algorithm", algorithm())});
+  for (auto [c_name, cpp_name] : c_headers) {
+    const auto cpp = std::ranges::find(headers, cpp_name, &NamedText::name);
+    headers.push_back({std::string(c_name), cpp->text});
+  }
+  return headers;
 }
 
 }  // namespace
 
 std::span<const NamedText> standard_headers() {
-  // Built once; the views point into `shims`, which is never changed afterwards.
-  static const std::vector<Shim> shims = make_shims();
-  static const std::vector<NamedText> headers = [] {
-    std::vector<NamedText> views;
-    for (const Shim& shim : shims) views.push_back({shim.name, shim.text});
-    return views;
-  }();
+  static const std::vector<NamedText> headers = make_headers();
   return headers;
 }
 

@@ -8,16 +8,16 @@
 #pragma once
 
 #include <span>
-#include <string_view>
+#include <string>
 
 namespace ptxrt::detail {
 
-// Both views are NUL-terminated, as NVRTC needs, and live as long as the process.
 struct NamedText {
-  std::string_view name;  // as written in #include <...>: "cstdint", "math.h"
-  std::string_view text;
+  std::string name;  // as written in #include <...>: "cstdint", "math.h"
+  std::string text;
 };
 
+// Built once; the texts stay put for the process, as NVRTC reads them through c_str().
 std::span<const NamedText> standard_headers();
 
 }  // namespace ptxrt::detail

@@ -70,13 +70,15 @@ void add_arch_option(CLI::App& command, std::string& arch) {
       ->capture_default_str();
 }
 
-void add_include_option(CLI::App& command, std::vector<std::string>& include_paths) {
-  command.add_option("-I,--include", include_paths,
-                     "a folder searched for #include \"...\"; repeatable");
+void NvrtcArguments::apply_to(CompileOptions& compile) const {
+  compile.include_paths.assign(include_paths.begin(), include_paths.end());
+  compile.extra_options = options;
 }
 
-void add_nvrtc_option(CLI::App& command, std::vector<std::string>& nvrtc_options) {
-  command.add_option("-X,--nvrtc-option", nvrtc_options,
+void add_nvrtc_arguments(CLI::App& command, NvrtcArguments& arguments) {
+  command.add_option("-I,--include", arguments.include_paths,
+                     "a folder searched for #include \"...\"; repeatable");
+  command.add_option("-X,--nvrtc-option", arguments.options,
                      "an option passed to NVRTC as is (-X --use_fast_math, -X -lineinfo); "
                      "repeatable");
 }

@@ -1,5 +1,6 @@
 // What the `ptxrt` commands share: the registration of each command group, the arguments several
-// commands take (<kernel|file.cu>, -D, --arch) turned into ptxrt values, and aligned tables.
+// commands take (<kernel|file.cu>, -D, -I, -X, --arch) turned into ptxrt values, and aligned
+// tables.
 //
 // Exit codes: 0 success, 1 a failure the user can fix (bad value, compile error; one message on
 // stderr naming the thing at fault), 2 a malformed command line (CLI11's parse errors), 130 (143)
@@ -35,11 +36,15 @@ void add_kernel_argument(CLI::App& command, std::string& kernel_or_file);
 void add_define_option(CLI::App& command, std::vector<std::string>& defines);
 void add_arch_option(CLI::App& command, std::string& arch);
 // -I: folders searched for a kernel file's #include "..."; -X: options passed to NVRTC as is.
-void add_include_option(CLI::App& command, std::vector<std::string>& include_paths);
-void add_nvrtc_option(CLI::App& command, std::vector<std::string>& nvrtc_options);
+struct NvrtcArguments {
+  std::vector<std::string> include_paths;
+  std::vector<std::string> options;
+
+  void apply_to(CompileOptions& compile) const;
+};
+void add_nvrtc_arguments(CLI::App& command, NvrtcArguments& arguments);
 // --db: the tuning database; `condition` ("with --tuned: ") prefixes its help.
-void add_database_option(CLI::App& command, std::string& database,
-                         std::string_view condition = "");
+void add_database_option(CLI::App& command, std::string& database, std::string_view condition = "");
 
 // "<kernel|file.cu>": an existing file is read as kernel source, anything else must be a builtin
 // kernel's name. Throws Error (not_found) naming the argument and the builtin kernels.

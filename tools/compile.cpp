@@ -13,8 +13,7 @@ namespace {
 struct CompileArguments {
   std::string kernel;
   std::vector<std::string> defines;
-  std::vector<std::string> include_paths;
-  std::vector<std::string> nvrtc_options;
+  NvrtcArguments nvrtc;
   std::string arch = "auto";
   std::string emit = "ptx";
   std::string output;  // "" or "-": stdout
@@ -42,8 +41,7 @@ void run_compile(const CompileArguments& arguments) {
   const Program program = load_program(arguments.kernel);
   CompileOptions options;
   options.defines = parse_defines(arguments.defines);
-  options.include_paths.assign(arguments.include_paths.begin(), arguments.include_paths.end());
-  options.extra_options = arguments.nvrtc_options;
+  arguments.nvrtc.apply_to(options);
   options.target = choose_target(arguments.arch, format);
   // Only what the user should read: ptxas' resource report is `ptxrt resources`' business.
   options.resource_usage = false;
@@ -60,8 +58,7 @@ void add_compile_commands(CLI::App& app) {
       app.add_subcommand("compile", "Compile a kernel to PTX (printed) or CUBIN (written with -o)");
   add_kernel_argument(*command, arguments->kernel);
   add_define_option(*command, arguments->defines);
-  add_include_option(*command, arguments->include_paths);
-  add_nvrtc_option(*command, arguments->nvrtc_options);
+  add_nvrtc_arguments(*command, arguments->nvrtc);
   add_arch_option(*command, arguments->arch);
   command->add_option("--emit", arguments->emit, "what to produce")
       ->check(CLI::IsMember({"ptx", "cubin"}))

@@ -40,10 +40,10 @@ std::vector<float> random_matrix(std::size_t count, unsigned seed) {
   return values;
 }
 
-// Enough digits to tell any two doubles apart.
-std::string exact(double value) {
+// `value` with `digits` significant digits, as "%.*g" writes it.
+std::string significant(double value, int digits) {
   std::ostringstream text;
-  text << std::setprecision(17) << value;
+  text << std::setprecision(digits) << value;
   return text.str();
 }
 
@@ -63,9 +63,8 @@ void print_run(const std::string& title, const host::MultiGpuMatmul& run) {
   print_totals(title, run);
   for (const host::DeviceShare& share : run.shares)
     std::cout << "  device " << share.device << ": rows " << share.rows.first << ".."
-              << share.rows.first + share.rows.count << ", upload "
-              << fixed(share.upload_ms, 1) << " ms, kernel "
-              << fixed(share.kernel_ms, 1) << " ms, download "
+              << share.rows.first + share.rows.count << ", upload " << fixed(share.upload_ms, 1)
+              << " ms, kernel " << fixed(share.kernel_ms, 1) << " ms, download "
               << fixed(share.download_ms, 1) << " ms\n";
 }
 
@@ -107,19 +106,20 @@ void print_run(const std::string& title, const host::MultiGpuClosestPair& run) {
   for (const host::ClosestPairShare& share : run.shares)
     std::cout << "  device " << share.device << ": tile pairs " << share.tile_pairs.first << ".."
               << share.tile_pairs.first + share.tile_pairs.count << ", upload "
-              << fixed(share.upload_ms, 1) << " ms, kernel "
-              << fixed(share.kernel_ms, 1) << " ms\n";
+              << fixed(share.upload_ms, 1) << " ms, kernel " << fixed(share.kernel_ms, 1)
+              << " ms\n";
 }
 
-// The pair and its distance, ties included, must be the single-GPU brute force's.
+// The pair and its distance, ties included, must be the single-GPU brute force's. Distances are
+// printed with 17 digits, which tell any two doubles apart.
 void check_equal(const host::ClosestPair& one, const host::MultiGpuClosestPair& split,
                  const std::string& title) {
   if (split.i != one.i || split.j != one.j || split.distance != one.distance)
     throw Error(ErrorKind::invalid_argument,
                 title + " found (" + std::to_string(split.i) + ", " + std::to_string(split.j) +
-                    ") at " + exact(split.distance) + ", one GPU's brute force (" +
+                    ") at " + significant(split.distance, 17) + ", one GPU's brute force (" +
                     std::to_string(one.i) + ", " + std::to_string(one.j) + ") at " +
-                    exact(one.distance));
+                    significant(one.distance, 17));
 }
 
 void run_closest_pair(const ClosestPairSettings& settings) {
@@ -150,7 +150,7 @@ void run_closest_pair(const ClosestPairSettings& settings) {
   print_speed_up(one, all);
   check_equal(reference, one, "1 GPU");
   check_equal(reference, all, title);
-  std::cout << "result: (" << all.i << ", " << all.j << ") at " << std::setprecision(9) << all.distance
+  std::cout << "result: (" << all.i << ", " << all.j << ") at " << significant(all.distance, 9)
             << ", the single-GPU brute force's pair and distance\n";
 }
 

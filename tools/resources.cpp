@@ -43,8 +43,7 @@ struct ResourcesArguments {
   std::string kernel;
   std::vector<std::string> defines;
   std::vector<std::string> sweeps;
-  std::vector<std::string> include_paths;
-  std::vector<std::string> nvrtc_options;
+  NvrtcArguments nvrtc;
   std::string arch = "auto";
   std::vector<int> blocks{256};
   bool json = false;
@@ -125,8 +124,7 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
   run_parallel(defines.size(), std::thread::hardware_concurrency(), [&](std::size_t index) {
     CompileOptions options;
     options.defines = defines[index];
-    options.include_paths.assign(arguments.include_paths.begin(), arguments.include_paths.end());
-    options.extra_options = arguments.nvrtc_options;
+    arguments.nvrtc.apply_to(options);
     options.target = target;
     options.resource_usage = true;
     per_configuration[index] = rows_for(compile(program, options), limits, arguments.blocks);
@@ -231,8 +229,7 @@ void add_resources_commands(CLI::App& app) {
   command->add_option("--sweep", arguments->sweeps,
                       "NAME=v1,v2,...: compile once per value; several --sweep give their "
                       "cartesian product; repeatable");
-  add_include_option(*command, arguments->include_paths);
-  add_nvrtc_option(*command, arguments->nvrtc_options);
+  add_nvrtc_arguments(*command, arguments->nvrtc);
   add_arch_option(*command, arguments->arch);
   command->add_option("--block", arguments->blocks, "threads per block for the occupancy: N[,M...]")
       ->delimiter(',')
