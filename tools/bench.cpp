@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "host/benchmark.hpp"
+#include "host/common/benchmark.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/manifest.hpp"
 #include "tools/host_commands.hpp"

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "host/closest_pair.hpp"
-#include "host/closest_pair_bench.hpp"
-#include "host/point_file.hpp"
-#include "host/point_generator.hpp"
+#include "host/closest_pair/closest_pair.hpp"
+#include "host/closest_pair/closest_pair_bench.hpp"
+#include "host/closest_pair/point_file.hpp"
+#include "host/closest_pair/point_generator.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
 

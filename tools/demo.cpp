@@ -8,7 +8,7 @@
 #include <random>
 
 #include "cli.hpp"
-#include "host/reference.hpp"
+#include "host/common/reference.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/occupancy.hpp"

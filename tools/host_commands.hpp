@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "host/run.hpp"
+#include "host/common/run.hpp"
 
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

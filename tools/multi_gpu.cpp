@@ -8,9 +8,9 @@
 #include <sstream>
 #include <string>
 
-#include "host/multi_gpu.hpp"
-#include "host/multi_gpu_closest_pair.hpp"
-#include "host/point_generator.hpp"
+#include "host/matmul/multi_gpu.hpp"
+#include "host/closest_pair/multi_gpu_closest_pair.hpp"
+#include "host/closest_pair/point_generator.hpp"
 #include "ptxrt/error.hpp"
 #include "tools/cli.hpp"
 

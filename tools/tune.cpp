@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "host/device_selection.hpp"
-#include "host/stop_signal.hpp"
-#include "host/tune_problems.hpp"
-#include "host/tune_worker.hpp"
+#include "host/common/device_selection.hpp"
+#include "host/tune/stop_signal.hpp"
+#include "host/tune/tune_problems.hpp"
+#include "host/tune/tune_worker.hpp"
 #include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/target.hpp"

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "driver_api.hpp"
+#include "driver/driver_api.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/ptxrt.hpp"

@@ -26,12 +26,12 @@
 #include <thread>
 #include <vector>
 
-#include "host/cublas.hpp"
-#include "host/random_data.hpp"
-#include "host/reference.hpp"
-#include "host/run.hpp"
-#include "host/sgemm.hpp"
-#include "host/timing.hpp"
+#include "host/matmul/cublas.hpp"
+#include "host/common/random_data.hpp"
+#include "host/common/reference.hpp"
+#include "host/common/run.hpp"
+#include "host/matmul/sgemm.hpp"
+#include "host/common/timing.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/jit.hpp"

@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "host/closest_pair.hpp"
-#include "host/closest_pair_cpu.hpp"
-#include "host/device_sort.hpp"
-#include "host/point_generator.hpp"
+#include "host/closest_pair/closest_pair.hpp"
+#include "host/closest_pair/closest_pair_cpu.hpp"
+#include "host/classic/device_sort.hpp"
+#include "host/closest_pair/point_generator.hpp"
 #include "ptx_src/closest_pair_math.cuh"
 #include "ptxrt/error.hpp"
 

@@ -12,19 +12,19 @@
 #include <limits>
 #include <string>
 
-#include "host/kernel_defines.hpp"
-#include "host/matmul.hpp"
-#include "host/matrix_add.hpp"
-#include "host/ppm.hpp"
-#include "host/random_data.hpp"
-#include "host/raytrace.hpp"
-#include "host/reduce.hpp"
-#include "host/simpson.hpp"
-#include "host/sizes.hpp"
-#include "host/sort.hpp"
-#include "host/timing.hpp"
-#include "host/transpose.hpp"
-#include "host/vector_add.hpp"
+#include "host/common/kernel_defines.hpp"
+#include "host/matmul/matmul.hpp"
+#include "host/matmul/matrix_add.hpp"
+#include "host/classic/ppm.hpp"
+#include "host/common/random_data.hpp"
+#include "host/classic/raytrace.hpp"
+#include "host/classic/reduce.hpp"
+#include "host/classic/simpson.hpp"
+#include "host/common/sizes.hpp"
+#include "host/classic/sort.hpp"
+#include "host/common/timing.hpp"
+#include "host/classic/transpose.hpp"
+#include "host/classic/vector_add.hpp"
 #include "ptxrt/error.hpp"
 
 namespace host = ptxrt::host;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "host/point_file.hpp"
+#include "host/closest_pair/point_file.hpp"
 #include "ptxrt/error.hpp"
 
 using namespace ptxrt;

@@ -6,7 +6,7 @@
 #include <numbers>
 #include <vector>
 
-#include "host/reference.hpp"
+#include "host/common/reference.hpp"
 #include "ptxrt/error.hpp"
 
 namespace host = ptxrt::host;

@@ -37,13 +37,13 @@ unsigned mode_of(const fs::path& path) {
 
 TEST_CASE("no source starts a shell, and only the tuner starts a program: its own worker") {
   // Calls, not words in comments: a name followed by "(". The tuner's worker process
-  // (host/child_process.cpp) is started with posix_spawn and no shell.
-  const fs::path worker_launcher = fs::path(PTXRT_SOURCE_DIR) / "host" / "child_process.cpp";
+  // (host/tune/child_process.cpp) is started with posix_spawn and no shell.
+  const fs::path worker_launcher = fs::path(PTXRT_SOURCE_DIR) / "host" / "tune" / "child_process.cpp";
   const std::regex spawn(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|fork|vfork|)"
                          R"(posix_spawnp?)\s*\()");
   std::size_t scanned = 0;
   std::vector<std::string> offenders;
-  for (const char* folder : {"runtime", "host", "tools"}) {
+  for (const char* folder : {"include", "runtime", "host", "tools"}) {
     for (const fs::path& file : regular_files_under(fs::path(PTXRT_SOURCE_DIR) / folder)) {
       std::ifstream in(file);
       std::string line;

@@ -6,7 +6,7 @@
 #include <array>
 #include <string>
 
-#include "host/sgemm.hpp"
+#include "host/matmul/sgemm.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/program.hpp"
 #include "ptxrt/resources.hpp"

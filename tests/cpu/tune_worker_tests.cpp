@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "host/child_process.hpp"
-#include "host/tune_problems.hpp"
-#include "host/tune_worker.hpp"
+#include "host/tune/child_process.hpp"
+#include "host/tune/tune_problems.hpp"
+#include "host/tune/tune_worker.hpp"
 #include "process.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"

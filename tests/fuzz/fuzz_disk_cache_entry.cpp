@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "disk_cache_entry.hpp"
+#include "jit/disk_cache_entry.hpp"
 #include "ptxrt/hash.hpp"
 #include "ptxrt/image.hpp"
 

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "gpu_fixture.hpp"
-#include "host/closest_pair.hpp"
-#include "host/closest_pair_cpu.hpp"
-#include "host/device_sort.hpp"
-#include "host/point_generator.hpp"
-#include "host/reference.hpp"
+#include "host/closest_pair/closest_pair.hpp"
+#include "host/closest_pair/closest_pair_cpu.hpp"
+#include "host/classic/device_sort.hpp"
+#include "host/closest_pair/point_generator.hpp"
+#include "host/common/reference.hpp"
 
 using namespace ptxrt;
 using namespace ptxrt::host;

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "gpu_fixture.hpp"
-#include "host/reference.hpp"
+#include "host/common/reference.hpp"
 #include "ptxrt/library.hpp"
 
 using namespace ptxrt;

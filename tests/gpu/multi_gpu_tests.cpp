@@ -9,12 +9,12 @@
 #include <random>
 
 #include "gpu_fixture.hpp"
-#include "host/closest_pair_cpu.hpp"
-#include "host/closest_pair_gpu.hpp"
-#include "host/multi_gpu.hpp"
-#include "host/multi_gpu_closest_pair.hpp"
-#include "host/point_generator.hpp"
-#include "host/reference.hpp"
+#include "host/closest_pair/closest_pair_cpu.hpp"
+#include "host/closest_pair/closest_pair_gpu.hpp"
+#include "host/matmul/multi_gpu.hpp"
+#include "host/closest_pair/multi_gpu_closest_pair.hpp"
+#include "host/closest_pair/point_generator.hpp"
+#include "host/common/reference.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::random_floats;

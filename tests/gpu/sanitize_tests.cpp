@@ -10,19 +10,19 @@
 #include <vector>
 
 #include "gpu_fixture.hpp"
-#include "host/aos_soa.hpp"
-#include "host/closest_pair.hpp"
-#include "host/matmul.hpp"
-#include "host/matrix_add.hpp"
-#include "host/point_generator.hpp"
-#include "host/raytrace.hpp"
-#include "host/reduce.hpp"
-#include "host/reference.hpp"
-#include "host/sgemm.hpp"
-#include "host/simpson.hpp"
-#include "host/sort.hpp"
-#include "host/transpose.hpp"
-#include "host/vector_add.hpp"
+#include "host/classic/aos_soa.hpp"
+#include "host/closest_pair/closest_pair.hpp"
+#include "host/matmul/matmul.hpp"
+#include "host/matmul/matrix_add.hpp"
+#include "host/closest_pair/point_generator.hpp"
+#include "host/classic/raytrace.hpp"
+#include "host/classic/reduce.hpp"
+#include "host/common/reference.hpp"
+#include "host/matmul/sgemm.hpp"
+#include "host/classic/simpson.hpp"
+#include "host/classic/sort.hpp"
+#include "host/classic/transpose.hpp"
+#include "host/classic/vector_add.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Define;

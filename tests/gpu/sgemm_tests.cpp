@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gpu_fixture.hpp"
-#include "host/reference.hpp"
-#include "host/sgemm.hpp"
+#include "host/common/reference.hpp"
+#include "host/matmul/sgemm.hpp"
 
 using namespace ptxrt;
 using ptxrt::host::SgemmConfig;

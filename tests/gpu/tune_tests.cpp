@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpu_fixture.hpp"
-#include "host/tune_problems.hpp"
+#include "host/tune/tune_problems.hpp"
 #include "process.hpp"
 #include "ptxrt/tuning_database.hpp"
 

@@ -1,0 +1,33 @@
+#include "host/closest_pair/closest_pair_bench.hpp"
+
+#include "host/closest_pair/point_generator.hpp"
+
+namespace ptxrt::host {
+
+std::vector<std::size_t> closest_pair_bench_sizes(std::size_t max_n) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 1'000'000; n <= max_n; n *= 10) sizes.push_back(n);
+  if (sizes.empty()) sizes.push_back(max_n);
+  return sizes;
+}
+
+std::vector<ClosestPairBenchRow> run_closest_pair_bench(const ClosestPairBenchOptions& options) {
+  std::vector<ClosestPairBenchRow> rows;
+  for (std::size_t n : closest_pair_bench_sizes(options.max_n)) {
+    const std::vector<Point2> points = generate_points(n, PointDistribution::uniform, options.seed);
+    std::vector<ClosestPairMethod> methods{ClosestPairMethod::grid,
+                                           ClosestPairMethod::divide_conquer};
+    if (n <= options.brute_force_max_n) methods.push_back(ClosestPairMethod::brute_force);
+    if (n <= options.cpu_max_n) methods.push_back(ClosestPairMethod::cpu_divide_conquer);
+    const std::size_t first_row = rows.size();
+    for (ClosestPairMethod method : methods) {
+      if (is_gpu_method(method)) closest_pair(points, method, options.closest_pair);
+      const ClosestPair found = closest_pair(points, method, options.closest_pair);
+      const double reference = rows.size() > first_row ? rows[first_row].distance : found.distance;
+      rows.push_back({n, method, found.times, found.distance, found.distance == reference});
+    }
+  }
+  return rows;
+}
+
+}  // namespace ptxrt::host

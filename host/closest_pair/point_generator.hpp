@@ -1,0 +1,27 @@
+// Random 2-D point sets for the closest-pair programs and tests. Deterministic for a given
+// (n, distribution, seed) with this standard library. Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "host/closest_pair/closest_pair.hpp"
+
+namespace ptxrt::host {
+
+enum class PointDistribution {
+  uniform,    // the unit square
+  normal,     // standard normal in x and y
+  clustered,  // 64 centres in the unit square, each point normal around one (sigma 0.01)
+};
+
+std::string_view to_string(PointDistribution distribution);  // "uniform", "normal", "clustered"
+// Unknown names are Error(invalid_argument) listing the valid ones.
+PointDistribution parse_point_distribution(std::string_view name);
+
+std::vector<Point2> generate_points(std::size_t n, PointDistribution distribution,
+                                    std::uint64_t seed);
+
+}  // namespace ptxrt::host

@@ -1,0 +1,83 @@
+#include "host/matmul/matmul.hpp"
+
+#include "host/common/kernel_defines.hpp"
+#include "host/common/random_data.hpp"
+#include "host/common/reference.hpp"
+#include "host/common/sizes.hpp"
+#include "host/common/timing.hpp"
+#include "ptxrt/error.hpp"
+
+namespace ptxrt::host {
+
+MatmulVariant parse_matmul_variant(std::string_view name) {
+  if (name == "naive") return MatmulVariant::naive;
+  if (name == "tiled") return MatmulVariant::tiled;
+  throw Error(ErrorKind::invalid_argument,
+              "matmul variant '" + std::string(name) + "' is unknown: expected naive or tiled");
+}
+
+std::string_view to_string(MatmulVariant variant) {
+  return variant == MatmulVariant::naive ? "naive" : "tiled";
+}
+
+MatmulPlan plan_matmul(std::int64_t m, std::int64_t n, std::int64_t k, MatmulVariant variant,
+                       std::vector<Define> defines) {
+  const int rows = positive_int("matmul m", m);
+  const int cols = positive_int("matmul n", n);
+  const int inner = positive_int("matmul k", k);
+  const auto size = [](int value) { return static_cast<std::size_t>(value); };
+  checked_product("matmul m*k", {size(rows), size(inner)}, sizeof(float));
+  checked_product("matmul k*n", {size(inner), size(cols)}, sizeof(float));
+  checked_product("matmul m*n", {size(rows), size(cols)}, sizeof(float));
+
+  const bool tiled = variant == MatmulVariant::tiled;
+  Program program = Program::builtin(tiled ? "matmul_tiled" : "matmul_naive");
+  std::vector<Define> resolved = resolve_defines(program, std::move(defines));
+  const auto tile =
+      static_cast<unsigned>(define_int(resolved, tiled ? "TILE_WIDTH" : "BLOCK_SIZE"));
+  const Dim3 grid{blocks_for(static_cast<unsigned>(cols), tile),
+                  blocks_for(static_cast<unsigned>(rows), tile)};
+  return {rows,
+          cols,
+          inner,
+          variant,
+          std::move(program),
+          tiled ? "matmul_tiled" : "matmul_naive",
+          std::move(resolved),
+          grid,
+          Dim3{tile, tile}};
+}
+
+Run time_matmul(Jit& jit, const Context& context, const MatmulPlan& plan,
+                const DeviceBuffer<float>& a, const DeviceBuffer<float>& b, DeviceBuffer<float>& c,
+                int repeats) {
+  const Kernel kernel =
+      jit.kernel(plan.program, compile_options(plan.defines), context, plan.entry);
+  Run run = describe_launch("matmul", plan.entry, plan.defines, plan.grid, plan.block);
+  run.median_ms = median_launch_ms(
+      context, repeats, [&] { c.memory().fill_words(poison_word); },
+      [&] {
+        kernel.launch({.grid = plan.grid, .block = plan.block}, a, b, c, plan.m, plan.n, plan.k);
+      });
+  run.rate = giga_per_second(2.0 * plan.m * plan.n * static_cast<double>(plan.k), run.median_ms);
+  run.rate_unit = "GFLOP/s";
+  return run;
+}
+
+Run run_matmul(Jit& jit, const Context& context, const MatmulPlan& plan,
+               const RunOptions& options) {
+  const auto m = static_cast<std::size_t>(plan.m);
+  const auto n = static_cast<std::size_t>(plan.n);
+  const auto k = static_cast<std::size_t>(plan.k);
+  const std::vector<float> a = random_floats(m * k, options.seed, 0);
+  const std::vector<float> b = random_floats(k * n, options.seed, 1);
+  const DeviceBuffer<float> device_a(context, std::span<const float>(a));
+  const DeviceBuffer<float> device_b(context, std::span<const float>(b));
+  DeviceBuffer<float> device_c(context, m * n);
+  Run run = time_matmul(jit, context, plan, device_a, device_b, device_c, options.repeats);
+  if (options.verify)
+    record_comparison(run, device_c.download(), matmul(a, b, m, n, k), matmul_tolerance);
+  return run;
+}
+
+}  // namespace ptxrt::host

@@ -1,0 +1,406 @@
+#include "host/tune/tune_problems.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <sstream>
+
+#include "host/closest_pair/closest_pair.hpp"
+#include "host/matmul/cublas.hpp"
+#include "host/common/kernel_defines.hpp"
+#include "host/matmul/matmul.hpp"
+#include "host/closest_pair/point_generator.hpp"
+#include "host/common/random_data.hpp"
+#include "host/common/reference.hpp"
+#include "host/common/run.hpp"
+#include "host/matmul/sgemm.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/log.hpp"
+#include "ptxrt/stream.hpp"
+#include "ptxrt/target.hpp"
+
+namespace ptxrt::host {
+
+namespace {
+
+// Products up to this many multiply-adds are checked against the CPU's fp64 reference; larger
+// ones against cuBLAS (or, without it, the default SGEMM config), which the CPU would take
+// minutes to match.
+constexpr double cpu_reference_limit = 134217728.0;  // 512³
+constexpr std::uint64_t input_seed = 1;
+
+// Writes twice the L2's size between timed runs, so that no run finds its inputs in L2 left
+// there by the one before.
+class L2Flush {
+ public:
+  explicit L2Flush(const Context& context)
+      : scratch_(context, 2 * static_cast<std::size_t>(std::max(
+                                  context.device().properties().l2_cache_bytes, 1 << 20))) {}
+  void operator()() { scratch_.fill_bytes(++value_); }
+
+ private:
+  DeviceMemory scratch_;
+  std::uint8_t value_ = 0;
+};
+
+// One run of `launch` between events on the default stream, the L2 flushed before.
+class EventTimer {
+ public:
+  explicit EventTimer(const Context& context) : flush_(context), start_(context), end_(context) {}
+  double sample(const std::function<void()>& launch) {
+    flush_();
+    start_.record();
+    launch();
+    end_.record();
+    return Event::elapsed_ms(start_, end_);
+  }
+
+ private:
+  L2Flush flush_;
+  Event start_;
+  Event end_;
+};
+
+Measurement timed(const TimingResult& timing, double work, double scale, std::string unit) {
+  Measurement measurement;
+  measurement.status = timing.cut ? MeasurementStatus::cut : MeasurementStatus::ok;
+  measurement.median_ms = timing.median_ms;
+  measurement.spread = timing.spread;
+  measurement.runs = timing.runs;
+  measurement.rate = timing.median_ms > 0.0 ? work / timing.median_ms / scale : 0.0;
+  measurement.rate_unit = std::move(unit);
+  if (timing.cut)
+    measurement.detail = "cut after " + std::to_string(timing.runs) + " runs: slower than the best";
+  else if (!timing.converged)
+    measurement.detail = "spread " + std::to_string(timing.spread * 100.0) + "% after " +
+                         std::to_string(timing.runs) + " runs";
+  return measurement;
+}
+
+std::string format_error(double error) {
+  std::ostringstream text;
+  text << error;
+  return text.str();
+}
+
+// A, B and C of an m×n×k product on the GPU, and C's reference.
+class ProductSession : public TuneSession {
+ public:
+  ProductSession(Jit& jit, const Context& context, const std::vector<std::int64_t>& size)
+      : jit_(jit),
+        context_(context),
+        m_(static_cast<int>(size[0])),
+        n_(static_cast<int>(size[1])),
+        k_(static_cast<int>(size[2])),
+        a_(context, std::span<const float>(random_floats(count(m_, k_), input_seed, 0))),
+        b_(context, std::span<const float>(random_floats(count(k_, n_), input_seed, 1))),
+        c_(context, count(m_, n_)),
+        timer_(context) {
+    compute_reference();
+  }
+
+  std::optional<Measurement> peer(const TimingPolicy& policy) override {
+    const CublasAvailability cublas = find_cublas();
+    if (!cublas.library) return std::nullopt;
+    const Cublas handle(cublas.library, context_);
+    Measurement measurement =
+        time(policy, std::nullopt, [&] { handle.sgemm_row_major(a_, b_, c_, m_, n_, k_); });
+    measurement.detail = "cuBLAS SGEMM (" + cublas.description + ")";
+    return measurement;
+  }
+
+ protected:
+  // Verifies, then times, the product `launch` computes into c_.
+  Measurement verify_and_time(const TimingPolicy& policy, std::optional<double> best_ms,
+                              const std::function<void()>& launch) {
+    c_.memory().fill_words(poison_word);
+    launch();
+    const double error = compare(c_.download(), reference_).max_relative_error;
+    if (!(error <= matmul_tolerance)) {
+      Measurement wrong;
+      wrong.status = MeasurementStatus::wrong;
+      wrong.max_error = error;
+      wrong.detail = "max relative error " + format_error(error) + " over the tolerance " +
+                     format_error(matmul_tolerance) + " against " + reference_name_;
+      return wrong;
+    }
+    Measurement measurement = time(policy, best_ms, launch);
+    measurement.max_error = error;
+    return measurement;
+  }
+
+  const DeviceBuffer<float>& a() const { return a_; }
+  const DeviceBuffer<float>& b() const { return b_; }
+  DeviceBuffer<float>& c() { return c_; }
+
+  Jit& jit_;
+  Context context_;
+  int m_, n_, k_;
+
+ private:
+  static std::size_t count(int rows, int columns) {
+    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns);
+  }
+
+  Measurement time(const TimingPolicy& policy, std::optional<double> best_ms,
+                   const std::function<void()>& launch) {
+    const TimingResult timing =
+        time_samples(policy, best_ms, [&] { return timer_.sample(launch); });
+    return timed(timing, 2.0 * m_ * n_ * static_cast<double>(k_), 1e6, "GFLOP/s");
+  }
+
+  void compute_reference() {
+    if (static_cast<double>(m_) * n_ * k_ <= cpu_reference_limit) {
+      reference_ = matmul(a_.download(), b_.download(), static_cast<std::size_t>(m_),
+                          static_cast<std::size_t>(n_), static_cast<std::size_t>(k_));
+      reference_name_ = "the CPU's fp64 product";
+      return;
+    }
+    if (const CublasAvailability cublas = find_cublas(); cublas.library) {
+      Cublas(cublas.library, context_).sgemm_row_major(a_, b_, c_, m_, n_, k_);
+      reference_name_ = "cuBLAS";
+    } else {
+      sgemm(jit_, context_, a_, b_, c_, m_, n_, k_,
+            default_sgemm_config(context_.device().properties()));
+      reference_name_ = "the default SGEMM config";
+    }
+    reference_ = c_.download();
+  }
+
+  DeviceBuffer<float> a_;
+  DeviceBuffer<float> b_;
+  DeviceBuffer<float> c_;
+  std::vector<float> reference_;
+  std::string reference_name_;
+  EventTimer timer_;
+};
+
+class MatmulSession : public ProductSession {
+ public:
+  MatmulSession(Jit& jit, const Context& context, const std::vector<std::int64_t>& size,
+                Program program)
+      : ProductSession(jit, context, size), program_(std::move(program)) {}
+
+  Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
+                      std::optional<double> best_ms) override {
+    const Kernel kernel =
+        jit_.kernel(program_, compile_options(config.defines()), context_, "matmul_tiled");
+    const auto tile = static_cast<unsigned>(config.at("TILE_WIDTH"));
+    const LaunchConfig launch{.grid = Dim3(blocks_for(static_cast<unsigned>(n_), tile),
+                                           blocks_for(static_cast<unsigned>(m_), tile)),
+                              .block = Dim3(tile, tile)};
+    return verify_and_time(policy, best_ms,
+                           [&] { kernel.launch(launch, a(), b(), c(), m_, n_, k_); });
+  }
+
+ private:
+  Program program_;
+};
+
+SgemmConfig sgemm_config_of(const TuningConfig& config) {
+  const SgemmConfig defaults;
+  const auto value = [&](std::string_view name, int fallback) {
+    return static_cast<int>(config.find(name).value_or(fallback));
+  };
+  return {value("WARPS_M", defaults.warps_m),
+          value("WARPS_N", defaults.warps_n),
+          value("LANES_M", defaults.lanes_m),
+          value("TM", defaults.thread_m),
+          value("TN", defaults.thread_n),
+          value("BK", defaults.block_k),
+          value("STAGES", defaults.stages),
+          value("MIN_BLOCKS", defaults.min_blocks),
+          value("GROUP_M", defaults.group_m),
+          value("VECTOR_A", defaults.vector_a) != 0,
+          value("SKIP_IDLE_WARPS", defaults.skip_idle_warps) != 0};
+}
+
+class SgemmSession : public ProductSession {
+ public:
+  using ProductSession::ProductSession;
+
+  Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
+                      std::optional<double> best_ms) override {
+    const SgemmConfig sgemm_config = sgemm_config_of(config);
+    return verify_and_time(policy, best_ms,
+                           [&] { sgemm(jit_, context_, a(), b(), c(), m_, n_, k_, sgemm_config); });
+  }
+};
+
+class ClosestPairSession : public TuneSession {
+ public:
+  ClosestPairSession(Jit& jit, const Context& context, std::int64_t n)
+      : jit_(jit),
+        context_(context),
+        points_(
+            generate_points(static_cast<std::size_t>(n), PointDistribution::uniform, input_seed)),
+        reference_(closest_pair(points_, ClosestPairMethod::cpu_divide_conquer).distance),
+        flush_(context) {}
+
+  Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
+                      std::optional<double> best_ms) override {
+    const ClosestPairOptions options{
+        .base = static_cast<int>(config.at("BASE")), .context = context_, .jit = &jit_};
+    const ClosestPair found = closest_pair(points_, ClosestPairMethod::divide_conquer, options);
+    if (found.distance != reference_) {
+      Measurement wrong;
+      wrong.status = MeasurementStatus::wrong;
+      wrong.max_error = reference_ > 0.0 ? std::abs(found.distance - reference_) / reference_
+                                         : std::abs(found.distance);
+      wrong.detail = "distance " + format_error(found.distance) + " differs from the CPU's " +
+                     format_error(reference_);
+      return wrong;
+    }
+    const TimingResult timing = time_samples(policy, best_ms, [&] {
+      flush_();
+      const ClosestPair run = closest_pair(points_, ClosestPairMethod::divide_conquer, options);
+      return run.times.sort_ms + run.times.rest_ms;
+    });
+    return timed(timing, static_cast<double>(points_.size()), 1e3, "Mpoint/s");
+  }
+
+  std::optional<Measurement> peer(const TimingPolicy&) override { return std::nullopt; }
+
+ private:
+  Jit& jit_;
+  Context context_;
+  std::vector<Point2> points_;
+  double reference_;
+  L2Flush flush_;
+};
+
+std::int64_t parse_positive(std::string_view text, std::string_view whole) {
+  std::int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 1 || value > INT_MAX)
+    throw Error(ErrorKind::invalid_argument, "size '" + std::string(whole) + "': '" +
+                                                 std::string(text) +
+                                                 "' is not a whole number from 1 to 2^31-1");
+  return value;
+}
+
+bool is_product(std::string_view problem) { return problem == "matmul" || problem == "sgemm"; }
+
+TuneProblem matmul_problem(std::vector<std::int64_t> size, const std::filesystem::path& source) {
+  Program program = source.empty() ? Program::builtin("matmul_tiled") : Program::from_file(source);
+  TuningSpace space = TuningSpace::from_manifest(program.manifest());
+  TuneProblem problem{"matmul", program, "matmul_tiled", std::move(space), std::move(size), {}, {}};
+  problem.shape = [](const TuningConfig& config) {
+    const std::int64_t tile = config.at("TILE_WIDTH");
+    return LaunchShape{static_cast<int>(tile * tile), 0};
+  };
+  problem.open_session = [size = problem.size, program](Jit& jit, const Context& context) {
+    return std::make_unique<MatmulSession>(jit, context, size, program);
+  };
+  return problem;
+}
+
+TuneProblem sgemm_problem(std::vector<std::int64_t> size, const DeviceProperties& device) {
+  Program program = Program::builtin("sgemm");
+  TuningSpace space = TuningSpace::from_manifest(program.manifest());
+  space.add_constraint("sgemm_config_problem (host/sgemm.hpp)",
+                       [device](const TuningConfig& config) {
+                         return sgemm_config_problem(sgemm_config_of(config), device);
+                       });
+  TuneProblem problem{"sgemm", program, "sgemm_aligned", std::move(space), std::move(size), {}, {}};
+  problem.shape = [](const TuningConfig& config) {
+    const SgemmConfig sgemm_config = sgemm_config_of(config);
+    return LaunchShape{sgemm_config.threads(), sgemm_config.shared_bytes()};
+  };
+  problem.open_session = [size = problem.size](Jit& jit, const Context& context) {
+    return std::make_unique<SgemmSession>(jit, context, size);
+  };
+  return problem;
+}
+
+TuneProblem closest_pair_problem(std::vector<std::int64_t> size) {
+  Program program = Program::builtin("closest_pair");
+  TuningSpace space = TuningSpace::from_manifest(program.manifest());
+  TuneProblem problem{"closest-pair",  program, "dc_leaves", std::move(space),
+                      std::move(size), {},      {}};
+  problem.shape = [](const TuningConfig& config) {
+    return LaunchShape{static_cast<int>(config.at("BASE")), 0};
+  };
+  problem.open_session = [n = problem.size[0]](Jit& jit, const Context& context) {
+    return std::make_unique<ClosestPairSession>(jit, context, n);
+  };
+  return problem;
+}
+
+}  // namespace
+
+const std::vector<std::string>& tune_problem_names() {
+  static const std::vector<std::string> names{"matmul", "sgemm", "closest-pair"};
+  return names;
+}
+
+std::vector<std::int64_t> parse_tune_size(std::string_view problem, std::string_view text) {
+  std::vector<std::int64_t> size;
+  for (std::string_view rest = text;;) {
+    const std::size_t cross = rest.find('x');
+    size.push_back(parse_positive(rest.substr(0, cross), text));
+    if (cross == std::string_view::npos) break;
+    rest.remove_prefix(cross + 1);
+  }
+  if (is_product(problem)) {
+    if (size.size() == 1) size.assign(3, size[0]);
+    if (size.size() != 3)
+      throw Error(ErrorKind::invalid_argument,
+                  std::string(problem) + " size '" + std::string(text) + "': expected N or MxNxK");
+    return size;
+  }
+  if (size.size() != 1 || size[0] < 2)
+    throw Error(ErrorKind::invalid_argument, std::string(problem) + " size '" + std::string(text) +
+                                                 "': expected a number of points, at least 2");
+  return size;
+}
+
+std::vector<std::int64_t> default_tune_size(std::string_view problem) {
+  if (is_product(problem)) return {1024, 1024, 1024};
+  return {1 << 20};
+}
+
+TuneProblem make_tune_problem(std::string_view name, std::vector<std::int64_t> size,
+                              const DeviceProperties& device, const std::filesystem::path& source) {
+  const auto& names = tune_problem_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw Error(ErrorKind::invalid_argument, "no tuning problem '" + std::string(name) +
+                                                 "': expected matmul, sgemm or "
+                                                 "closest-pair");
+  if (!source.empty() && name != "matmul")
+    throw Error(
+        ErrorKind::invalid_argument,
+        "--source applies to matmul only (a file with matmul_tiled's entry and TILE_WIDTH)");
+  if (size.size() != (is_product(name) ? 3u : 1u))
+    throw Error(ErrorKind::invalid_argument, std::string(name) + ": size " + format_size(size) +
+                                                 " has the wrong number of dimensions");
+  if (name == "matmul") return matmul_problem(std::move(size), source);
+  if (name == "sgemm") return sgemm_problem(std::move(size), device);
+  return closest_pair_problem(std::move(size));
+}
+
+TunedChoice choose_tuned(const TuneProblem& problem, const DeviceProperties& device,
+                         const TuningDatabase& database) {
+  TunedChoice choice =
+      choose(database.records(), tune_key(problem, device), problem.space.default_config());
+  if (log::enabled(log::Level::info))
+    log::write(log::Level::info, "tuned " + problem.name + " " + format_size(problem.size) + ": " +
+                                     choice.describe());
+  return choice;
+}
+
+TunedMatmul plan_matmul_tuned(std::int64_t m, std::int64_t n, std::int64_t k,
+                              const DeviceProperties& device, const TuningDatabase& database) {
+  TunedChoice choice = choose_tuned(matmul_problem({m, n, k}, {}), device, database);
+  MatmulPlan plan = plan_matmul(m, n, k, MatmulVariant::tiled, choice.config.defines());
+  return {std::move(plan), std::move(choice)};
+}
+
+TuningKey tune_key(const TuneProblem& problem, const DeviceProperties& device) {
+  return {problem.name, source_hash(problem.program), problem.space.describe(),
+          device.name,  device.compute_capability(),  nvrtc_version(),
+          problem.size};
+}
+
+}  // namespace ptxrt::host

@@ -1,0 +1,182 @@
+#include "host/tune/tune_worker.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+
+#include <istream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "ptxrt/error.hpp"
+#include "ptxrt/log.hpp"
+
+namespace ptxrt::host {
+
+using nlohmann::json;
+
+namespace {
+
+Measurement failed(const TuningConfig& config, MeasurementStatus status, std::string detail) {
+  Measurement measurement;
+  measurement.config = config;
+  measurement.status = status;
+  measurement.detail = std::move(detail);
+  return measurement;
+}
+
+json config_json(const TuningConfig& config) {
+  json object = json::object();
+  for (const Define& define : config.defines()) object[define.name] = define.value;
+  return object;
+}
+
+// An exception's message need not be UTF-8, which JSON requires: such bytes go as U+FFFD.
+void answer(std::ostream& out, const json& reply) {
+  out << reply.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+}
+
+json measurement_reply(const Measurement& measurement, bool restart) {
+  return {{"measurement", json::parse(measurement_to_json(measurement))}, {"restart", restart}};
+}
+
+}  // namespace
+
+WorkerMeasurer::WorkerMeasurer(std::vector<std::string> command, std::optional<int> device,
+                               std::chrono::seconds config_timeout,
+                               std::chrono::seconds startup_timeout)
+    : command_(std::move(command)),
+      device_(device),
+      config_timeout_(config_timeout),
+      startup_timeout_(startup_timeout) {}
+
+ChildProcess& WorkerMeasurer::worker() {
+  if (worker_) return *worker_;
+  worker_.emplace(command_);
+  ++workers_started_;
+  const std::optional<std::string> line = worker_->read_line(startup_timeout_);
+  std::string problem;
+  if (!line) {
+    problem = "the tuning worker did not get ready: it " + worker_->terminate();
+  } else {
+    const json reply = json::parse(*line, nullptr, false);
+    if (reply.is_object() && reply.value("ready", false)) return *worker_;
+    problem = reply.is_object() && reply.contains("error")
+                  ? "the tuning worker could not start: " + reply["error"].get<std::string>()
+                  : "the tuning worker said '" + *line + "' instead of ready";
+    worker_->terminate();
+  }
+  worker_.reset();
+  throw Error(ErrorKind::driver, problem);
+}
+
+std::optional<std::string> WorkerMeasurer::ask(const std::string& request, std::string& failure) {
+  ChildProcess& child = worker();
+  std::optional<std::string> line;
+  const bool sent = child.send_line(request);
+  if (sent) line = child.read_line(config_timeout_);
+  if (line) return line;
+  const bool hung = sent && !child.closed();
+  const std::string ended = child.terminate();
+  failure = hung ? "no answer within " + std::to_string(config_timeout_.count()) +
+                       " s: the worker was stopped (" + ended + ")"
+                 : "the worker " + ended + " while running it";
+  worker_.reset();
+  return std::nullopt;
+}
+
+Measurement WorkerMeasurer::measure(const Candidate& candidate, std::optional<double> best_ms) {
+  Measurement measurement = measure_on_worker(candidate, best_ms);
+  measurement.device = device_;
+  return measurement;
+}
+
+Measurement WorkerMeasurer::measure_on_worker(const Candidate& candidate,
+                                              std::optional<double> best_ms) {
+  const json request{{"config", config_json(candidate.config)},
+                     {"best_ms", best_ms ? json(*best_ms) : json()}};
+  std::string failure;
+  const std::optional<std::string> line = ask(request.dump(), failure);
+  if (!line) return failed(candidate.config, MeasurementStatus::crashed, failure);
+  const json reply = json::parse(*line, nullptr, false);
+  if (!reply.is_object() || !reply.contains("measurement")) {
+    worker_.reset();
+    return failed(candidate.config, MeasurementStatus::crashed,
+                  "the worker answered '" + *line + "'");
+  }
+  Measurement measurement = measurement_from_json(reply["measurement"].dump());
+  if (reply.value("restart", false)) worker_.reset();
+  return measurement;
+}
+
+std::optional<Measurement> WorkerMeasurer::peer() {
+  std::string failure;
+  std::optional<std::string> line;
+  try {
+    line = ask(json{{"peer", true}}.dump(), failure);
+  } catch (const Error& error) {
+    failure = error.what();
+  }
+  if (!line) {
+    // The tune's results stand without the comparison.
+    log::write(log::Level::warning, "timing the peer failed: " + failure);
+    return std::nullopt;
+  }
+  const json reply = json::parse(*line, nullptr, false);
+  if (!reply.is_object() || !reply.contains("measurement")) return std::nullopt;
+  Measurement measurement = measurement_from_json(reply["measurement"].dump());
+  measurement.device = device_;
+  return measurement;
+}
+
+void tie_worker_to_parent() {
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+int run_tune_worker(const std::function<std::unique_ptr<TuneSession>()>& open,
+                    const TimingPolicy& policy, std::istream& in, std::ostream& out) {
+  std::unique_ptr<TuneSession> session;
+  try {
+    session = open();
+  } catch (const std::exception& error) {
+    answer(out, {{"error", error.what()}});
+    return 1;
+  }
+  answer(out, {{"ready", true}});
+  for (std::string line; std::getline(in, line);) {
+    const json request = json::parse(line, nullptr, false);
+    if (!request.is_object()) {
+      answer(out, {{"error", "not a request: " + line}});
+      return 1;
+    }
+    if (request.contains("peer")) {
+      std::optional<Measurement> peer;
+      try {
+        peer = session->peer(policy);
+      } catch (const std::exception& error) {
+        log::write(log::Level::warning, std::string("timing the peer failed: ") + error.what());
+      }
+      answer(out, peer ? measurement_reply(*peer, false) : json{{"peer", nullptr}});
+      continue;
+    }
+    std::vector<Define> defines;
+    for (const auto& [name, value] : request.at("config").items())
+      defines.push_back({name, value.get<std::string>()});
+    const TuningConfig config(std::move(defines));
+    const json& best = request.at("best_ms");
+    const std::optional<double> best_ms =
+        best.is_number() ? std::optional<double>(best.get<double>()) : std::nullopt;
+    try {
+      Measurement measurement = session->measure(config, policy, best_ms);
+      measurement.config = config;
+      answer(out, measurement_reply(measurement, false));
+    } catch (const std::exception& error) {
+      answer(out, measurement_reply(failed(config, MeasurementStatus::failed, error.what()), true));
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace ptxrt::host

@@ -1,0 +1,101 @@
+#include "ptxrt/error.hpp"
+
+#include "driver/driver_api.hpp"
+
+namespace ptxrt {
+
+std::string_view to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::driver: return "driver";
+    case ErrorKind::sticky: return "sticky";
+    case ErrorKind::no_driver: return "no_driver";
+    case ErrorKind::no_device: return "no_device";
+    case ErrorKind::nvrtc: return "nvrtc";
+    case ErrorKind::compile: return "compile";
+    case ErrorKind::invalid_argument: return "invalid_argument";
+    case ErrorKind::not_found: return "not_found";
+    case ErrorKind::io: return "io";
+  }
+  return "unknown";
+}
+
+Error::Error(ErrorKind kind, std::string message, std::string call, int code,
+             std::string code_name, std::string context)
+    : std::runtime_error(std::move(message)),
+      kind_(kind),
+      call_(std::move(call)),
+      code_(code),
+      code_name_(std::move(code_name)),
+      context_(std::move(context)) {}
+
+bool is_sticky_result(CUresult result) noexcept {
+  switch (result) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+std::string compose(std::string_view call, std::string_view name, std::string_view description,
+                    std::string_view context) {
+  std::string message(call);
+  message += " failed: ";
+  message += name;
+  if (!description.empty()) {
+    message += " (";
+    message += description;
+    message += ")";
+  }
+  if (!context.empty()) {
+    message += " while ";
+    message += context;
+  }
+  return message;
+}
+
+}  // namespace
+
+void throw_driver_error(CUresult result, std::string_view call, std::string_view context) {
+  const char* name = nullptr;
+  const char* description = nullptr;
+  if (const detail::DriverApi* api = detail::loaded_driver()) {
+    api->cuGetErrorName(result, &name);
+    api->cuGetErrorString(result, &description);
+  }
+  std::string code_name = name ? name : "CUresult " + std::to_string(static_cast<int>(result));
+  std::string message = compose(call, code_name, description ? description : "", context);
+  ErrorKind kind = ErrorKind::driver;
+  if (is_sticky_result(result)) {
+    kind = ErrorKind::sticky;
+    message +=
+        "; this is a sticky error: the context is now unusable, so destroy it (with its modules "
+        "and buffers); current drivers keep the device unusable for the whole process, so run "
+        "kernels that may fault in a worker process";
+  } else if (result == CUDA_ERROR_NOT_FOUND) {
+    kind = ErrorKind::not_found;
+  }
+  throw Error(kind, std::move(message), std::string(call), static_cast<int>(result),
+              std::move(code_name), std::string(context));
+}
+
+void throw_nvrtc_error(nvrtcResult result, std::string_view call, std::string_view context) {
+  std::string code_name = nvrtcGetErrorString(result);
+  std::string message = compose(call, code_name, "", context);
+  throw Error(ErrorKind::nvrtc, std::move(message), std::string(call),
+              static_cast<int>(result), std::move(code_name), std::string(context));
+}
+
+}  // namespace ptxrt

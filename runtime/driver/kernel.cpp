@@ -1,0 +1,213 @@
+#include "ptxrt/kernel.hpp"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+
+#include "driver/driver_api.hpp"
+#include "driver/kernel_state.hpp"
+#include "ptxrt/device.hpp"
+#include "ptxrt/error.hpp"
+
+namespace ptxrt {
+namespace {
+
+std::string type_name(const std::type_info& type) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(
+      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && demangled ? demangled.get() : type.name();
+}
+
+[[noreturn]] void invalid_launch(std::string_view who, const std::string& problem) {
+  throw Error(ErrorKind::invalid_argument, std::string(who) + ": " + problem, "", 0, "",
+              std::string(who));
+}
+
+int function_attribute(CUfunction function, CUfunction_attribute which, const char* what,
+                       const std::string& who) {
+  int value = 0;
+  check(detail::driver().cuFuncGetAttribute(&value, which, function), "cuFuncGetAttribute",
+        std::string("reading ") + what + " of " + who);
+  return value;
+}
+
+std::vector<ParameterInfo> parameter_layout(CUfunction function, bool& available) {
+  std::vector<ParameterInfo> layout;
+  const detail::DriverApi& api = detail::driver();
+  available = api.cuFuncGetParamInfo != nullptr;
+  if (!available) return layout;
+  // The driver has no parameter count: ask index by index until it says the index is past the end.
+  for (std::size_t index = 0;; ++index) {
+    ParameterInfo info;
+    CUresult result = api.cuFuncGetParamInfo(function, index, &info.offset, &info.bytes);
+    if (result == CUDA_ERROR_INVALID_VALUE) break;
+    check(result, "cuFuncGetParamInfo");
+    layout.push_back(info);
+  }
+  return layout;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::shared_ptr<KernelState> make_kernel_state(std::string name, std::string label,
+                                               CUfunction function, const Context& context) {
+  auto state = std::make_shared<KernelState>(std::move(name), std::move(label), function, context);
+  const std::string& who = state->description;
+  const DeviceProperties& device = context.device().properties();
+  state->limits.max_block_dim = device.max_block_dim;
+  state->limits.max_grid_dim = device.max_grid_dim;
+  state->limits.shared_memory_per_block_optin = device.shared_memory_per_block_optin;
+  state->limits.max_threads_per_block = function_attribute(
+      function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block", who);
+  state->limits.static_shared_bytes = function_attribute(
+      function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory", who);
+  state->max_dynamic_shared_bytes = static_cast<std::size_t>(function_attribute(
+      function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "dynamic shared memory", who));
+  state->parameters = parameter_layout(function, state->has_parameter_layout);
+  return state;
+}
+
+}  // namespace detail
+
+std::string to_string(const Dim3& dims) {
+  return std::to_string(dims.x) + "x" + std::to_string(dims.y) + "x" + std::to_string(dims.z);
+}
+
+void check_arguments_against_layout(const std::vector<ParameterInfo>& layout,
+                                    const ArgumentSignature& signature, std::string_view who) {
+  if (signature.sizes.size() != layout.size())
+    invalid_launch(who, "takes " + std::to_string(layout.size()) + " argument(s), but " +
+                            std::to_string(signature.sizes.size()) + " were given");
+  for (std::size_t i = 0; i < layout.size(); ++i) {
+    if (signature.sizes[i] != layout[i].bytes)
+      invalid_launch(who, "argument " + std::to_string(i) + " is " +
+                              std::to_string(layout[i].bytes) + " bytes in the kernel, but a " +
+                              std::to_string(signature.sizes[i]) + "-byte " +
+                              type_name(*signature.types[i]) + " was given");
+  }
+}
+
+void check_launch_geometry(const LaunchConfig& config, const LaunchLimits& limits,
+                           std::string_view who) {
+  const Dim3& block = config.block;
+  const Dim3& grid = config.grid;
+  const std::array<unsigned, 3> block_dims{block.x, block.y, block.z};
+  const std::array<unsigned, 3> grid_dims{grid.x, grid.y, grid.z};
+  static constexpr const char* axes[] = {"x", "y", "z"};
+  for (int axis = 0; axis < 3; ++axis) {
+    if (block_dims[axis] == 0 || grid_dims[axis] == 0)
+      invalid_launch(who, "grid " + to_string(grid) + " with block " + to_string(block) +
+                              " has an empty dimension (every dimension must be at least 1)");
+    if (block_dims[axis] > static_cast<unsigned>(limits.max_block_dim[axis]))
+      invalid_launch(who, "block " + to_string(block) + " has " + axes[axis] + " = " +
+                              std::to_string(block_dims[axis]) + ", over the device's max " +
+                              std::to_string(limits.max_block_dim[axis]));
+    if (grid_dims[axis] > static_cast<unsigned>(limits.max_grid_dim[axis]))
+      invalid_launch(who, "grid " + to_string(grid) + " has " + axes[axis] + " = " +
+                              std::to_string(grid_dims[axis]) + ", over the device's max " +
+                              std::to_string(limits.max_grid_dim[axis]));
+  }
+  if (block.count() > static_cast<unsigned long long>(limits.max_threads_per_block))
+    invalid_launch(who, "block " + to_string(block) + " = " + std::to_string(block.count()) +
+                            " threads exceeds the kernel's max " +
+                            std::to_string(limits.max_threads_per_block) +
+                            " threads per block");
+  const std::size_t available =
+      static_cast<std::size_t>(limits.shared_memory_per_block_optin - limits.static_shared_bytes);
+  if (config.dynamic_shared_bytes > available)
+    invalid_launch(who, std::to_string(config.dynamic_shared_bytes) +
+                            " bytes of dynamic shared memory exceed the " +
+                            std::to_string(available) + " bytes available (opt-in limit " +
+                            std::to_string(limits.shared_memory_per_block_optin) + " minus " +
+                            std::to_string(limits.static_shared_bytes) + " static)");
+}
+
+const std::string& Kernel::name() const noexcept { return state_->name; }
+CUfunction Kernel::handle() const noexcept { return state_->function; }
+const Context& Kernel::context() const noexcept { return state_->context; }
+const std::vector<ParameterInfo>& Kernel::parameters() const noexcept {
+  return state_->parameters;
+}
+bool Kernel::has_parameter_layout() const noexcept { return state_->has_parameter_layout; }
+
+const std::string& Kernel::describe() const noexcept { return state_->description; }
+
+KernelAttributes Kernel::attributes() const {
+  const detail::DriverApi& api = detail::driver();
+  KernelAttributes attributes;
+  const std::pair<int*, CUfunction_attribute> wanted[] = {
+      {&attributes.registers, CU_FUNC_ATTRIBUTE_NUM_REGS},
+      {&attributes.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
+      {&attributes.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES},
+      {&attributes.constant_bytes, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES},
+      {&attributes.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES},
+      {&attributes.ptx_version, CU_FUNC_ATTRIBUTE_PTX_VERSION},
+      {&attributes.binary_version, CU_FUNC_ATTRIBUTE_BINARY_VERSION},
+      {&attributes.max_dynamic_shared_bytes, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES}};
+  for (auto [field, attribute] : wanted)
+    check(api.cuFuncGetAttribute(field, attribute, state_->function), "cuFuncGetAttribute",
+          "reading the attributes of " + describe());
+  return attributes;
+}
+
+void Kernel::set_max_dynamic_shared_bytes(std::size_t bytes) const {
+  std::lock_guard lock(state_->opt_in_mutex);
+  if (bytes <= state_->max_dynamic_shared_bytes.load()) return;
+  ContextGuard guard(state_->context);
+  check(detail::driver().cuFuncSetAttribute(state_->function,
+                                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            static_cast<int>(bytes)),
+        "cuFuncSetAttribute",
+        "opting " + describe() + " in to " + std::to_string(bytes) +
+            " bytes of dynamic shared memory");
+  state_->max_dynamic_shared_bytes.store(bytes);
+}
+
+int Kernel::max_active_blocks_per_sm(int block_threads, std::size_t dynamic_shared_bytes) const {
+  ContextGuard guard(state_->context);
+  int blocks = 0;
+  check(detail::driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, state_->function, block_threads, dynamic_shared_bytes),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor", "computing the occupancy of " + describe());
+  return blocks;
+}
+
+void Kernel::check_arguments(const ArgumentSignature& signature) const {
+  detail::KernelState& state = *state_;
+  for (const auto& slot : state.verified)
+    if (slot.load(std::memory_order_acquire) == &signature) return;
+  std::lock_guard lock(state.verify_mutex);
+  if (state.has_parameter_layout)
+    check_arguments_against_layout(state.parameters, signature, describe());
+  for (auto& slot : state.verified) {
+    const ArgumentSignature* empty = nullptr;
+    if (slot.load(std::memory_order_relaxed) == &signature ||
+        slot.compare_exchange_strong(empty, &signature, std::memory_order_release))
+      return;
+  }
+  // Every slot holds another type list: this one is checked again next time, which is correct.
+}
+
+void Kernel::launch_raw(const LaunchConfig& config, const ArgumentSignature& signature,
+                        void** parameters) const {
+  detail::KernelState& state = *state_;
+  check_launch_geometry(config, state.limits, describe());
+  check_arguments(signature);
+  if (config.dynamic_shared_bytes > state.max_dynamic_shared_bytes.load(std::memory_order_relaxed))
+    set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
+  ContextGuard guard(state.context);
+  const CUresult result = detail::driver().cuLaunchKernel(
+      state.function, config.grid.x, config.grid.y, config.grid.z, config.block.x,
+      config.block.y, config.block.z, static_cast<unsigned>(config.dynamic_shared_bytes),
+      config.stream, parameters, nullptr);
+  if (result != CUDA_SUCCESS) [[unlikely]]
+    check(result, "cuLaunchKernel",
+          "launching " + describe() + " with grid " + to_string(config.grid) + ", block " +
+              to_string(config.block) + ", " + std::to_string(config.dynamic_shared_bytes) +
+              " bytes of dynamic shared memory");
+}
+
+}  // namespace ptxrt

@@ -1,0 +1,171 @@
+#include "ptxrt/memory.hpp"
+
+#include <cstdint>
+#include <utility>
+
+#include "driver/driver_api.hpp"
+#include "ptxrt/error.hpp"
+
+namespace ptxrt {
+namespace {
+
+std::string describe_bytes(std::size_t bytes) {
+  return std::to_string(bytes) + " bytes";
+}
+
+// Makes the one driver call `call` returns with `context` current, and checks it; zero bytes need
+// no call, and no context switch.
+template <class Call>
+void call_in_context(const Context& context, std::size_t bytes, std::string_view name,
+                     std::string_view what, Call call) {
+  if (bytes == 0) return;
+  ContextGuard guard(context);
+  check(call(detail::driver()), name, what);
+}
+
+}  // namespace
+
+namespace detail {
+
+void copy_to_device(const Context& context, CUdeviceptr destination, const void* source,
+                    std::size_t bytes, CUstream stream, bool async, std::string_view what) {
+  call_in_context(context, bytes, async ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD", what,
+                  [&](const DriverApi& api) {
+                    return async ? api.cuMemcpyHtoDAsync(destination, source, bytes, stream)
+                                 : api.cuMemcpyHtoD(destination, source, bytes);
+                  });
+}
+
+void copy_from_device(const Context& context, void* destination, CUdeviceptr source,
+                      std::size_t bytes, CUstream stream, bool async, std::string_view what) {
+  call_in_context(context, bytes, async ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH", what,
+                  [&](const DriverApi& api) {
+                    return async ? api.cuMemcpyDtoHAsync(destination, source, bytes, stream)
+                                 : api.cuMemcpyDtoH(destination, source, bytes);
+                  });
+}
+
+std::size_t array_bytes(std::size_t count, std::size_t element_bytes) {
+  if (element_bytes != 0 && count > SIZE_MAX / element_bytes)
+    throw Error(ErrorKind::invalid_argument,
+                std::to_string(count) + " elements of " + describe_bytes(element_bytes) +
+                    " overflow size_t");
+  return count * element_bytes;
+}
+
+}  // namespace detail
+
+DeviceMemory::DeviceMemory(const Context& context, std::size_t bytes)
+    : context_(context), bytes_(bytes) {
+  if (bytes == 0) return;  // cuMemAlloc rejects 0; an empty buffer needs no memory
+  ContextGuard guard(context_);
+  check(detail::driver().cuMemAlloc(&address_, bytes), "cuMemAlloc",
+        "allocating " + describe_bytes(bytes) + " on device " +
+            std::to_string(context_.device().ordinal()));
+}
+
+DeviceMemory::~DeviceMemory() { release(); }
+
+DeviceMemory::DeviceMemory(DeviceMemory&& other) noexcept
+    : context_(other.context_),
+      address_(std::exchange(other.address_, 0)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
+  if (this != &other) {
+    release();
+    context_ = other.context_;
+    address_ = std::exchange(other.address_, 0);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceMemory::release() noexcept {
+  if (!address_) return;
+  // cuMemFree needs the owning context current on this thread.
+  try {
+    ContextGuard guard(context_);
+    detail::driver().cuMemFree(std::exchange(address_, 0));
+  } catch (const Error&) {
+    // Destructors cannot throw; if the context cannot be made current the memory is lost with it.
+  }
+}
+
+void DeviceMemory::check_range(std::size_t bytes, std::size_t offset, const char* what) const {
+  if (offset > bytes_ || bytes > bytes_ - offset)
+    throw Error(ErrorKind::invalid_argument,
+                std::string(what) + " of " + describe_bytes(bytes) + " at offset " +
+                    std::to_string(offset) + " does not fit a device buffer of " +
+                    describe_bytes(bytes_));
+}
+
+void DeviceMemory::upload_bytes(const void* source, std::size_t bytes, std::size_t offset,
+                                CUstream stream, bool async) {
+  check_range(bytes, offset, "upload");
+  detail::copy_to_device(context_, address_ + offset, source, bytes, stream, async,
+                         "uploading " + describe_bytes(bytes));
+}
+
+void DeviceMemory::download_bytes(void* destination, std::size_t bytes, std::size_t offset,
+                                  CUstream stream, bool async) const {
+  check_range(bytes, offset, "download");
+  detail::copy_from_device(context_, destination, address_ + offset, bytes, stream, async,
+                           "downloading " + describe_bytes(bytes));
+}
+
+void DeviceMemory::copy_from(const DeviceMemory& source, std::size_t bytes, CUstream stream) {
+  check_range(bytes, 0, "device-to-device copy");
+  source.check_range(bytes, 0, "device-to-device copy");
+  call_in_context(context_, bytes, "cuMemcpyDtoDAsync", "copying " + describe_bytes(bytes),
+                  [&](const detail::DriverApi& api) {
+                    return api.cuMemcpyDtoDAsync(address_, source.address_, bytes, stream);
+                  });
+}
+
+void DeviceMemory::fill_bytes(std::uint8_t value, CUstream stream) {
+  call_in_context(context_, bytes_, "cuMemsetD8Async", {}, [&](const detail::DriverApi& api) {
+    return api.cuMemsetD8Async(address_, value, bytes_, stream);
+  });
+}
+
+void DeviceMemory::fill_words(std::uint32_t word, CUstream stream) {
+  if (bytes_ % 4 != 0)
+    throw Error(ErrorKind::invalid_argument,
+                "fill_words needs a size that is a multiple of 4 bytes, got " +
+                    describe_bytes(bytes_));
+  call_in_context(context_, bytes_, "cuMemsetD32Async", {}, [&](const detail::DriverApi& api) {
+    return api.cuMemsetD32Async(address_, word, bytes_ / 4, stream);
+  });
+}
+
+PinnedMemory::PinnedMemory(const Context& context, std::size_t bytes)
+    : context_(context), bytes_(bytes) {
+  if (bytes == 0) return;
+  ContextGuard guard(context_);
+  check(detail::driver().cuMemHostAlloc(&data_, bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc",
+        "allocating " + describe_bytes(bytes) + " of pinned host memory");
+}
+
+PinnedMemory::~PinnedMemory() { release(); }
+
+PinnedMemory::PinnedMemory(PinnedMemory&& other) noexcept
+    : context_(other.context_),
+      data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
+
+PinnedMemory& PinnedMemory::operator=(PinnedMemory&& other) noexcept {
+  if (this != &other) {
+    release();
+    context_ = other.context_;
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void PinnedMemory::release() noexcept {
+  if (data_) detail::driver().cuMemFreeHost(std::exchange(data_, nullptr));
+}
+
+}  // namespace ptxrt

@@ -1,0 +1,102 @@
+#include "tune/measurer_pool.hpp"
+
+#include <algorithm>
+
+#include "ptxrt/error.hpp"
+
+namespace ptxrt::detail {
+
+MeasurerPool::MeasurerPool(std::span<Measurer* const> measurers) {
+  if (measurers.empty()) throw Error(ErrorKind::invalid_argument, "tune: no measurer given");
+  for (Measurer* measurer : measurers) {
+    if (measurer == nullptr)
+      throw Error(ErrorKind::invalid_argument,
+                  "tune: measurer " + std::to_string(lanes_.size()) + " is null");
+    lanes_.push_back({measurer, std::nullopt, false});
+  }
+  if (lanes_.size() > 1)
+    for (std::size_t lane = 0; lane < lanes_.size(); ++lane)
+      threads_.emplace_back([this, lane] { serve(lane); });
+}
+
+MeasurerPool::~MeasurerPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  threads_.clear();
+}
+
+void MeasurerPool::serve(std::size_t lane) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || lanes_[lane].job.has_value(); });
+    if (!lanes_[lane].job) return;
+    Job job = std::move(*lanes_[lane].job);
+    lanes_[lane].job.reset();
+    Measurer& measurer = *lanes_[lane].measurer;
+    lock.unlock();
+    Outcome outcome{{std::move(job.candidate), {}}, nullptr};
+    try {
+      outcome.finished.measurement = measurer.measure(outcome.finished.candidate, job.best_ms);
+    } catch (...) {
+      outcome.error = std::current_exception();
+    }
+    lock.lock();
+    finished_.push_back(std::move(outcome));
+    lanes_[lane].busy = false;
+    changed_.notify_all();
+  }
+}
+
+bool MeasurerPool::any_free() const {
+  return std::any_of(lanes_.begin(), lanes_.end(), [](const Lane& lane) { return !lane.busy; });
+}
+
+bool MeasurerPool::any_busy() const {
+  return std::any_of(lanes_.begin(), lanes_.end(), [](const Lane& lane) { return lane.busy; });
+}
+
+std::vector<MeasurerPool::Finished> MeasurerPool::take_finished() {
+  std::vector<Finished> taken;
+  std::exception_ptr error;
+  for (Outcome& outcome : finished_) {
+    if (outcome.error && !error) error = outcome.error;
+    if (!outcome.error) taken.push_back(std::move(outcome.finished));
+  }
+  finished_.clear();
+  if (error) std::rethrow_exception(error);
+  return taken;
+}
+
+std::vector<MeasurerPool::Finished> MeasurerPool::wait_for_free() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return any_free(); });
+  return take_finished();
+}
+
+void MeasurerPool::start(const Candidate& candidate, std::optional<double> best_ms) {
+  if (threads_.empty()) {
+    // One measurer: on this thread, a throw going straight to the caller.
+    Measurement measurement = lanes_.front().measurer->measure(candidate, best_ms);
+    finished_.push_back({{candidate, std::move(measurement)}, nullptr});
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    const auto free_lane =
+        std::find_if(lanes_.begin(), lanes_.end(), [](const Lane& lane) { return !lane.busy; });
+    free_lane->busy = true;
+    free_lane->job = Job{candidate, best_ms};
+  }
+  changed_.notify_all();
+}
+
+std::vector<MeasurerPool::Finished> MeasurerPool::collect(bool all) {
+  std::unique_lock lock(mutex_);
+  if (all) changed_.wait(lock, [&] { return !any_busy(); });
+  return take_finished();
+}
+
+}  // namespace ptxrt::detail

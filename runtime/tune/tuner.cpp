@@ -1,0 +1,442 @@
+#include "ptxrt/tuner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+
+#include "tune/measurer_pool.hpp"
+#include "ptxrt/error.hpp"
+
+namespace ptxrt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(position);
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  const double fraction = position - static_cast<double>(below);
+  return sorted[below] + (sorted[above] - sorted[below]) * fraction;
+}
+
+double median_of(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  return quantile(samples, 0.5);
+}
+
+Candidate compile_safely(const CandidateCompiler& compile, const TuningConfig& config) {
+  try {
+    return compile(config);
+  } catch (const std::exception& error) {
+    return {config, Candidate::State::compile_failed, error.what(), std::nullopt, std::nullopt};
+  }
+}
+
+// Compiles configs on `threads` threads, handing results over as they finish. Destroying the
+// pool stops it taking new configs and waits for the compiles in flight.
+class CompilePool {
+ public:
+  CompilePool(const std::vector<TuningConfig>& configs, const CandidateCompiler& compile,
+              unsigned threads)
+      : configs_(configs), compile_(compile) {
+    const std::size_t count = std::min<std::size_t>(std::max(1u, threads), configs.size());
+    for (std::size_t i = 0; i < count; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~CompilePool() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    threads_.clear();
+  }
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  // The next finished compile, or nothing once every config has been handed over.
+  std::optional<Candidate> next() {
+    std::unique_lock lock(mutex_);
+    if (delivered_ == configs_.size()) return std::nullopt;
+    finished_.wait(lock, [&] { return !done_.empty(); });
+    Candidate candidate = std::move(done_.front());
+    done_.pop_front();
+    ++delivered_;
+    return candidate;
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::size_t index = 0;
+      {
+        std::lock_guard lock(mutex_);
+        if (stopping_ || next_ == configs_.size()) return;
+        index = next_++;
+      }
+      Candidate candidate = compile_safely(compile_, configs_[index]);
+      {
+        std::lock_guard lock(mutex_);
+        done_.push_back(std::move(candidate));
+      }
+      finished_.notify_one();
+    }
+  }
+
+  const std::vector<TuningConfig>& configs_;
+  const CandidateCompiler& compile_;
+  std::mutex mutex_;
+  std::condition_variable finished_;
+  std::deque<Candidate> done_;
+  std::size_t next_ = 0;
+  std::size_t delivered_ = 0;
+  bool stopping_ = false;
+  std::vector<std::jthread> threads_;  // last: joined before the members above are destroyed
+};
+
+std::string spill_note(const Candidate& candidate) {
+  return "spills " + std::to_string(*candidate.resources->spill_store_bytes) + " bytes stored, " +
+         std::to_string(*candidate.resources->spill_load_bytes) + " loaded";
+}
+
+// One tune in progress: what has been handled, the best so far, the stopping rules. Measurements
+// are folded in on the tune's thread as they land, whichever measurer took them.
+class TuneRun {
+ public:
+  TuneRun(std::span<Measurer* const> measurers, const TuneOptions& options,
+          const std::function<void(const TuneProgress&)>& progress, TuneReport& report,
+          std::size_t total)
+      : measurers_(measurers),
+        options_(options),
+        progress_(progress),
+        report_(report),
+        total_(total) {
+    if (std::optional<Measurement> best = fastest(report.resumed)) best_ = std::move(best);
+  }
+
+  // False once the budget, the time limit or a stop request says to stop.
+  bool wants_more() const {
+    if (options_.stop && options_.stop->load()) return false;
+    if (options_.budget && started_ >= *options_.budget) return false;
+    if (options_.time_limit_seconds && seconds_since(start_) >= *options_.time_limit_seconds)
+      return false;
+    return true;
+  }
+
+  void handle(const Candidate& candidate) {
+    ++handled_;
+    if (candidate.state == Candidate::State::compile_failed) {
+      report_.compile_failures.push_back({candidate.config, candidate.reason});
+      record({candidate.config, MeasurementStatus::failed, 0, 0, 0, 0, "", 0,
+              "compile: " + candidate.reason});
+      settled();
+    } else {
+      ++report_.compiled;
+      if (candidate.state == Candidate::State::pruned) {
+        report_.pruned_by_resources.push_back({candidate.config, candidate.reason});
+        settled();
+      } else {
+        measure(candidate);
+      }
+    }
+  }
+
+  void finish() {
+    fold(measurers_.collect(true));
+    report_.not_reached = total_ - handled_;
+    report_.winner = best_;
+  }
+
+ private:
+  // Hands the candidate to the first free measurer with the best time known by then.
+  void measure(const Candidate& candidate) {
+    fold(measurers_.wait_for_free());
+    record({candidate.config, MeasurementStatus::started, 0, 0, 0, 0, "", 0, ""});
+    ++started_;
+    measurers_.start(candidate, best_ ? std::optional<double>(best_->median_ms) : std::nullopt);
+    fold(measurers_.collect(false));
+  }
+
+  void fold(std::vector<detail::MeasurerPool::Finished> finished) {
+    for (auto& [candidate, measurement] : finished) {
+      measurement.config = candidate.config;
+      if (candidate.spill_bytes() > 0)
+        measurement.detail +=
+            std::string(measurement.detail.empty() ? "" : "; ") + spill_note(candidate);
+      record(measurement);
+      if (measurement.status == MeasurementStatus::ok &&
+          (!best_ || measurement.median_ms < best_->median_ms))
+        best_ = measurement;
+      report_.results.push_back({std::move(measurement), candidate.resources, candidate.occupancy});
+      settled();
+    }
+  }
+
+  // One more config has its outcome.
+  void settled() {
+    ++done_;
+    report_progress();
+  }
+
+  void record(const Measurement& measurement) const {
+    if (options_.database) options_.database->record(options_.key, measurement);
+  }
+
+  void report_progress() const {
+    if (!progress_) return;
+    const double elapsed = seconds_since(start_);
+    const double eta = elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+    progress_({done_, total_, best_, elapsed, eta});
+  }
+
+  detail::MeasurerPool measurers_;
+  const TuneOptions& options_;
+  const std::function<void(const TuneProgress&)>& progress_;
+  TuneReport& report_;
+  std::size_t total_;
+  std::size_t handled_ = 0;  // handed to the run: settled or in flight
+  std::size_t started_ = 0;  // handed to a measurer
+  std::size_t done_ = 0;     // settled
+  std::optional<Measurement> best_;
+  Clock::time_point start_ = Clock::now();
+};
+
+// Splits the allowed configs into those to run and those the database has finished (resume).
+std::vector<TuningConfig> still_to_run(const std::vector<TuningConfig>& allowed,
+                                       const TuneOptions& options, TuneReport& report) {
+  if (!options.resume || options.database == nullptr) return allowed;
+  const std::vector<Measurement> recorded = options.database->measurements(options.key);
+  std::vector<TuningConfig> remaining;
+  for (const TuningConfig& config : allowed) {
+    auto found = std::find_if(recorded.begin(), recorded.end(), [&](const Measurement& m) {
+      return m.config == config && m.finished();
+    });
+    if (found == recorded.end())
+      remaining.push_back(config);
+    else
+      report.resumed.push_back(*found);
+  }
+  return remaining;
+}
+
+// Compiles everything (on the pool, or inline), then orders the ready ones by predicted
+// occupancy, highest first, then by registers, fewest first. A stop request ends the compiling
+// early: nothing is timed after it anyway.
+std::vector<Candidate> compile_by_occupancy(const std::vector<TuningConfig>& configs,
+                                            const CandidateCompiler& compile, unsigned threads,
+                                            const std::atomic<bool>* stop) {
+  const auto stopped = [stop] { return stop && stop->load(); };
+  std::vector<Candidate> candidates;
+  if (threads == 0) {
+    for (std::size_t i = 0; i < configs.size() && !stopped(); ++i)
+      candidates.push_back(compile_safely(compile, configs[i]));
+  } else {
+    CompilePool pool(configs, compile, threads);
+    while (std::optional<Candidate> candidate = pool.next()) {
+      candidates.push_back(*candidate);
+      if (stopped()) break;
+    }
+  }
+  const auto rank = [](const Candidate& c) {
+    const double fraction = c.occupancy ? c.occupancy->fraction : 0.0;
+    const int registers = c.resources ? c.resources->registers : 0;
+    return std::make_pair(-fraction, registers);
+  };
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const Candidate& a, const Candidate& b) { return rank(a) < rank(b); });
+  // Failures first: they cost nothing to record and must not wait behind a budget.
+  std::stable_partition(candidates.begin(), candidates.end(),
+                        [](const Candidate& c) { return c.state != Candidate::State::ready; });
+  return candidates;
+}
+
+}  // namespace
+
+std::string_view to_string(TuningStrategy strategy) {
+  switch (strategy) {
+    case TuningStrategy::exhaustive:
+      return "exhaustive";
+    case TuningStrategy::random:
+      return "random";
+    case TuningStrategy::occupancy:
+      return "occupancy";
+  }
+  return "unknown";
+}
+
+TuningStrategy parse_tuning_strategy(std::string_view name) {
+  for (TuningStrategy strategy :
+       {TuningStrategy::exhaustive, TuningStrategy::random, TuningStrategy::occupancy})
+    if (to_string(strategy) == name) return strategy;
+  throw Error(ErrorKind::invalid_argument, "tuning strategy '" + std::string(name) +
+                                               "' is unknown: expected exhaustive, random or "
+                                               "occupancy");
+}
+
+std::size_t Candidate::spill_bytes() const {
+  if (!resources) return 0;
+  return resources->spill_store_bytes.value_or(0) + resources->spill_load_bytes.value_or(0);
+}
+
+std::optional<std::string> launch_problem(const KernelResources& resources,
+                                          const LaunchShape& shape,
+                                          const DeviceProperties& device) {
+  const std::string threads = std::to_string(shape.block_threads);
+  if (shape.block_threads < 1) return "a block of " + threads + " threads cannot launch";
+  if (shape.block_threads > device.max_threads_per_block)
+    return "a block of " + threads + " threads exceeds the device's " +
+           std::to_string(device.max_threads_per_block);
+  if (resources.max_threads_per_block > 0 && shape.block_threads > resources.max_threads_per_block)
+    return "a block of " + threads + " threads exceeds the kernel's launch bound of " +
+           std::to_string(resources.max_threads_per_block);
+  const std::size_t shared = resources.static_shared_bytes + shape.dynamic_shared_bytes;
+  if (shared > static_cast<std::size_t>(device.shared_memory_per_block_optin))
+    return std::to_string(shared) + " bytes of shared memory per block exceed the device's " +
+           std::to_string(device.shared_memory_per_block_optin);
+  const long long registers = static_cast<long long>(resources.registers) * shape.block_threads;
+  if (registers > device.registers_per_block)
+    return std::to_string(resources.registers) + " registers × " + threads +
+           " threads exceed the " + std::to_string(device.registers_per_block) +
+           " registers of a block";
+  try {
+    const Occupancy occupancy =
+        compute_occupancy(arch_limits(device.cc_major, device.cc_minor), resources,
+                          shape.block_threads, shape.dynamic_shared_bytes);
+    if (occupancy.active_blocks_per_sm == 0) return occupancy.reason;
+  } catch (const Error&) {
+    // A capability the occupancy table does not know: the per-block checks above are all we have.
+  }
+  return std::nullopt;
+}
+
+CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptions base,
+                                         std::string entry,
+                                         std::function<LaunchShape(const TuningConfig&)> shape,
+                                         DeviceProperties device) {
+  if (base.target.arch.empty())
+    throw Error(ErrorKind::invalid_argument, "tuning " + program.name() + ": no target arch");
+  return [&jit, program = std::move(program), base = std::move(base), entry = std::move(entry),
+          shape = std::move(shape), device = std::move(device)](const TuningConfig& config) {
+    Candidate candidate{config, Candidate::State::ready, {}, std::nullopt, std::nullopt};
+    CompileOptions options = base;
+    options.defines.insert(options.defines.end(), config.defines().begin(), config.defines().end());
+    const int driver_version =
+        options.target.format == ImageFormat::ptx ? device.driver_version : 0;
+    std::shared_ptr<const Image> image;
+    try {
+      image = jit.image(program, options, driver_version);
+    } catch (const Error& error) {
+      return Candidate{config, Candidate::State::compile_failed, error.what(), std::nullopt,
+                       std::nullopt};
+    }
+    std::vector<KernelResources> kernels = parse_ptxas_info(image->compile_log);
+    if (image->format == ImageFormat::cubin)
+      kernels = merge(read_cubin_resources(image->data), kernels);
+    auto found = std::find_if(kernels.begin(), kernels.end(),
+                              [&](const KernelResources& kernel) { return kernel.name == entry; });
+    if (found == kernels.end()) return candidate;  // PTX: the driver decides at load time
+    candidate.resources = *found;
+    const LaunchShape launch = shape(config);
+    if (std::optional<std::string> problem = launch_problem(*found, launch, device)) {
+      candidate.state = Candidate::State::pruned;
+      candidate.reason = std::move(*problem);
+      return candidate;
+    }
+    try {
+      candidate.occupancy = compute_occupancy(arch_limits(device.cc_major, device.cc_minor), *found,
+                                              launch.block_threads, launch.dynamic_shared_bytes);
+    } catch (const Error&) {
+      // Unknown capability: no prediction, the occupancy strategy ranks it last.
+    }
+    return candidate;
+  };
+}
+
+double relative_spread(std::vector<double> samples) {
+  if (samples.size() < 2) return 0.0;
+  std::sort(samples.begin(), samples.end());
+  const double middle = quantile(samples, 0.5);
+  if (middle <= 0.0) return 0.0;
+  return (quantile(samples, 0.75) - quantile(samples, 0.25)) / middle;
+}
+
+TimingResult time_samples(const TimingPolicy& policy, std::optional<double> best_ms,
+                          const std::function<double()>& sample) {
+  for (int run = 0; run < policy.warmup_runs; ++run) sample();
+  const Clock::time_point start = Clock::now();
+  std::vector<double> samples;
+  TimingResult result;
+  for (;;) {
+    samples.push_back(sample());
+    const int runs = static_cast<int>(samples.size());
+    result.median_ms = median_of(samples);
+    result.spread = relative_spread(samples);
+    result.runs = runs;
+    if (best_ms && runs >= policy.cut_after && result.median_ms > *best_ms * policy.cut_ratio) {
+      result.cut = true;
+      return result;
+    }
+    if (runs >= policy.min_runs && result.spread <= policy.target_spread) {
+      result.converged = true;
+      return result;
+    }
+    if (runs >= policy.max_runs) return result;
+    if (runs >= policy.cut_after && seconds_since(start) >= policy.max_seconds) return result;
+  }
+}
+
+TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile, Measurer& measurer,
+                const TuneOptions& options,
+                const std::function<void(const TuneProgress&)>& progress) {
+  Measurer* const only[] = {&measurer};
+  return tune(space, compile, only, options, progress);
+}
+
+TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
+                std::span<Measurer* const> measurers, const TuneOptions& options,
+                const std::function<void(const TuneProgress&)>& progress) {
+  const Clock::time_point start = Clock::now();
+  TuneReport report;
+  report.space_size = space.size();
+  SpaceEnumeration enumeration = space.enumerate();
+  report.pruned_by_constraints = std::move(enumeration.pruned);
+  std::vector<TuningConfig> configs = still_to_run(enumeration.allowed, options, report);
+  if (options.strategy == TuningStrategy::random) {
+    std::mt19937_64 generator(options.seed);
+    std::shuffle(configs.begin(), configs.end(), generator);
+  }
+  TuneRun run(measurers, options, progress, report, configs.size());
+  if (options.strategy == TuningStrategy::occupancy) {
+    for (const Candidate& candidate :
+         compile_by_occupancy(configs, compile, options.compile_threads, options.stop)) {
+      if (!run.wants_more()) break;
+      run.handle(candidate);
+    }
+  } else if (options.compile_threads == 0) {
+    for (const TuningConfig& config : configs) {
+      if (!run.wants_more()) break;
+      Candidate candidate = compile_safely(compile, config);
+      if (!run.wants_more()) break;  // a stop that came during the compile
+      run.handle(candidate);
+    }
+  } else {
+    CompilePool pool(configs, compile, options.compile_threads);
+    while (run.wants_more()) {
+      std::optional<Candidate> candidate = pool.next();
+      if (!candidate || !run.wants_more()) break;  // a stop that came while waiting
+      run.handle(*candidate);
+    }
+  }
+  run.finish();
+  report.wall_seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace ptxrt
