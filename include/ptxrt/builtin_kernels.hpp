@@ -8,16 +8,18 @@
 #include <utility>
 #include <vector>
 
+#include "ptxrt/export.hpp"
+
 namespace ptxrt {
 
 // The embedded kernel files (*.cu), without the extension: {"matmul_tiled", "transpose"}.
-std::vector<std::string> builtin_kernel_names();
+PTXRT_API std::vector<std::string> builtin_kernel_names();
 
 // The text of an embedded file by its path under ptx_src/ ("matmul_tiled.cu", "common.cuh"),
 // or nothing.
-std::optional<std::string_view> builtin_file(std::string_view path);
+PTXRT_API std::optional<std::string_view> builtin_file(std::string_view path);
 
 // Every embedded header (*.cuh) as (path, text): the includes a builtin kernel may use.
-std::vector<std::pair<std::string_view, std::string_view>> builtin_headers();
+PTXRT_API std::vector<std::pair<std::string_view, std::string_view>> builtin_headers();
 
 }  // namespace ptxrt

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "ptxrt/device.hpp"
+#include "ptxrt/export.hpp"
 
 namespace ptxrt {
 
@@ -22,7 +23,7 @@ struct ContextOwner;
 
 // A shared handle: copies refer to one context, released when the last copy (and every buffer,
 // module, stream and event made in it, which hold a copy) is gone.
-class Context {
+class PTXRT_API Context {
  public:
   // Retains the device's primary context (cuDevicePrimaryCtxRetain).
   static Context primary(const Device& device);
@@ -55,7 +56,7 @@ class Context {
 // Makes a context current on this thread for the guard's lifetime and restores the thread's
 // previous current context (or none) when it ends, on every path. Cheap when the context is
 // already current: then it changes nothing. Not movable: it belongs to one scope on one thread.
-class ContextGuard {
+class PTXRT_API ContextGuard {
  public:
   explicit ContextGuard(CUcontext context);
   explicit ContextGuard(const Context& context) : ContextGuard(context.handle()) {}
@@ -68,6 +69,6 @@ class ContextGuard {
 };
 
 // The context current on the calling thread (nullptr when none): for tests and interop.
-CUcontext current_context();
+PTXRT_API CUcontext current_context();
 
 }  // namespace ptxrt

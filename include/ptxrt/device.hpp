@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <string>
 
+#include "ptxrt/export.hpp"
+
 namespace ptxrt {
 
-struct DeviceProperties {
+struct PTXRT_API DeviceProperties {
   int ordinal = 0;
   std::string name;
   int cc_major = 0;
@@ -41,9 +43,9 @@ struct DeviceProperties {
 };
 
 // A human-readable table of the properties, one "name: value" line each.
-std::string format_properties(const DeviceProperties& properties);
+PTXRT_API std::string format_properties(const DeviceProperties& properties);
 
-class Device {
+class PTXRT_API Device {
  public:
   // Number of devices the driver sees. Throws Error(no_driver|no_device) when there are none.
   static int count();

@@ -20,21 +20,22 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/export.hpp"
 #include "ptxrt/image.hpp"
 
 namespace ptxrt {
 
 // One entry as listed by DiskCache::entries(), read from the entry's header (not verified).
-struct DiskCacheEntry {
+struct PTXRT_API DiskCacheEntry {
   std::string key;
-  std::uintmax_t size_bytes = 0;  // of the file, header included
+  std::uintmax_t size_bytes = 0;             // of the file, header included
   std::filesystem::file_time_type last_use;  // the file's mtime: set on store, touched on hit
   std::string name;
   std::string arch;
 };
 
 // Counters of this DiskCache object since construction.
-struct DiskCacheStats {
+struct PTXRT_API DiskCacheStats {
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
   std::uint64_t stores = 0;
@@ -42,7 +43,7 @@ struct DiskCacheStats {
   std::uint64_t discarded = 0;  // corrupt, truncated or foreign entries refused by load()
 };
 
-class DiskCache {
+class PTXRT_API DiskCache {
  public:
   static constexpr std::uintmax_t default_max_bytes_value = std::uintmax_t{1} << 30;
 

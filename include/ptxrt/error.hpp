@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "ptxrt/export.hpp"
+
 namespace ptxrt {
 
 // What went wrong, coarsely, so that callers (and the CLI's exit codes) can branch on it.
@@ -25,9 +27,9 @@ enum class ErrorKind {
   io,                // reading or writing a file failed
 };
 
-std::string_view to_string(ErrorKind kind);
+PTXRT_API std::string_view to_string(ErrorKind kind);
 
-class Error : public std::runtime_error {
+class PTXRT_API Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, std::string message, std::string call = {}, int code = 0,
         std::string code_name = {}, std::string context = {});
@@ -52,7 +54,7 @@ class Error : public std::runtime_error {
 };
 
 // True for the CUresult codes after which the context is unusable and must be destroyed.
-bool is_sticky_result(CUresult result) noexcept;
+PTXRT_API bool is_sticky_result(CUresult result) noexcept;
 
 // Throws Error when `result` is not CUDA_SUCCESS. Kept inline and cheap on success: the message
 // is only assembled on failure.

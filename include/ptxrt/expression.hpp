@@ -19,9 +19,11 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/export.hpp"
+
 namespace ptxrt {
 
-class Expression {
+class PTXRT_API Expression {
  public:
   // Parses `text`; nesting deeper than 64 levels is an error, so that no input exhausts the stack.
   static Expression parse(std::string_view text);

@@ -7,9 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "ptxrt/export.hpp"
+
 namespace ptxrt {
 
-class Sha256 {
+class PTXRT_API Sha256 {
  public:
   Sha256();
   Sha256& update(std::string_view bytes);
@@ -26,6 +28,6 @@ class Sha256 {
   std::uint64_t total_bytes_ = 0;
 };
 
-std::string sha256_hex(std::string_view bytes);
+PTXRT_API std::string sha256_hex(std::string_view bytes);
 
 }  // namespace ptxrt

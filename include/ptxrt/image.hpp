@@ -7,17 +7,22 @@
 #include <utility>
 #include <vector>
 
+#include "ptxrt/export.hpp"
+
 namespace ptxrt {
 
 enum class ImageFormat { ptx, cubin };
 
-struct Define {
+struct PTXRT_API Define {
   std::string name;
   std::string value;  // empty for a bare "-DNAME"
   bool operator==(const Define&) const = default;
 };
 
-struct Image {
+// "TILE_WIDTH=16 VEC=4", for messages and logs; "(none)" when empty.
+PTXRT_API std::string format_defines(const std::vector<Define>& defines);
+
+struct PTXRT_API Image {
   ImageFormat format = ImageFormat::cubin;
   std::string arch;              // what it was built for: "sm_90", "sm_90a", "compute_90"
   std::string data;              // PTX text (no trailing NUL) or CUBIN bytes
@@ -32,6 +37,6 @@ struct Image {
 };
 
 // "matmul_tiled.cu [TILE_WIDTH=32] sm_90": how modules and kernels are named in messages.
-std::string describe_image(const Image& image);
+PTXRT_API std::string describe_image(const Image& image);
 
 }  // namespace ptxrt

@@ -15,6 +15,7 @@
 
 #include "ptxrt/context.hpp"
 #include "ptxrt/disk_cache.hpp"
+#include "ptxrt/export.hpp"
 #include "ptxrt/image.hpp"
 #include "ptxrt/kernel.hpp"
 #include "ptxrt/library.hpp"
@@ -23,14 +24,14 @@
 
 namespace ptxrt {
 
-struct JitOptions {
+struct PTXRT_API JitOptions {
   // Where compiled images persist between processes; empty for memory only.
   std::filesystem::path cache_directory = DiskCache::default_directory();
   std::uintmax_t cache_max_bytes = DiskCache::default_max_bytes();
   ModuleLoadOptions load_options;
 };
 
-struct JitStats {
+struct PTXRT_API JitStats {
   std::uint64_t image_memory_hits = 0;
   std::uint64_t disk_hits = 0;
   std::uint64_t compiles = 0;
@@ -40,7 +41,7 @@ struct JitStats {
   std::uint64_t library_loads = 0;
 };
 
-class Jit {
+class PTXRT_API Jit {
  public:
   explicit Jit(JitOptions options = {});
   ~Jit();

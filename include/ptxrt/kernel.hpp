@@ -24,11 +24,12 @@
 #include <vector>
 
 #include "ptxrt/context.hpp"
+#include "ptxrt/export.hpp"
 #include "ptxrt/memory.hpp"
 
 namespace ptxrt {
 
-struct Dim3 {
+struct PTXRT_API Dim3 {
   unsigned x = 1, y = 1, z = 1;
   constexpr Dim3() = default;
   constexpr Dim3(unsigned x_, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
@@ -36,21 +37,21 @@ struct Dim3 {
     return static_cast<unsigned long long>(x) * y * z;
   }
 };
-std::string to_string(const Dim3& dims);  // "64x32x1"
+PTXRT_API std::string to_string(const Dim3& dims);  // "64x32x1"
 
 // Blocks needed to cover `count` items `per_block` at a time (a grid size for any n).
 constexpr unsigned blocks_for(unsigned long long count, unsigned per_block) {
   return static_cast<unsigned>((count + per_block - 1) / per_block);
 }
 
-struct LaunchConfig {
+struct PTXRT_API LaunchConfig {
   Dim3 grid;
   Dim3 block;
   std::size_t dynamic_shared_bytes = 0;
   CUstream stream = nullptr;  // nullptr: the context's default stream
 };
 
-struct KernelAttributes {
+struct PTXRT_API KernelAttributes {
   int registers = 0;              // per thread
   int max_threads_per_block = 0;  // the kernel's own limit (launch bounds, registers)
   int static_shared_bytes = 0;
@@ -61,14 +62,14 @@ struct KernelAttributes {
   int max_dynamic_shared_bytes = 0;  // current opt-in limit
 };
 
-struct ParameterInfo {
+struct PTXRT_API ParameterInfo {
   std::size_t offset = 0;
   std::size_t bytes = 0;
 };
 
 // The identity of an argument-type list, one static instance per list (so its address is the key
 // under which a verdict is remembered).
-struct ArgumentSignature {
+struct PTXRT_API ArgumentSignature {
   std::span<const std::size_t> sizes;
   std::span<const std::type_info* const> types;
 };
@@ -100,7 +101,7 @@ CUdeviceptr kernel_argument(DeviceBuffer<T>& buffer) {
 }
 }  // namespace detail
 
-class Kernel {
+class PTXRT_API Kernel {
  public:
   // `owner` is what keeps the function loaded: the Module's or the Library's shared state.
   Kernel(std::shared_ptr<detail::KernelState> state, std::shared_ptr<const void> owner)
@@ -145,18 +146,19 @@ class Kernel {
 
 // Checks `signature` against a parameter layout; throws Error(invalid_argument) naming the kernel
 // (`who`), the position, both sizes and the C++ type. Exposed for tests: no GPU needed.
-void check_arguments_against_layout(const std::vector<ParameterInfo>& layout,
-                                    const ArgumentSignature& signature, std::string_view who);
+PTXRT_API void check_arguments_against_layout(const std::vector<ParameterInfo>& layout,
+                                              const ArgumentSignature& signature,
+                                              std::string_view who);
 
 // The geometry checks a launch makes, as a pure function of the limits (testable with no GPU).
-struct LaunchLimits {
+struct PTXRT_API LaunchLimits {
   std::array<int, 3> max_block_dim{};
   std::array<int, 3> max_grid_dim{};
   int max_threads_per_block = 0;  // the kernel's own
   int static_shared_bytes = 0;
   int shared_memory_per_block_optin = 0;
 };
-void check_launch_geometry(const LaunchConfig& config, const LaunchLimits& limits,
-                           std::string_view who);
+PTXRT_API void check_launch_geometry(const LaunchConfig& config, const LaunchLimits& limits,
+                                     std::string_view who);
 
 }  // namespace ptxrt

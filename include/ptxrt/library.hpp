@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "ptxrt/context.hpp"
+#include "ptxrt/export.hpp"
 #include "ptxrt/image.hpp"
 #include "ptxrt/kernel.hpp"
 #include "ptxrt/module.hpp"
@@ -29,7 +30,7 @@ namespace detail {
 struct LibraryState;
 }
 
-class Library {
+class PTXRT_API Library {
  public:
   // Whether this process's driver loads images independently of contexts (cuLibraryLoadData,
   // CUDA >= 12.0). When false, Library works through one Module per context.

@@ -19,12 +19,13 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/export.hpp"
 #include "ptxrt/expression.hpp"
 #include "ptxrt/image.hpp"
 
 namespace ptxrt {
 
-struct ManifestDefine {
+struct PTXRT_API ManifestDefine {
   std::string name;
   std::vector<std::string> values;           // the valid values, as declared (in order)
   std::optional<std::string> default_value;  // one of values, or none: then it is required
@@ -33,18 +34,18 @@ struct ManifestDefine {
 };
 
 // "constraint EXPR": a tuning config is valid only where EXPR is not 0.
-struct ManifestConstraint {
+struct PTXRT_API ManifestConstraint {
   Expression expression;
   int line = 0;
 };
 
-struct ManifestEntry {
+struct PTXRT_API ManifestEntry {
   std::string name;         // the extern "C" function name
   std::string description;  // free text: launch shape, what it computes
   int line = 0;
 };
 
-struct Manifest {
+struct PTXRT_API Manifest {
   std::string file;  // the kernel file's name, for messages ("matmul_tiled.cu")
   std::vector<ManifestDefine> defines;
   std::vector<ManifestEntry> entries;
@@ -56,21 +57,18 @@ struct Manifest {
 
 // Reads every "// ptxrt:" line of `source`. A malformed one throws Error (invalid_argument)
 // naming `file` and the line: "matmul_tiled.cu:3: ...".
-Manifest parse_manifest(std::string_view source, std::string_view file = "kernel.cu");
+PTXRT_API Manifest parse_manifest(std::string_view source, std::string_view file = "kernel.cu");
 
 // Checks `defines` against the manifest and completes them: a declared constant that is missing
 // gets its default (appended), a value outside the declared set or a missing constant without a
 // default throws Error (invalid_argument). Undeclared defines pass through unchecked; a name
 // that is not a C identifier, or one given twice, throws.
-void validate_defines(const Manifest& manifest, std::vector<Define>& defines);
+PTXRT_API void validate_defines(const Manifest& manifest, std::vector<Define>& defines);
 
 // "NAME=VALUE" or "NAME" (empty value). Throws Error (invalid_argument) when NAME is not a C
 // identifier.
-Define parse_define(std::string_view text);
+PTXRT_API Define parse_define(std::string_view text);
 
-// "TILE_WIDTH=16 VEC=4", for messages and logs; "(none)" when empty.
-std::string format_defines(const std::vector<Define>& defines);
-
-bool is_identifier(std::string_view text);
+PTXRT_API bool is_identifier(std::string_view text);
 
 }  // namespace ptxrt

@@ -17,23 +17,26 @@
 #include <vector>
 
 #include "ptxrt/context.hpp"
+#include "ptxrt/export.hpp"
 
 namespace ptxrt {
 
 namespace detail {
 // The one place host<->device copies happen (buffers and symbols): the context made current,
 // synchronous or on `stream`, failures naming `what`.
-void copy_to_device(const Context& context, CUdeviceptr destination, const void* source,
-                    std::size_t bytes, CUstream stream, bool async, std::string_view what);
-void copy_from_device(const Context& context, void* destination, CUdeviceptr source,
-                      std::size_t bytes, CUstream stream, bool async, std::string_view what);
+PTXRT_API void copy_to_device(const Context& context, CUdeviceptr destination, const void* source,
+                              std::size_t bytes, CUstream stream, bool async,
+                              std::string_view what);
+PTXRT_API void copy_from_device(const Context& context, void* destination, CUdeviceptr source,
+                                std::size_t bytes, CUstream stream, bool async,
+                                std::string_view what);
 // count * element_bytes, or Error(invalid_argument) naming both when the product overflows
 // size_t: a wrapped size would allocate a small buffer that later copies overrun.
-std::size_t array_bytes(std::size_t count, std::size_t element_bytes);
+PTXRT_API std::size_t array_bytes(std::size_t count, std::size_t element_bytes);
 }  // namespace detail
 
 // Untyped device memory: one cuMemAlloc, freed in the destructor.
-class DeviceMemory {
+class PTXRT_API DeviceMemory {
  public:
   DeviceMemory(const Context& context, std::size_t bytes);
   ~DeviceMemory();
@@ -119,7 +122,7 @@ class DeviceBuffer {
 };
 
 // Page-locked host memory (cuMemHostAlloc): the fast path for transfers and async copies.
-class PinnedMemory {
+class PTXRT_API PinnedMemory {
  public:
   PinnedMemory(const Context& context, std::size_t bytes);
   ~PinnedMemory();

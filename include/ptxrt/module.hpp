@@ -13,15 +13,16 @@
 #include <vector>
 
 #include "ptxrt/context.hpp"
+#include "ptxrt/export.hpp"
 #include "ptxrt/image.hpp"
 #include "ptxrt/kernel.hpp"
 #include "ptxrt/symbol.hpp"
 
 namespace ptxrt {
 
-struct ModuleLoadOptions {
-  int optimization_level = -1;  // PTX JIT level 0..4; -1 keeps the driver's default (4)
-  int max_registers = 0;        // PTX JIT register cap per thread; 0 = none
+struct PTXRT_API ModuleLoadOptions {
+  int optimization_level = -1;        // PTX JIT level 0..4; -1 keeps the driver's default (4)
+  int max_registers = 0;              // PTX JIT register cap per thread; 0 = none
   std::size_t log_bytes = 64 * 1024;  // room for the JIT's info and error logs
 };
 
@@ -29,7 +30,7 @@ namespace detail {
 struct ModuleState;
 }
 
-class Module {
+class PTXRT_API Module {
  public:
   // Loads a PTX text or a CUBIN (cuModuleLoadDataEx) into `context`, keeping the JIT logs. `label`
   // names the module in errors and logs ("matmul_tiled.cu [TILE_WIDTH=32] sm_90"). A failure is

@@ -8,13 +8,14 @@
 #include <string>
 #include <string_view>
 
+#include "ptxrt/export.hpp"
 #include "ptxrt/resources.hpp"
 
 namespace ptxrt {
 
 // What one SM of a compute capability holds. From the CUDA C++ Programming Guide's technical
 // specifications and the toolkit's occupancy calculator.
-struct ArchLimits {
+struct PTXRT_API ArchLimits {
   int major = 0;
   int minor = 0;
   int max_warps_per_sm = 0;
@@ -42,16 +43,16 @@ struct ArchLimits {
 
 // The limits of compute capability major.minor. Throws Error (invalid_argument) listing the known
 // capabilities for any other.
-const ArchLimits& arch_limits(int major, int minor);
+PTXRT_API const ArchLimits& arch_limits(int major, int minor);
 
 // The capabilities arch_limits knows, ascending ("7.5", "8.0", ...).
-std::span<const ArchLimits> known_architectures();
+PTXRT_API std::span<const ArchLimits> known_architectures();
 
 // What keeps more blocks off the SM. On a tie, the one declared first is reported.
 enum class OccupancyLimit { warps, registers, shared_memory, blocks, barriers, none_fits };
-std::string_view to_string(OccupancyLimit limit);
+PTXRT_API std::string_view to_string(OccupancyLimit limit);
 
-struct Occupancy {
+struct PTXRT_API Occupancy {
   int active_blocks_per_sm = 0;
   int active_warps_per_sm = 0;
   double fraction = 0.0;  // active warps over the SM's maximum
@@ -74,7 +75,7 @@ struct Occupancy {
 // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) and has no carveout preference set. A block
 // that cannot launch at all gives limit none_fits with the reason. Throws Error
 // (invalid_argument) when block_threads is not positive.
-Occupancy compute_occupancy(const ArchLimits& arch, const KernelResources& kernel,
-                            int block_threads, std::size_t dynamic_smem_bytes);
+PTXRT_API Occupancy compute_occupancy(const ArchLimits& arch, const KernelResources& kernel,
+                                      int block_threads, std::size_t dynamic_smem_bytes);
 
 }  // namespace ptxrt

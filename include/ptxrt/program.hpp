@@ -11,13 +11,14 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/export.hpp"
 #include "ptxrt/image.hpp"
 #include "ptxrt/manifest.hpp"
 #include "ptxrt/target.hpp"
 
 namespace ptxrt {
 
-class Program {
+class PTXRT_API Program {
  public:
   using Headers = std::map<std::string, std::string, std::less<>>;
 
@@ -55,7 +56,7 @@ class Program {
   std::uint64_t identity_;
 };
 
-struct CompileOptions {
+struct PTXRT_API CompileOptions {
   std::vector<Define> defines;  // validated against the manifest; defaults filled in
   std::vector<std::filesystem::path> include_paths;  // -I, searched after the program's folder
   // Further NVRTC options ("--use_fast_math", "-maxrregcount=64", "-lineinfo"); each string is
@@ -73,23 +74,24 @@ struct CompileOptions {
 // compile error throws Error (compile) whose message holds each diagnostic with two lines of
 // context around it from the original file, the defines and the options. `driver_version` only
 // feeds the key (see cache_key).
-Image compile(const Program& program, const CompileOptions& options, int driver_version = 0);
+PTXRT_API Image compile(const Program& program, const CompileOptions& options,
+                        int driver_version = 0);
 
 // SHA-256 (hex) of everything that determines the Image: the source, the content of every header
 // it includes (quoted includes resolved recursively; named and builtin headers too), the defines
 // after validation (sorted by name), the options, the target arch with its suffix, the NVRTC
 // version and, for PTX (which the driver JIT-compiles), `driver_version`.
-std::string cache_key(const Program& program, const CompileOptions& options,
-                      int driver_version = 0);
+PTXRT_API std::string cache_key(const Program& program, const CompileOptions& options,
+                                int driver_version = 0);
 
 // SHA-256 (hex) of what the kernel is, apart from how it is compiled: its name, its source and
 // the content of every header it includes (found as for cache_key, without include paths).
 // Tuning results are keyed by it, so that editing the kernel or a header retires them.
-std::string source_hash(const Program& program);
+PTXRT_API std::string source_hash(const Program& program);
 
 // The toolkit include folders given to NVRTC for <cuda_fp16.h>, <cooperative_groups.h> and
 // <cuda/std/...>: $CUDA_PATH/include or $CUDA_HOME/include when set, else the build's toolkit;
 // each followed by its cccl/ subfolder when present.
-std::vector<std::filesystem::path> toolkit_include_paths();
+PTXRT_API std::vector<std::filesystem::path> toolkit_include_paths();
 
 }  // namespace ptxrt

@@ -10,9 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/export.hpp"
+
 namespace ptxrt {
 
-struct KernelResources {
+struct PTXRT_API KernelResources {
   std::string name;   // the entry symbol, mangled for C++ kernels ("_Z6kernelPf")
   int sm = 0;         // SM version the code is for (90 for sm_90); 0 when the source did not say
   int registers = 0;  // 32-bit registers per thread
@@ -43,16 +45,16 @@ struct KernelResources {
 // Reads every kernel's resources out of a CUBIN (a 64-bit little-endian CUDA ELF), in symbol
 // table order. Throws Error (invalid_argument) naming the defect when the bytes are not a
 // well-formed CUBIN; never reads outside `cubin`.
-std::vector<KernelResources> read_cubin_resources(std::string_view cubin);
+PTXRT_API std::vector<KernelResources> read_cubin_resources(std::string_view cubin);
 
 // Reads the entry functions out of a compile log made with `-Xptxas -v` (nvcc's or NVRTC's), in
 // log order. Device functions' own property lines are skipped: their cost is folded into the
 // entries' cumulative stack. Lines that are not ptxas' report are ignored.
-std::vector<KernelResources> parse_ptxas_info(std::string_view log);
+PTXRT_API std::vector<KernelResources> parse_ptxas_info(std::string_view log);
 
 // One report from both sources, matched by name: the CUBIN is authoritative for everything it
 // records; the log adds the spills. Kernels only the log knows are appended as the log has them.
-std::vector<KernelResources> merge(std::vector<KernelResources> from_cubin,
-                                   const std::vector<KernelResources>& from_log);
+PTXRT_API std::vector<KernelResources> merge(std::vector<KernelResources> from_cubin,
+                                             const std::vector<KernelResources>& from_log);
 
 }  // namespace ptxrt

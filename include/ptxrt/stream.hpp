@@ -6,10 +6,11 @@
 #include <cuda.h>
 
 #include "ptxrt/context.hpp"
+#include "ptxrt/export.hpp"
 
 namespace ptxrt {
 
-class Stream {
+class PTXRT_API Stream {
  public:
   // A non-blocking stream (it does not synchronize with the legacy default stream).
   explicit Stream(const Context& context);
@@ -30,7 +31,7 @@ class Stream {
   CUstream stream_ = nullptr;
 };
 
-class Event {
+class PTXRT_API Event {
  public:
   explicit Event(const Context& context);
   ~Event();

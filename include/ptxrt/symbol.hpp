@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "ptxrt/context.hpp"
+#include "ptxrt/export.hpp"
 
 namespace ptxrt {
 
@@ -20,7 +21,7 @@ struct ModuleState;
 }
 
 // The untyped symbol: address, size, name, and the module that holds it (kept alive).
-class GlobalSymbol {
+class PTXRT_API GlobalSymbol {
  public:
   GlobalSymbol(std::shared_ptr<const detail::ModuleState> module, CUdeviceptr address,
                std::size_t bytes, std::string name);

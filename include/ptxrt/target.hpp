@@ -10,44 +10,46 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/export.hpp"
 #include "ptxrt/image.hpp"
 
 namespace ptxrt {
 
-struct Target {
+struct PTXRT_API Target {
   std::string arch;  // "sm_90", "sm_90a", "sm_100f", "compute_90"
   ImageFormat format = ImageFormat::cubin;
   std::string note;  // why this differs from what was asked, for the compile log; empty if not
 };
 
 // nvrtcGetSupportedArchs: the SM versions this NVRTC compiles for (75, 80, ..., 121), ascending.
-std::vector<int> supported_architectures();
+PTXRT_API std::vector<int> supported_architectures();
 
 // nvrtcVersion as CUDA versions are written: 13000 for 13.0.
-int nvrtc_version();
+PTXRT_API int nvrtc_version();
 // The NVRTC in use, precisely enough for cache keys: "13.0 libnvrtc.so.13.0.88 109338064".
-std::string nvrtc_build();
+PTXRT_API std::string nvrtc_build();
 
 // The target for a device of compute capability cc_major.cc_minor: "sm_XY" CUBIN, or
 // "compute_XY" PTX when `format` is ptx. A device NVRTC does not know (newer, or between known
 // ones) gets PTX for the newest supported architecture below it, with a note saying so; one older
 // than every supported architecture throws Error (invalid_argument).
-Target select_target(int cc_major, int cc_minor, ImageFormat format = ImageFormat::cubin);
+PTXRT_API Target select_target(int cc_major, int cc_minor, ImageFormat format = ImageFormat::cubin);
 // The same against an explicit list of supported SM versions.
-Target select_target(int cc_major, int cc_minor, ImageFormat format,
-                     const std::vector<int>& supported);
+PTXRT_API Target select_target(int cc_major, int cc_minor, ImageFormat format,
+                               const std::vector<int>& supported);
 
 // The first CUDA version whose driver JIT-compiles PTX ISA major.minor (ISA 9.0 → 13000,
 // 8.7 → 12080), or nothing for an ISA this table does not know.
-std::optional<int> cuda_version_for_ptx_isa(int isa_major, int isa_minor);
+PTXRT_API std::optional<int> cuda_version_for_ptx_isa(int isa_major, int isa_minor);
 
 // The SM version a CUBIN was built for, from its ELF header's e_flags (90 for sm_90 and sm_90a),
 // or nothing when `cubin` is not a CUDA ELF.
-std::optional<int> cubin_sm_version(std::string_view cubin);
+PTXRT_API std::optional<int> cubin_sm_version(std::string_view cubin);
 
 // Throws Error (invalid_argument) saying what is wrong and what to do when the driver
 // (cuDriverGetVersion, 13000 = 13.0) cannot JIT the image's PTX ISA, or when the image's
 // architecture (PTX .target or the CUBIN's ELF header) cannot run on the device.
-void check_image_for_driver(const Image& image, int driver_version, int cc_major, int cc_minor);
+PTXRT_API void check_image_for_driver(const Image& image, int driver_version, int cc_major,
+                                      int cc_minor);
 
 }  // namespace ptxrt

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "ptxrt/device.hpp"
+#include "ptxrt/export.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/occupancy.hpp"
 #include "ptxrt/resources.hpp"
@@ -38,12 +39,12 @@ enum class TuningStrategy {
   occupancy,   // compile all first, then time the highest predicted occupancy (then fewest
                // registers) first: with a budget, the configs most likely to be fast
 };
-std::string_view to_string(TuningStrategy strategy);
+PTXRT_API std::string_view to_string(TuningStrategy strategy);
 // "exhaustive" | "random" | "occupancy"; Error (invalid_argument) listing them otherwise.
-TuningStrategy parse_tuning_strategy(std::string_view name);
+PTXRT_API TuningStrategy parse_tuning_strategy(std::string_view name);
 
 // How a config is launched, as far as the resource check needs it.
-struct LaunchShape {
+struct PTXRT_API LaunchShape {
   int block_threads = 0;
   std::size_t dynamic_shared_bytes = 0;
 };
@@ -52,11 +53,12 @@ struct LaunchShape {
 // against the device's and the kernel's own thread limit, registers and shared memory against
 // the per-block limits, and whether one block fits on an SM at all (compute_occupancy, for the
 // capabilities arch_limits knows).
-std::optional<std::string> launch_problem(const KernelResources& resources,
-                                          const LaunchShape& shape, const DeviceProperties& device);
+PTXRT_API std::optional<std::string> launch_problem(const KernelResources& resources,
+                                                    const LaunchShape& shape,
+                                                    const DeviceProperties& device);
 
 // A config after compilation: ready to time, or why not.
-struct Candidate {
+struct PTXRT_API Candidate {
   enum class State { ready, pruned, compile_failed };
   TuningConfig config;
   State state = State::ready;
@@ -77,12 +79,11 @@ using CandidateCompiler = std::function<Candidate(const TuningConfig& config)>;
 // resources of the CUBIN, with the log's spills, are checked with launch_problem against
 // `device` for the shape `shape` gives. A PTX target is keyed with device.driver_version, as
 // Jit::kernel keys it, so that the process that times the config finds this compile cached.
-CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptions base,
-                                         std::string entry,
-                                         std::function<LaunchShape(const TuningConfig&)> shape,
-                                         DeviceProperties device);
+PTXRT_API CandidateCompiler jit_candidate_compiler(
+    Jit& jit, Program program, CompileOptions base, std::string entry,
+    std::function<LaunchShape(const TuningConfig&)> shape, DeviceProperties device);
 
-class Measurer {
+class PTXRT_API Measurer {
  public:
   virtual ~Measurer() = default;
   // Verifies and times a ready candidate; `best_ms` is the fastest so far, for cutting clearly
@@ -91,7 +92,7 @@ class Measurer {
 };
 
 // How one config is timed (by the Measurer, see time_samples).
-struct TimingPolicy {
+struct PTXRT_API TimingPolicy {
   int warmup_runs = 1;
   int min_runs = 5;
   int max_runs = 100;
@@ -101,7 +102,7 @@ struct TimingPolicy {
   int cut_after = 3;            // ... after this many runs
 };
 
-struct TimingResult {
+struct PTXRT_API TimingResult {
   double median_ms = 0.0;
   double spread = 0.0;  // IQR / median
   int runs = 0;
@@ -111,13 +112,13 @@ struct TimingResult {
 
 // Calls sample() (one timed run in ms, with whatever flushing it does before it) warm-up times,
 // then until the spread is small, the runs or seconds run out, or the config is cut.
-TimingResult time_samples(const TimingPolicy& policy, std::optional<double> best_ms,
-                          const std::function<double()>& sample);
+PTXRT_API TimingResult time_samples(const TimingPolicy& policy, std::optional<double> best_ms,
+                                    const std::function<double()>& sample);
 
 // The interquartile range over the median of `samples` (linear interpolation), 0 for one sample.
-double relative_spread(std::vector<double> samples);
+PTXRT_API double relative_spread(std::vector<double> samples);
 
-struct TuneOptions {
+struct PTXRT_API TuneOptions {
   TuningStrategy strategy = TuningStrategy::exhaustive;
   std::optional<std::size_t> budget;         // time at most this many configs
   std::optional<double> time_limit_seconds;  // start no config after this much wall time
@@ -134,13 +135,13 @@ struct TuneOptions {
   TuningKey key;
 };
 
-struct TuneResult {
+struct PTXRT_API TuneResult {
   Measurement measurement;
   std::optional<KernelResources> resources;
   std::optional<Occupancy> occupancy;
 };
 
-struct TuneReport {
+struct PTXRT_API TuneReport {
   std::uint64_t space_size = 0;
   std::vector<PrunedConfig> pruned_by_constraints;
   std::vector<PrunedConfig> pruned_by_resources;
@@ -153,7 +154,7 @@ struct TuneReport {
   double wall_seconds = 0.0;
 };
 
-struct TuneProgress {
+struct PTXRT_API TuneProgress {
   std::size_t done = 0;   // configs handled (timed, pruned or failed)
   std::size_t total = 0;  // configs to handle this run
   std::optional<Measurement> best;

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/export.hpp"
 #include "ptxrt/tuning_space.hpp"
 
 namespace ptxrt {
@@ -29,9 +30,9 @@ enum class MeasurementStatus {
   failed,   // threw (a launch that was refused, a fault the worker caught)
   crashed,  // the worker process died or hung while running it
 };
-std::string_view to_string(MeasurementStatus status);  // "started", "ok", ...
+PTXRT_API std::string_view to_string(MeasurementStatus status);  // "started", "ok", ...
 
-struct Measurement {
+struct PTXRT_API Measurement {
   TuningConfig config;
   MeasurementStatus status = MeasurementStatus::started;
   double median_ms = 0.0;
@@ -47,14 +48,14 @@ struct Measurement {
 };
 
 // The fastest measurement with status ok, if any.
-std::optional<Measurement> fastest(const std::vector<Measurement>& measurements);
+PTXRT_API std::optional<Measurement> fastest(const std::vector<Measurement>& measurements);
 
 // One measurement as one line of JSON (the file's own form of it), and back; for processes that
 // hand measurements to each other. Throws Error (invalid_argument) for text that is not one.
-std::string measurement_to_json(const Measurement& measurement);
-Measurement measurement_from_json(std::string_view text);
+PTXRT_API std::string measurement_to_json(const Measurement& measurement);
+PTXRT_API Measurement measurement_from_json(std::string_view text);
 
-struct TuningKey {
+struct PTXRT_API TuningKey {
   std::string kernel;              // the tuning problem ("matmul")
   std::string source_hash;         // source_hash() of its program
   std::string space;               // TuningSpace::describe()
@@ -69,9 +70,9 @@ struct TuningKey {
 };
 
 // "1024x1024x1024".
-std::string format_size(const std::vector<std::int64_t>& size);
+PTXRT_API std::string format_size(const std::vector<std::int64_t>& size);
 
-struct TuningRecord {
+struct PTXRT_API TuningRecord {
   TuningKey key;
   std::vector<Measurement> measurements;  // one per config, the latest
   std::optional<Measurement> winner;
@@ -83,9 +84,10 @@ enum class ChoiceLevel {
   same_compute_capability,  // another device of the same compute capability
   declared_default,         // nothing tuned: the kernel's declared defaults
 };
-std::string_view to_string(ChoiceLevel level);  // "exact", "nearest-size", "same-cc", "default"
+// "exact", "nearest-size", "same-cc", "default"
+PTXRT_API std::string_view to_string(ChoiceLevel level);
 
-struct TunedChoice {
+struct PTXRT_API TunedChoice {
   TuningConfig config;
   ChoiceLevel level = ChoiceLevel::declared_default;
   std::optional<TuningKey> from;        // the tune the config comes from
@@ -97,10 +99,10 @@ struct TunedChoice {
 // The config to run `query` with: the winner of the exact key; else of the same device at the
 // nearest size; else of another device with the same compute capability at the nearest size;
 // else `declared_default`. Only records of the same kernel, source, space and NVRTC version count.
-TunedChoice choose(const std::vector<TuningRecord>& records, const TuningKey& query,
-                   const TuningConfig& declared_default);
+PTXRT_API TunedChoice choose(const std::vector<TuningRecord>& records, const TuningKey& query,
+                             const TuningConfig& declared_default);
 
-class TuningDatabase {
+class PTXRT_API TuningDatabase {
  public:
   // $PTXRT_TUNING_DB, else tuning.json in DiskCache::default_directory(). Empty when neither is
   // known.

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/export.hpp"
 #include "ptxrt/expression.hpp"
 #include "ptxrt/image.hpp"
 #include "ptxrt/manifest.hpp"
@@ -26,7 +27,7 @@ namespace ptxrt {
 
 // One point of a space: a value for every parameter, as defines sorted by name, so that two
 // configs with the same values compare (and print, and key a database) the same.
-class TuningConfig {
+class PTXRT_API TuningConfig {
  public:
   TuningConfig() = default;
   explicit TuningConfig(std::vector<Define> defines);
@@ -46,7 +47,7 @@ class TuningConfig {
   std::vector<Define> defines_;
 };
 
-struct TuningParameter {
+struct PTXRT_API TuningParameter {
   std::string name;
   std::vector<std::int64_t> values;
   std::optional<std::int64_t> default_value;  // the manifest's default, when it has one
@@ -55,22 +56,22 @@ struct TuningParameter {
 // Why `config` is excluded, or nothing when the constraint allows it.
 using ConstraintCheck = std::function<std::optional<std::string>(const TuningConfig& config)>;
 
-struct TuningConstraint {
+struct PTXRT_API TuningConstraint {
   std::string description;  // "TM * TN <= 128", or what a C++ check says it checks
   ConstraintCheck check;
 };
 
-struct PrunedConfig {
+struct PTXRT_API PrunedConfig {
   TuningConfig config;
   std::string reason;
 };
 
-struct SpaceEnumeration {
+struct PTXRT_API SpaceEnumeration {
   std::vector<TuningConfig> allowed;  // in enumeration order
   std::vector<PrunedConfig> pruned;   // with the first constraint each one broke
 };
 
-class TuningSpace {
+class PTXRT_API TuningSpace {
  public:
   // The most configs enumerate() will list: beyond it a space is a mistake, not a tuning job.
   static constexpr std::uint64_t max_configs = 1'000'000;

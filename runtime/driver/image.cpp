@@ -1,8 +1,17 @@
 #include "ptxrt/image.hpp"
 
-#include "ptxrt/manifest.hpp"
-
 namespace ptxrt {
+
+std::string format_defines(const std::vector<Define>& defines) {
+  if (defines.empty()) return "(none)";
+  std::string text;
+  for (const Define& define : defines) {
+    if (!text.empty()) text += ' ';
+    text += define.name;
+    if (!define.value.empty()) text += "=" + define.value;
+  }
+  return text;
+}
 
 std::string describe_image(const Image& image) {
   std::string label = image.name;

@@ -8,7 +8,6 @@
 #include "driver/kernel_state.hpp"
 #include "driver/load_log.hpp"
 #include "ptxrt/error.hpp"
-#include "ptxrt/jit.hpp"
 #include "ptxrt/target.hpp"
 
 namespace ptxrt {

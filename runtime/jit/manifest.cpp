@@ -238,15 +238,4 @@ Define parse_define(std::string_view text) {
   return define;
 }
 
-std::string format_defines(const std::vector<Define>& defines) {
-  if (defines.empty()) return "(none)";
-  std::string text;
-  for (const Define& define : defines) {
-    if (!text.empty()) text += ' ';
-    text += define.name;
-    if (!define.value.empty()) text += "=" + define.value;
-  }
-  return text;
-}
-
 }  // namespace ptxrt
