@@ -53,6 +53,15 @@ if [ "$tests" = 1 ]; then
   summary+=("ctest skipped: $skipped")
 fi
 
+# The examples (examples/), installed and built as a user would, must print their "ok" here.
+if [ "$tests" = 1 ]; then
+  PTXRT_REQUIRE_GPU=1 tests/package/check_package.sh install "$build" . "$build/package-gpu" \
+    >"$logs/examples.log" 2>&1
+  examples_rc=$?
+  grep -E "_example: exit|check_package" "$logs/examples.log"
+  summary+=("examples: rc $examples_rc, $(grep -c ': exit 0: .*: ok$' "$logs/examples.log") printed ok")
+fi
+
 # The sanitizer subset: tests/gpu/sanitize_tests.cpp runs every kernel family at small sizes, in
 # minutes. --sanitize-all runs every GPU test but those whose kernel faults on purpose (their
 # names say "fault"; a planted faulting tune config among them).
@@ -94,4 +103,4 @@ fi
 echo
 echo "SUMMARY ($(( $(date +%s) - started )) s)"
 printf '  %s\n' "${summary[@]}"
-[ "$ctest_rc" = 0 ] && [ "$sanitize_rc" = 0 ] && [ "$tune_rc" = 0 ]
+[ "$ctest_rc" = 0 ] && [ "${examples_rc:-0}" = 0 ] && [ "$sanitize_rc" = 0 ] && [ "$tune_rc" = 0 ]

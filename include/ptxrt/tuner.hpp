@@ -162,9 +162,9 @@ struct PTXRT_API TuneProgress {
   double eta_seconds = 0.0;
 };
 
-TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile, Measurer& measurer,
-                const TuneOptions& options,
-                const std::function<void(const TuneProgress&)>& progress = {});
+PTXRT_API TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
+                          Measurer& measurer, const TuneOptions& options,
+                          const std::function<void(const TuneProgress&)>& progress = {});
 
 // The same tune timed by several measurers at once (one per GPU of one model): each ready
 // candidate goes to whichever measurer is free, with the best time known when it is handed over
@@ -172,8 +172,8 @@ TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile, Meas
 // over; results are in the order they land. With one measurer this is the tune above. A
 // measurer's throw ends the tune once the others have finished what they hold. Error
 // (invalid_argument) for no measurers or a null one.
-TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
-                std::span<Measurer* const> measurers, const TuneOptions& options,
-                const std::function<void(const TuneProgress&)>& progress = {});
+PTXRT_API TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
+                          std::span<Measurer* const> measurers, const TuneOptions& options,
+                          const std::function<void(const TuneProgress&)>& progress = {});
 
 }  // namespace ptxrt
