@@ -33,10 +33,9 @@ namespace ptxrt::detail {
 
 // Entry points newer drivers add; null where the driver lacks them, and ptxrt does without.
 #define PTXRT_OPTIONAL_DRIVER_FUNCTIONS(X) \
-  X(cuFuncGetParamInfo, 12040) X(cuModuleGetFunctionCount, 12040) \
-  X(cuModuleEnumerateFunctions, 12040) X(cuFuncGetName, 12030) X(cuLibraryLoadData, 12000) \
-  X(cuLibraryUnload, 12000) X(cuLibraryGetKernel, 12000) X(cuKernelGetFunction, 12000) \
-  X(cuLibraryGetGlobal, 12000)
+  X(cuModuleGetFunctionCount, 12040) X(cuModuleEnumerateFunctions, 12040) \
+  X(cuFuncGetName, 12030) X(cuLibraryLoadData, 12000) X(cuLibraryUnload, 12000) \
+  X(cuLibraryGetKernel, 12000) X(cuKernelGetFunction, 12000) X(cuLibraryGetGlobal, 12000)
 
 // The oldest driver that has every required entry point (cuEventElapsedTime_v2 came in 12.8).
 inline constexpr int minimum_driver_version = 12080;
