@@ -36,8 +36,12 @@ Module Module::load(const Context& context, std::string_view image,
     log.fail(result, "cuModuleLoadDataEx",
              "loading module" + (label.empty() ? std::string() : " " + label) + " on device " +
                  std::to_string(context.device().ordinal()));
-  return Module(std::make_shared<detail::ModuleState>(context, module, std::move(label),
-                                                      log.info_log(), log.wall_ms()));
+  // From the bytes, once: the driver tells a parameter by index but not how many there are, and
+  // asking past the end fails (see parameter_layout.hpp).
+  detail::ParameterLayouts layouts =
+      detail::read_layouts_of(image, "module " + (label.empty() ? "(unlabelled)" : label));
+  return Module(std::make_shared<detail::ModuleState>(
+      context, module, std::move(label), log.info_log(), log.wall_ms(), std::move(layouts)));
 }
 
 Module Module::load(const Context& context, const Image& image,
@@ -72,7 +76,8 @@ Kernel Module::kernel(std::string_view requested) const {
                 "cuModuleGetFunction", result, "CUDA_ERROR_NOT_FOUND", state_->label);
   }
   check(result, "cuModuleGetFunction", "getting kernel '" + entry + "' of " + state_->label);
-  auto kernel_state = detail::make_kernel_state(entry, state_->label, function, state_->context);
+  auto kernel_state = detail::make_kernel_state(entry, state_->label, function, state_->context,
+                                                state_->parameter_layouts);
   state_->kernels.emplace(entry, kernel_state);
   return Kernel(std::move(kernel_state), state_);
 }

@@ -1,7 +1,9 @@
 // The bad-input matrix's rows that need a GPU (the others are in tests/cpu/bad_input_tests.cpp):
 // each bad call is one clear Error naming the thing at fault, and a good call in the same process
 // works afterwards. A faulting kernel runs in a child process (this binary, one case), so that
-// the parent can show that a new context works after it.
+// the parent can show that a new context works after it. A case that makes a driver call fail on
+// purpose says "the driver refuses" in its name (or "fault"): scripts/sanitize_gpu_tests.py leaves
+// those out, since compute-sanitizer reports every failed call.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -65,7 +67,9 @@ void check_fill_works(const Module& module, const Context& context) {
 
 }  // namespace
 
-TEST_CASE("bad inputs: unknown entry point and symbol are not_found, then the module works") {
+TEST_CASE(
+    "bad inputs: the driver refuses an unknown entry point and symbol (not_found), then the "
+    "module works") {
   const Module module = load_source(source, "bad_inputs.cu");
   check_error([&] { module.kernel("fil"); }, ErrorKind::not_found,
               "no kernel named 'fil' in module bad_inputs.cu");
@@ -117,7 +121,8 @@ TEST_CASE("bad inputs: blocks over the device's or the kernel's limit and smem o
   check_fill_works(module, test_context());
 }
 
-TEST_CASE("bad inputs: more device memory than is free is an Error naming the bytes") {
+TEST_CASE(
+    "bad inputs: the driver refuses more device memory than is free, an Error naming the bytes") {
   const auto [free_bytes, total_bytes] = test_context().memory_info();
   const std::size_t asked = total_bytes + (std::size_t{1} << 30);
   check_error([&] { DeviceMemory(test_context(), asked); }, ErrorKind::driver,
@@ -160,7 +165,9 @@ TEST_CASE("bad inputs: a faulting kernel leaves its context unusable, and a new 
   check_fill_works(load_source(source, "bad_inputs.cu", fresh), fresh);
 }
 
-TEST_CASE("bad inputs: no visible device, the CLI says so and exits 1 (devices exits 0)") {
+TEST_CASE(
+    "bad inputs: the driver refuses to start with no visible device, and the CLI says so and "
+    "exits 1 (devices exits 0)") {
   const std::vector<std::string> hidden{"CUDA_VISIBLE_DEVICES=-1"};
   const auto devices = run_process({PTXRT_CLI_PATH, "devices"}, hidden);
   CHECK(devices.exit_code == 0);
