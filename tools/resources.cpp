@@ -115,6 +115,8 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
   for (const std::string& text : arguments.sweeps) sweeps.push_back(parse_sweep(text));
   const std::vector<std::vector<Define>> defines =
       configurations(parse_defines(arguments.defines), sweeps);
+  // Every configuration names the same constants: the fixed ones and one value of each sweep.
+  host::check_declared(program, defines.front());
   const Target target = choose_target(arguments.arch, ImageFormat::cubin);
   if (!target.arch.starts_with("sm_"))
     throw Error(ErrorKind::invalid_argument,
