@@ -3,6 +3,7 @@
 #include "driver/driver_api.hpp"
 #include "driver/load_log.hpp"
 #include "driver/module_state.hpp"
+#include "ptxrt/demangle.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
 
@@ -65,8 +66,12 @@ Kernel Module::kernel(std::string_view requested) const {
   if (result == CUDA_ERROR_NOT_FOUND) {
     std::string known;
     try {
-      for (const std::string& entry_point : entry_points())
-        known += (known.empty() ? "" : ", ") + entry_point;
+      for (const std::string& symbol : entry_points()) {
+        // A C++ kernel by its name, with the symbol this call takes beside it.
+        const std::string written = demangle(symbol);
+        known += (known.empty() ? "" : ", ") +
+                 (written == symbol ? written : written + " [" + symbol + "]");
+      }
     } catch (const Error& error) {
       known = error.what();
     }

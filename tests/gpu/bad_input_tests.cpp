@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -76,6 +77,40 @@ TEST_CASE(
   check_error([&] { module.symbol<float>("tabel"); }, ErrorKind::not_found,
               "no __constant__ or __device__ symbol named 'tabel'");
   check_fill_works(module, test_context());
+}
+
+TEST_CASE("bad inputs: a C++ kernel asked for by its bare name is listed as written with its "
+          "symbol, and runs by that symbol") {
+  const Context& context = test_context();
+  const Module module = ptxrt::testing::test_jit().module(
+      Program::from_file(std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/convolution.cu"), {},
+      context);
+  check_error([&] { module.kernel("convolution_kernel"); }, ErrorKind::not_found,
+              "its entry points are: convolution_kernel(float*, float*, float*) "
+              "[_Z18convolution_kernelPfS_S_]");
+
+  // The good call: a ragged length (not a multiple of the block), fresh inputs, a CPU reference.
+  const int length = 1001, taps = 5;  // MASK_WIDTH's default
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);
+  const std::vector<float> input = ptxrt::testing::random_floats(length, seed);
+  const std::vector<float> mask = ptxrt::testing::random_floats(taps, seed + 1);
+  module.symbol<int>("length").set(length);
+  DeviceBuffer<float> device_input(context, std::span<const float>(input));
+  DeviceBuffer<float> device_mask(context, std::span<const float>(mask));
+  DeviceBuffer<float> device_output(context, input.size());
+  device_output.memory().fill_words(ptxrt::testing::poison_word);
+  module.kernel("_Z18convolution_kernelPfS_S_")
+      .launch({.grid = blocks_for(length, 128), .block = 128}, device_input, device_mask,
+              device_output);
+  const std::vector<float> output = device_output.download();
+  for (int i = 0; i < length; ++i) {
+    float expected = 0.0f;
+    for (int j = 0; j < taps; ++j)
+      if (const int at = i + j - taps / 2; at >= 0 && at < length)
+        expected += input[static_cast<std::size_t>(at)] * mask[static_cast<std::size_t>(j)];
+    REQUIRE(output[static_cast<std::size_t>(i)] == doctest::Approx(expected).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("bad inputs: a symbol copy of the wrong size names both sizes, then a right one works") {
