@@ -79,8 +79,8 @@ TEST_CASE(
   check_fill_works(module, test_context());
 }
 
-TEST_CASE("bad inputs: a C++ kernel asked for by its bare name is listed as written with its "
-          "symbol, and runs by that symbol") {
+TEST_CASE("bad inputs: the driver refuses a C++ kernel asked for by its bare name; the error "
+          "lists it as written with its symbol, and it runs by that symbol") {
   const Context& context = test_context();
   const Module module = ptxrt::testing::test_jit().module(
       Program::from_file(std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/convolution.cu"), {},
