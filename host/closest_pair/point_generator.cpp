@@ -41,7 +41,8 @@ float unit(std::uint64_t word) { return static_cast<float>(word >> 40) * 0x1p-24
 
 // Two standard normals from two words (Box-Muller; the first uniform in (0, 1], never 0).
 std::pair<double, double> normals(std::uint64_t first, std::uint64_t second) {
-  const double radius = std::sqrt(-2.0 * std::log(static_cast<double>((first >> 11) + 1) * 0x1p-53));
+  const double radius =
+      std::sqrt(-2.0 * std::log(static_cast<double>((first >> 11) + 1) * 0x1p-53));
   const double angle = 2.0 * std::numbers::pi * static_cast<double>(second >> 11) * 0x1p-53;
   return {radius * std::cos(angle), radius * std::sin(angle)};
 }
@@ -94,9 +95,9 @@ std::vector<Point2> generate_point_range(std::uint64_t first, std::size_t count,
       case PointDistribution::clustered: {
         const std::uint64_t cluster = word(2) % cluster_count;
         const auto [dx, dy] = normals(word(0), word(1));
-        points[k] = {static_cast<float>(unit(centre_stream.word(2 * cluster)) + cluster_sigma * dx),
-                     static_cast<float>(unit(centre_stream.word(2 * cluster + 1)) +
-                                        cluster_sigma * dy)};
+        points[k] = {
+            static_cast<float>(unit(centre_stream.word(2 * cluster)) + cluster_sigma * dx),
+            static_cast<float>(unit(centre_stream.word(2 * cluster + 1)) + cluster_sigma * dy)};
         break;
       }
     }

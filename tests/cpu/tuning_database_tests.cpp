@@ -138,8 +138,8 @@ TEST_CASE("merge keeps every tune, and of a config measured twice the finished, 
                            [&](const Measurement& m) { return m.config == tile(width); });
     };
     CHECK(kept(8).status == MeasurementStatus::cut);  // finished over started
-    CHECK(kept(16).median_ms == 1.5);                  // the lower of two ok medians
-    CHECK(kept(32).status == MeasurementStatus::ok);   // ok over crashed
+    CHECK(kept(16).median_ms == 1.5);                 // the lower of two ok medians
+    CHECK(kept(32).status == MeasurementStatus::ok);  // ok over crashed
     REQUIRE(tune.winner);
     CHECK(tune.winner->config == tile(16));
   }
