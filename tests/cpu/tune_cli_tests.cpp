@@ -21,21 +21,24 @@ ptxrt::testing::ProcessResult cli(const ptxrt::testing::ScratchDirectory& scratc
       arguments, {"PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string(), "PTXRT_LOG=warning"});
 }
 
+ptxrt::TuningKey sample_key() {
+  return {"matmul", "hash", "TILE_WIDTH in {8,16}", "NVIDIA H100",
+          "9.0",    13000,  {1024, 1024, 1024}};
+}
+
+ptxrt::Measurement sample(const std::string& tile_width, double median_ms, double rate) {
+  ptxrt::Measurement measurement;
+  measurement.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", tile_width}});
+  measurement.status = ptxrt::MeasurementStatus::ok;
+  measurement.median_ms = median_ms;
+  measurement.rate = rate;
+  measurement.rate_unit = "GFLOP/s";
+  return measurement;
+}
+
 void record_sample(const ptxrt::TuningDatabase& database) {
-  const ptxrt::TuningKey key{"matmul", "hash", "TILE_WIDTH in {8,16}", "NVIDIA H100",
-                             "9.0",    13000,  {1024, 1024, 1024}};
-  ptxrt::Measurement slow;
-  slow.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "8"}});
-  slow.status = ptxrt::MeasurementStatus::ok;
-  slow.median_ms = 4.0;
-  slow.rate = 537.0;
-  slow.rate_unit = "GFLOP/s";
-  database.record(key, slow);
-  ptxrt::Measurement fast = slow;
-  fast.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "16"}});
-  fast.median_ms = 2.0;
-  fast.rate = 1074.0;
-  database.record(key, fast);
+  database.record(sample_key(), sample("8", 4.0, 537.0));
+  database.record(sample_key(), sample("16", 2.0, 1074.0));
 }
 
 }  // namespace
@@ -105,15 +108,7 @@ TEST_CASE("tune merge joins databases, keeping the better measurement of a confi
   const std::string second = (scratch.path() / "second.json").string();
   const std::string merged = (scratch.path() / "merged.json").string();
   record_sample(ptxrt::TuningDatabase(first));
-  const ptxrt::TuningKey key{"matmul", "hash", "TILE_WIDTH in {8,16}", "NVIDIA H100",
-                             "9.0",    13000,  {1024, 1024, 1024}};
-  ptxrt::Measurement faster;
-  faster.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "8"}});
-  faster.status = ptxrt::MeasurementStatus::ok;
-  faster.median_ms = 1.0;
-  faster.rate = 2148.0;
-  faster.rate_unit = "GFLOP/s";
-  ptxrt::TuningDatabase(second).record(key, faster);
+  ptxrt::TuningDatabase(second).record(sample_key(), sample("8", 1.0, 2148.0));
 
   const ptxrt::testing::ProcessResult joined =
       cli(scratch, {"tune", "merge", first, second, "-o", merged});
