@@ -25,6 +25,7 @@ constexpr std::uint64_t kSymbolBytes = 24;
 constexpr std::uint32_t kSectionSymbolTable = 2;  // SHT_SYMTAB
 constexpr std::uint32_t kSectionNoBits = 8;       // SHT_NOBITS: has a size but no file contents
 constexpr std::uint8_t kSymbolFunction = 2;       // STT_FUNC
+constexpr std::uint8_t kOtherCudaEntry = 0x10;     // STO_CUDA_ENTRY in st_other
 
 // .nv.info records: a format byte, an attribute id, then two bytes that hold the value (byte and
 // half formats), nothing (no-value format) or the payload size (sized format).
@@ -89,6 +90,7 @@ struct Section {
 struct Symbol {
   std::string_view name;
   std::uint8_t type = 0;
+  bool entry = false;  // STO_CUDA_ENTRY: a kernel, not a device function
   std::uint16_t section = 0;
 };
 
@@ -207,6 +209,7 @@ class Elf {
       Symbol symbol;
       symbol.name = c_string_at(names, read_le<std::uint32_t>(entries, at, "st_name"), "symbol");
       symbol.type = read_le<std::uint8_t>(entries, at + 4, "st_info") & 0x0f;
+      symbol.entry = (read_le<std::uint8_t>(entries, at + 5, "st_other") & kOtherCudaEntry) != 0;
       symbol.section = read_le<std::uint16_t>(entries, at + 6, "st_shndx");
       symbols_.push_back(symbol);
     }
@@ -402,7 +405,9 @@ std::vector<KernelResources> read_cubin_resources(std::string_view cubin) {
   std::size_t constants = user_constant_bytes(elf);
   for (std::uint32_t index = 0; index < elf.symbols().size(); ++index) {
     const Symbol& symbol = elf.symbols()[index];
-    if (symbol.type != kSymbolFunction || symbol.section >= elf.sections().size()) continue;
+    // Relocatable device code keeps non-inlined device functions in .text sections of their own.
+    if (symbol.type != kSymbolFunction || !symbol.entry || symbol.section >= elf.sections().size())
+      continue;
     const Section& text = elf.sections()[symbol.section];
     if (!text.name.starts_with(".text.") || text.name.substr(6) != symbol.name) continue;
     KernelResources resources;
