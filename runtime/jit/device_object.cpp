@@ -155,6 +155,44 @@ std::string ptx_target(std::string_view ptx) {
 
 }  // namespace
 
+namespace detail {
+
+std::vector<std::string> defined_global_symbols(std::string_view elf) {
+  constexpr std::uint32_t symbol_table = 2;  // SHT_SYMTAB
+  constexpr std::size_t symbol_bytes = 24;
+  std::vector<std::string> defined;
+  if (!is_elf(elf)) return defined;
+  const auto table = read_at<std::uint64_t>(elf, 0x28);
+  const auto entry_bytes = read_at<std::uint16_t>(elf, 0x3a);
+  const auto count = read_at<std::uint16_t>(elf, 0x3c);
+  if (entry_bytes < 64 || table > elf.size() || count > (elf.size() - table) / entry_bytes)
+    return defined;
+  auto section = [&](std::size_t index) -> std::string_view {
+    const std::size_t header = table + index * entry_bytes;
+    const auto offset = read_at<std::uint64_t>(elf, header + 0x18);
+    const auto size = read_at<std::uint64_t>(elf, header + 0x20);
+    if (index >= count || offset > elf.size() || size > elf.size() - offset) return {};
+    return elf.substr(offset, size);
+  };
+  for (std::size_t index = 0; index < count; ++index) {
+    const std::size_t header = table + index * entry_bytes;
+    if (read_at<std::uint32_t>(elf, header + 4) != symbol_table) continue;
+    const std::string_view symbols = section(index);
+    const std::string_view names = section(read_at<std::uint32_t>(elf, header + 0x28));
+    for (std::size_t at = 0; at + symbol_bytes <= symbols.size(); at += symbol_bytes) {
+      const auto name = read_at<std::uint32_t>(symbols, at);
+      const auto binding = read_at<std::uint8_t>(symbols, at + 4) >> 4;
+      const auto defined_in = read_at<std::uint16_t>(symbols, at + 6);
+      if (binding != 1 || defined_in == 0 || name >= names.size()) continue;  // STB_GLOBAL
+      const std::string_view rest = names.substr(name);
+      defined.emplace_back(rest.substr(0, rest.find('\0')));
+    }
+  }
+  return defined;
+}
+
+}  // namespace detail
+
 std::vector<std::string> DeviceObject::architectures() const {
   std::vector<std::string> found;
   auto add = [&found](std::string arch) {

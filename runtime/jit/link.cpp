@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <regex>
 
@@ -41,9 +42,7 @@ std::string summarise_link_errors(const std::string& log) {
   static const std::regex undefined(R"(Undefined reference to '([^']+)' in '([^']+)')");
   // After LTO, ptxas sees one module and names no input.
   static const std::regex unresolved(R"(Unresolved extern (?:function|variable) '([^']+)')");
-  static const std::regex duplicate(
-      R"(Multiple definition of '([^']+)' in '([^']+)', first defined in '([^']+)')");
-  // NVVM's words for the same, with LTO.
+  // NVVM's words for a duplicate definition, with LTO (DeviceLinker::add finds them in CUBINs).
   static const std::regex duplicate_lto(R"((\S+): link error: error: Linking globals named '([^']+)': symbol multiply defined)");
   std::string summary;
   for (std::sregex_iterator it(log.begin(), log.end(), undefined), end; it != end; ++it)
@@ -51,9 +50,6 @@ std::string summarise_link_errors(const std::string& log) {
                " and defined in no input";
   for (std::sregex_iterator it(log.begin(), log.end(), unresolved), end; it != end; ++it)
     summary += "\n  undefined symbol " + demangled((*it)[1]) + ", defined in no input";
-  for (std::sregex_iterator it(log.begin(), log.end(), duplicate), end; it != end; ++it)
-    summary += "\n  symbol " + demangled((*it)[1]) + " is defined twice: in " + (*it)[3].str() +
-               " and in " + (*it)[2].str();
   for (std::sregex_iterator it(log.begin(), log.end(), duplicate_lto), end; it != end; ++it)
     summary += "\n  symbol " + demangled((*it)[2]) + " is defined twice, again in " + (*it)[1].str();
   return summary;
@@ -61,12 +57,13 @@ std::string summarise_link_errors(const std::string& log) {
 
 }  // namespace
 
-DeviceLinker::DeviceLinker(const std::string& program, const std::string& arch, bool lto,
-                           bool resource_usage, const std::vector<std::string>& options)
+DeviceLinker::DeviceLinker(const std::string& program, const std::string& arch, ImageFormat format,
+                           bool lto, bool resource_usage, const std::vector<std::string>& options)
     : what_(program + " for " + arch) {
   std::vector<std::string> arguments{"-arch=" + arch};
   if (lto) arguments.push_back("-lto");
-  if (resource_usage) arguments.push_back("-Xptxas=-v");
+  if (format == ImageFormat::ptx) arguments.push_back("-ptx");
+  if (resource_usage && format == ImageFormat::cubin) arguments.push_back("-Xptxas=-v");
   arguments.insert(arguments.end(), options.begin(), options.end());
   std::vector<const char*> pointers;
   for (const std::string& argument : arguments) pointers.push_back(argument.c_str());
@@ -85,25 +82,42 @@ int DeviceLinker::version() {
   return static_cast<int>(major * 1000 + minor * 10);
 }
 
-void DeviceLinker::add(nvJitLinkInputType type, std::string_view bytes, const std::string& name) {
-  inputs_.push_back(name + " (" + input_type_name(type) + ")");
-  const nvJitLinkResult result = nvJitLinkAddData(handle_, type, bytes.data(), bytes.size(),
-                                                  name.c_str());
-  if (result != NVJITLINK_SUCCESS)
-    check(result, "nvJitLinkAddData",
-          "adding " + name + " (" + input_type_name(type) + ") to the link of " + what_ + ": " +
-              trimmed(error_log()));
+void DeviceLinker::add(nvJitLinkInputType type, std::string bytes, std::string name) {
+  inputs_.push_back({type, std::move(bytes), std::move(name)});
 }
 
+// nvJitLink 13.0 only prints a symbol that two relocatable CUBINs define, links on, and may
+// crash on such input after an earlier failed link: ptxrt finds them first.
 void DeviceLinker::complete() {
+  std::string inputs;
+  std::map<std::string, std::string> definitions;
+  std::string duplicates;
+  for (const Input& input : inputs_) {
+    inputs += (inputs.empty() ? "" : ", ") + input.name + " (" + input_type_name(input.type) + ")";
+    if (input.type != NVJITLINK_INPUT_CUBIN) continue;
+    for (std::string& symbol : defined_global_symbols(input.bytes)) {
+      auto [first, inserted] = definitions.emplace(symbol, input.name);
+      if (!inserted)
+        duplicates += "\n  symbol " + demangled(symbol) + " is defined twice: in " + first->second +
+                      " and in " + input.name;
+    }
+  }
+  if (!duplicates.empty())
+    throw Error(ErrorKind::link, "linking " + what_ + " failed:" + duplicates + "\n  inputs: " + inputs,
+                "nvJitLinkComplete", 0, "duplicate definitions", "linking " + what_);
+  for (const Input& input : inputs_) {
+    const nvJitLinkResult added = nvJitLinkAddData(handle_, input.type, input.bytes.data(),
+                                                   input.bytes.size(), input.name.c_str());
+    if (added != NVJITLINK_SUCCESS)
+      check(added, "nvJitLinkAddData",
+            "adding " + input.name + " (" + input_type_name(input.type) + ") to the link of " +
+                what_ + ": " + trimmed(error_log()));
+  }
   const nvJitLinkResult result = nvJitLinkComplete(handle_);
   if (result == NVJITLINK_SUCCESS) return;
   const std::string log = trimmed(error_log());
-  std::string inputs;
-  for (const std::string& input : inputs_) inputs += (inputs.empty() ? "" : ", ") + input;
   check(result, "nvJitLinkComplete",
-        "linking " + what_ + summarise_link_errors(log) + "\n  inputs: " + inputs +
-            "\n\n" + log);
+        "linking " + what_ + summarise_link_errors(log) + "\n  inputs: " + inputs + "\n\n" + log);
 }
 
 std::string DeviceLinker::output(ImageFormat format) const {

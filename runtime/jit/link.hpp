@@ -12,17 +12,21 @@
 
 namespace ptxrt::detail {
 
+// The global symbols a CUBIN defines (not those it only uses); empty for anything else.
+std::vector<std::string> defined_global_symbols(std::string_view elf);
+
 class DeviceLinker {
  public:
-  // `arch` is "sm_90" (a CUBIN) or, with lto, "compute_90" (PTX); `program` names what is linked
-  // in messages. Throws Error (link).
-  DeviceLinker(const std::string& program, const std::string& arch, bool lto, bool resource_usage,
-               const std::vector<std::string>& options);
+  // `arch` is "sm_90" (a CUBIN) or, with lto and `format` ptx, "compute_90"; `program` names what
+  // is linked in messages. Throws Error (link).
+  DeviceLinker(const std::string& program, const std::string& arch, ImageFormat format, bool lto,
+               bool resource_usage, const std::vector<std::string>& options);
   DeviceLinker(const DeviceLinker&) = delete;
   DeviceLinker& operator=(const DeviceLinker&) = delete;
   ~DeviceLinker();
 
-  void add(nvJitLinkInputType type, std::string_view bytes, const std::string& name);
+  // Kept until complete(), which hands every input to nvJitLink at once.
+  void add(nvJitLinkInputType type, std::string bytes, std::string name);
   // Links. A failure throws Error (link) whose message names each undefined or duplicate symbol
   // (demangled, with its mangled name) and the inputs involved, then lists every input and holds
   // the linker's log.
@@ -38,7 +42,12 @@ class DeviceLinker {
 
   nvJitLinkHandle handle_ = nullptr;
   std::string what_;  // "a.cu+b.cu for sm_90"
-  std::vector<std::string> inputs_;  // "a.cu (LTO-IR)", in link order
+  struct Input {
+    nvJitLinkInputType type;
+    std::string bytes;
+    std::string name;
+  };
+  std::vector<Input> inputs_;
 };
 
 }  // namespace ptxrt::detail

@@ -338,13 +338,13 @@ Image link_program(const Program& program, const CompileOptions& options,
                     ") needs link-time optimisation: set CompileOptions::lto (--lto), or ask for "
                     "a CUBIN (sm_XY)");
   const UnitTarget unit{target.arch, options.lto ? ImageFormat::ltoir : ImageFormat::cubin, true};
-  detail::DeviceLinker linker(program.input_names(), target.arch, options.lto,
+  detail::DeviceLinker linker(program.input_names(), target.arch, target.format, options.lto,
                               wants_resource_usage(options), split_all(options.link_options));
   Image image;
   for (std::size_t index = 0; index < program.sources().size(); ++index) {
     const SourceFile& source = program.sources()[index];
     UnitOutput compiled = compile_unit(program, source, options, defines, unit, index == 0);
-    linker.add(options.lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN, compiled.data,
+    linker.add(options.lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN, std::move(compiled.data),
                source.name);
     if (!compiled.log.empty()) image.compile_log += "== " + source.name + " ==\n" + compiled.log + "\n";
     image.options.insert(image.options.end(), compiled.arguments.begin(), compiled.arguments.end());

@@ -61,7 +61,7 @@ std::optional<std::string> run_toolkit_program(const std::string& name,
                                                std::vector<std::string> arguments) {
   std::optional<fs::path> program = ptxrt::host::find_toolkit_program(name);
   if (!program) {
-    MESSAGE(name + " is not installed: skipped");
+    MESSAGE(name << " is not installed: skipped");
     return std::nullopt;
   }
   arguments.insert(arguments.begin(), program->string());
@@ -70,7 +70,7 @@ std::optional<std::string> run_toolkit_program(const std::string& name,
   while (std::optional<std::string> line = child.read_line(std::chrono::minutes(5)))
     output += *line + "\n";
   const std::string status = child.terminate();
-  REQUIRE_MESSAGE(status == "exited with code 0", name + " " + status + ": " + output);
+  REQUIRE_MESSAGE(status == "exited with code 0", name << " " << status << ": " << output);
   return output;
 }
 
