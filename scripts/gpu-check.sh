@@ -84,6 +84,7 @@ run_bench() {  # name, command...
 if [ "$bench" = 1 ]; then
   run_bench kernels "$build/ptxrt" bench $bench_args
   run_bench jit-cache "$build/tests/ptxrt_jit_cache_bench"
+  run_bench compile "$build/tests/ptxrt_compile_bench"
   run_bench launch "$build/tests/ptxrt_launch_overhead_bench"
   run_bench sgemm "$build/tests/ptxrt_sgemm_bench"
   run_bench closest-pair "$build/ptxrt" closest-pair --bench

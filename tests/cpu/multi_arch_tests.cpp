@@ -245,6 +245,17 @@ TEST_CASE("the CLI compiles two files to a CUBIN, a fatbin and SASS, and reports
   CHECK(rows[0]["kernel"] == "affine_clamp");
   CHECK(rows[0]["file"] == "link_main.cu");
 
+  const fs::path shipped = scratch.path() / "shipped";
+  result = cli({"cache", "warm", "--arch", "sm_80,sm_90", "--kernel", scale_kernel.string(),
+                "--fatbin-dir", shipped.string()});
+  REQUIRE_MESSAGE(result.exit_code == 0, result.output);
+  std::vector<fs::path> fatbins;
+  for (const auto& entry : fs::directory_iterator(shipped)) fatbins.push_back(entry.path());
+  REQUIRE(fatbins.size() == 1);
+  CHECK(fatbins[0].extension() == ".fatbin");
+  CHECK(described(ptxrt::read_fatbin(read_bytes(fatbins[0]))) ==
+        std::vector<std::string>{"sm_80 CUBIN", "sm_90 CUBIN"});
+
   result = cli({"compile", main_file, "--lto", "--arch", "sm_90", "--emit", "cubin", "-o",
                 cubin.string()});
   CHECK(result.exit_code == 1);
