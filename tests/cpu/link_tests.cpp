@@ -107,7 +107,7 @@ TEST_CASE("two files link into one CUBIN with and without LTO for sm_80 and sm_9
     }
 }
 
-TEST_CASE("LTO of two files gives PTX for a virtual architecture; without LTO it is refused") {
+TEST_CASE("LTO of two files gives PTX for a virtual architecture, which without LTO is refused") {
   ptxrt::CompileOptions options = cubin_for("compute_90", true);
   options.target.format = ptxrt::ImageFormat::ptx;
   const ptxrt::Image ptx = ptxrt::compile(two_file_program(), options);

@@ -1,7 +1,6 @@
 // Fatbins (a CUBIN per SM plus PTX, through nvFatbin), NVRTC's precompiled headers, and SASS
 // through the toolkit's disassembler; from the library and the CLI. No GPU needed.
 #include <doctest/doctest.h>
-#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -23,6 +22,7 @@
 namespace fs = std::filesystem;
 using ptxrt::testing::contains;
 using ptxrt::testing::ScratchDirectory;
+using ptxrt::testing::mode_of;
 
 namespace {
 
@@ -73,12 +73,6 @@ extern "C" __global__ void block_sum(const float* in, float* out) {
 std::string read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-unsigned mode_of(const fs::path& path) {
-  struct stat info {};
-  REQUIRE(::stat(path.c_str(), &info) == 0);
-  return info.st_mode & 07777;
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 // user names (docs/errors.md, "Files ptxrt writes"). Refusing other users' entries and
 // directories is in disk_cache_tests.
 #include <doctest/doctest.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -17,6 +16,7 @@
 
 namespace fs = std::filesystem;
 using ptxrt::testing::ScratchDirectory;
+using ptxrt::testing::mode_of;
 
 namespace {
 
@@ -25,12 +25,6 @@ std::vector<fs::path> regular_files_under(const fs::path& directory) {
   for (const auto& entry : fs::recursive_directory_iterator(directory))
     if (entry.is_regular_file()) files.push_back(entry.path());
   return files;
-}
-
-unsigned mode_of(const fs::path& path) {
-  struct stat info {};
-  REQUIRE(::stat(path.c_str(), &info) == 0);
-  return info.st_mode & 07777;
 }
 
 }  // namespace
