@@ -4,8 +4,8 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
-#include <map>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>

@@ -85,7 +85,8 @@ void add_nvrtc_arguments(CLI::App& command, NvrtcArguments& arguments) {
 
 Program LinkArguments::add_to(Program program) const {
   for (const std::string& source : sources) program.add_source_file(source);
-  for (const std::string& object : objects) program.add_device_object(DeviceObject::from_file(object));
+  for (const std::string& object : objects)
+    program.add_device_object(DeviceObject::from_file(object));
   return program;
 }
 

@@ -173,7 +173,8 @@ nlohmann::json optional_bytes(const std::optional<std::size_t>& bytes) {
 
 nlohmann::json instructions_json(const host::KernelInstructions& instructions) {
   nlohmann::json counts{{"instructions", instructions.total}};
-  for (const std::string& name : host::instruction_classes()) counts[name] = instructions.count(name);
+  for (const std::string& name : host::instruction_classes())
+    counts[name] = instructions.count(name);
   return counts;
 }
 
@@ -181,7 +182,7 @@ nlohmann::json to_json(const Row& row) {
   nlohmann::json defines = nlohmann::json::object();
   for (const Define& define : row.defines) defines[define.name] = define.value;
   const KernelResources& kernel = row.kernel;
-  nlohmann::json object = {{"defines", defines},
+  return {{"defines", defines},
           {"arch", row.arch},
           {"kernel", kernel.name},
           {"registers", kernel.registers},
@@ -199,6 +200,11 @@ nlohmann::json to_json(const Row& row) {
           {"occupancy_percent", row.occupancy.fraction * 100.0},
           {"limit", to_string(row.occupancy.limit)},
           {"reason", row.occupancy.reason}};
+}
+
+// to_json, and the fields a linked program (file) and --sass (sass) add.
+nlohmann::json to_json_with_extras(const Row& row) {
+  nlohmann::json object = to_json(row);
   if (!row.file.empty()) object["file"] = row.file;
   if (row.instructions) object["sass"] = instructions_json(*row.instructions);
   return object;
@@ -254,9 +260,9 @@ void print_rows(const std::vector<Row>& rows) {
     std::cout << "no kernels in the compiled CUBIN\n";
     return;
   }
-  std::vector<std::string> header{"defines", "kernel", "regs", "smem", "const", "local", "spill",
-                                  "bars", "max thr", "block", "blocks/SM", "warps/SM",
-                                  "occupancy", "limit"};
+  std::vector<std::string> header{"defines",   "kernel",   "regs",      "smem",    "const",
+                                  "local",     "spill",    "bars",      "max thr", "block",
+                                  "blocks/SM", "warps/SM", "occupancy", "limit"};
   const std::vector<std::string> extra = extra_header(rows);
   const bool with_file = !extra.empty() && extra.front() == "file";
   header.insert(header.end(), extra.begin(), extra.end());
@@ -281,7 +287,7 @@ void run_resources(const ResourcesArguments& arguments) {
     return;
   }
   nlohmann::json listed = nlohmann::json::array();
-  for (const Row& row : rows) listed.push_back(to_json(row));
+  for (const Row& row : rows) listed.push_back(to_json_with_extras(row));
   std::cout << listed.dump(2) << '\n';
 }
 

@@ -43,7 +43,8 @@ std::vector<fs::path> toolkit_bin_folders() {
 // of the child) leaves nothing on disk.
 class MemoryFile {
  public:
-  explicit MemoryFile(std::string_view bytes) : descriptor_(::memfd_create("ptxrt.cubin", MFD_CLOEXEC)) {
+  explicit MemoryFile(std::string_view bytes)
+      : descriptor_(::memfd_create("ptxrt.cubin", MFD_CLOEXEC)) {
     if (descriptor_ < 0)
       throw Error(ErrorKind::io, std::string("memfd_create failed: ") + std::strerror(errno));
     for (std::string_view rest = bytes; !rest.empty();) {
@@ -71,11 +72,11 @@ std::string run_tool(const std::vector<std::string>& arguments, std::string_view
   const bool finished = tool.closed();
   const std::string status = tool.terminate();
   if (!finished || status != "exited with code 0")
-    throw Error(ErrorKind::invalid_argument,
-                fs::path(arguments[0]).filename().string() + " could not disassemble the CUBIN (" +
-                    std::to_string(cubin.size()) + " bytes): it " +
-                    (finished ? status : "did not finish in time") +
-                    "; its own message, if any, is on stderr");
+    throw Error(ErrorKind::invalid_argument, fs::path(arguments[0]).filename().string() +
+                                                 " could not disassemble the CUBIN (" +
+                                                 std::to_string(cubin.size()) + " bytes): it " +
+                                                 (finished ? status : "did not finish in time") +
+                                                 "; its own message, if any, is on stderr");
   return output;
 }
 
@@ -109,16 +110,19 @@ std::string disassemble(std::string_view cubin) {
   std::string searched;
   for (const fs::path& folder : toolkit_bin_folders())
     searched += (searched.empty() ? "" : ", ") + folder.string();
-  throw Error(ErrorKind::not_found,
-              "SASS needs nvdisasm or cuobjdump from the CUDA toolkit, and neither was found (looked "
-              "in " + searched + "): install the toolkit's, or pip's nvidia-cuda-nvdisasm "
-              "(scripts/setup.sh adds it to a toolkit made of pip wheels) and put its bin/ on PATH "
-              "or set CUDA_PATH");
+  throw Error(
+      ErrorKind::not_found,
+      "SASS needs nvdisasm or cuobjdump from the CUDA toolkit, and neither was found (looked "
+      "in " +
+          searched +
+          "): install the toolkit's, or pip's nvidia-cuda-nvdisasm "
+          "(scripts/setup.sh adds it to a toolkit made of pip wheels) and put its bin/ on PATH "
+          "or set CUDA_PATH");
 }
 
 const std::vector<std::string>& instruction_classes() {
-  static const std::vector<std::string> classes{"FFMA", "LDG", "STG", "LDS", "STS", "LDL",
-                                                "STL",  "LDC", "BAR", "BRA"};
+  static const std::vector<std::string> classes{"FFMA", "LDG", "STG", "LDS", "STS",
+                                                "LDL",  "STL", "LDC", "BAR", "BRA"};
   return classes;
 }
 

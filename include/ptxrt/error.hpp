@@ -1,6 +1,7 @@
 // The library's one exception type and the single place where driver, NVRTC, nvJitLink and
-// nvFatbin results are checked. Every failure names the call, the result code (name and description) and what ptxrt
-// was doing at the time ("launching 'matmul_tiled' (TILE_WIDTH=32) on device 0").
+// nvFatbin results are checked. Every failure names the call, the result code (name and
+// description) and what ptxrt was doing at the time ("launching 'matmul_tiled' (TILE_WIDTH=32) on
+// device 0").
 #pragma once
 
 #include <cuda.h>
@@ -18,14 +19,14 @@ namespace ptxrt {
 
 // What went wrong, coarsely, so that callers (and the CLI's exit codes) can branch on it.
 enum class ErrorKind {
-  driver,            // a CUDA driver call failed
-  sticky,            // the context hit an unrecoverable error (e.g. illegal address); make a new one
-  no_driver,         // libcuda.so.1 could not be loaded, or is the toolkit's stub
-  no_device,         // a driver, but no CUDA device
-  nvrtc,             // an NVRTC call failed
-  compile,           // kernel source did not compile (the message holds the diagnostics)
-  link,              // device code did not link (nvJitLink: undefined or duplicate symbol,
-                     // architecture mismatch) or a fatbin could not be built (nvFatbin)
+  driver,     // a CUDA driver call failed
+  sticky,     // the context hit an unrecoverable error (e.g. illegal address); make a new one
+  no_driver,  // libcuda.so.1 could not be loaded, or is the toolkit's stub
+  no_device,  // a driver, but no CUDA device
+  nvrtc,      // an NVRTC call failed
+  compile,    // kernel source did not compile (the message holds the diagnostics)
+  link,       // device code did not link (nvJitLink: undefined or duplicate symbol,
+              // architecture mismatch) or a fatbin could not be built (nvFatbin)
   invalid_argument,  // the caller asked for something impossible (bad define, too many threads...)
   not_found,         // unknown kernel, entry point, symbol or file
   io,                // reading or writing a file failed
@@ -79,13 +80,15 @@ inline void check(nvrtcResult result, std::string_view call, std::string_view co
 [[noreturn]] PTXRT_API void throw_nvjitlink_error(nvJitLinkResult result, std::string_view call,
                                                   std::string_view context);
 inline void check(nvJitLinkResult result, std::string_view call, std::string_view context = {}) {
-  if (result != NVJITLINK_SUCCESS) [[unlikely]] throw_nvjitlink_error(result, call, context);
+  if (result != NVJITLINK_SUCCESS) [[unlikely]]
+    throw_nvjitlink_error(result, call, context);
 }
 
 [[noreturn]] PTXRT_API void throw_nvfatbin_error(nvFatbinResult result, std::string_view call,
                                                  std::string_view context);
 inline void check(nvFatbinResult result, std::string_view call, std::string_view context = {}) {
-  if (result != NVFATBIN_SUCCESS) [[unlikely]] throw_nvfatbin_error(result, call, context);
+  if (result != NVFATBIN_SUCCESS) [[unlikely]]
+    throw_nvfatbin_error(result, call, context);
 }
 
 }  // namespace ptxrt

@@ -35,7 +35,7 @@ struct PTXRT_API Image {
   // What it was built for: "sm_90", "sm_90a", "compute_90"; a fatbin lists its architectures
   // ("sm_80,sm_90,compute_90").
   std::string arch;
-  std::string data;              // PTX text (no trailing NUL), or CUBIN, fatbin or LTO-IR bytes
+  std::string data;  // PTX text (no trailing NUL), or CUBIN, fatbin or LTO-IR bytes
   // The program's name, e.g. "matmul_tiled.cu"; a linked program's inputs joined by '+'
   // ("a.cu+b.cu+libdevice.a").
   std::string name;

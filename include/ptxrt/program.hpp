@@ -54,7 +54,7 @@ struct PTXRT_API DeviceObject {
 
 // One translation unit of a Program.
 struct PTXRT_API SourceFile {
-  std::string name;                 // in diagnostics, e.g. "matmul_tiled.cu"
+  std::string name;  // in diagnostics, e.g. "matmul_tiled.cu"
   std::string text;
   std::filesystem::path directory;  // serves its quoted includes; may be empty
 };

@@ -50,14 +50,15 @@ std::vector<FatbinEntry> read_fatbin(std::string_view fatbin) {
     malformed("no fatbin header (" + std::to_string(fatbin.size()) + " bytes)");
   const auto header_bytes = read_at<std::uint16_t>(fatbin, 6);
   const auto body_bytes = read_at<std::uint64_t>(fatbin, 8);
-  if (header_bytes < fatbin_header_bytes || body_bytes > fatbin.size() - header_bytes)
+  if (header_bytes < fatbin_header_bytes || header_bytes > fatbin.size() ||
+      body_bytes > fatbin.size() - header_bytes)
     malformed("its header claims " + std::to_string(body_bytes) + " bytes after " +
-              std::to_string(header_bytes) + ", but the file has " +
-              std::to_string(fatbin.size()));
+              std::to_string(header_bytes) + ", but the file has " + std::to_string(fatbin.size()));
   std::vector<FatbinEntry> entries;
   const std::size_t end = header_bytes + static_cast<std::size_t>(body_bytes);
   for (std::size_t at = header_bytes; at < end;) {
-    if (end - at < entry_header_min_bytes) malformed("entry at byte " + std::to_string(at) + " is truncated");
+    if (end - at < entry_header_min_bytes)
+      malformed("entry at byte " + std::to_string(at) + " is truncated");
     const auto kind = read_at<std::uint16_t>(fatbin, at);
     const auto entry_header_bytes = read_at<std::uint32_t>(fatbin, at + 4);
     const auto payload_bytes = read_at<std::uint64_t>(fatbin, at + 8);
@@ -72,7 +73,8 @@ std::vector<FatbinEntry> read_fatbin(std::string_view fatbin) {
     else if (kind == kind_ltoir)
       entry.format = ImageFormat::ltoir;
     else
-      malformed("entry at byte " + std::to_string(at) + " has unknown kind " + std::to_string(kind));
+      malformed("entry at byte " + std::to_string(at) + " has unknown kind " +
+                std::to_string(kind));
     entry.version_minor = read_at<std::uint16_t>(fatbin, at + 24);
     entry.version_major = read_at<std::uint16_t>(fatbin, at + 26);
     entry.sm = static_cast<int>(read_at<std::uint32_t>(fatbin, at + 28));

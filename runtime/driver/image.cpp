@@ -4,10 +4,14 @@ namespace ptxrt {
 
 std::string_view to_string(ImageFormat format) {
   switch (format) {
-    case ImageFormat::ptx: return "PTX";
-    case ImageFormat::cubin: return "CUBIN";
-    case ImageFormat::fatbin: return "fatbin";
-    case ImageFormat::ltoir: return "LTO-IR";
+    case ImageFormat::ptx:
+      return "PTX";
+    case ImageFormat::cubin:
+      return "CUBIN";
+    case ImageFormat::fatbin:
+      return "fatbin";
+    case ImageFormat::ltoir:
+      return "LTO-IR";
   }
   return "image";
 }

@@ -3,12 +3,11 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 
-#include <filesystem>
-
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
@@ -96,7 +95,8 @@ void check_fatbin(const Image& image, int driver_version, int cc_major, int cc_m
     if (entry.format == ImageFormat::ltoir || !runs_on(entry.format, entry.sm, '\0', device))
       continue;
     if (entry.format == ImageFormat::cubin) return;
-    const std::string isa = ptx_isa_problem(entry.version_major, entry.version_minor, driver_version);
+    const std::string isa =
+        ptx_isa_problem(entry.version_major, entry.version_minor, driver_version);
     if (isa.empty()) return;
     problems += "; its " + entry.describe() + " is " + isa;
   }
@@ -259,9 +259,12 @@ std::optional<int> cubin_sm_version(std::string_view cubin) {
 
 void check_image_for_driver(const Image& image, int driver_version, int cc_major, int cc_minor) {
   switch (image.format) {
-    case ImageFormat::ptx: return check_ptx(image, driver_version, cc_major, cc_minor);
-    case ImageFormat::cubin: return check_cubin(image, cc_major, cc_minor);
-    case ImageFormat::fatbin: return check_fatbin(image, driver_version, cc_major, cc_minor);
+    case ImageFormat::ptx:
+      return check_ptx(image, driver_version, cc_major, cc_minor);
+    case ImageFormat::cubin:
+      return check_cubin(image, cc_major, cc_minor);
+    case ImageFormat::fatbin:
+      return check_fatbin(image, driver_version, cc_major, cc_minor);
     case ImageFormat::ltoir:
       throw Error(ErrorKind::invalid_argument,
                   "the LTO-IR of " + image.name +

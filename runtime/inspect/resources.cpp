@@ -25,7 +25,7 @@ constexpr std::uint64_t kSymbolBytes = 24;
 constexpr std::uint32_t kSectionSymbolTable = 2;  // SHT_SYMTAB
 constexpr std::uint32_t kSectionNoBits = 8;       // SHT_NOBITS: has a size but no file contents
 constexpr std::uint8_t kSymbolFunction = 2;       // STT_FUNC
-constexpr std::uint8_t kOtherCudaEntry = 0x10;     // STO_CUDA_ENTRY in st_other
+constexpr std::uint8_t kOtherCudaEntry = 0x10;    // STO_CUDA_ENTRY in st_other
 
 // .nv.info records: a format byte, an attribute id, then two bytes that hold the value (byte and
 // half formats), nothing (no-value format) or the payload size (sized format).

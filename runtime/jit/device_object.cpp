@@ -33,7 +33,11 @@ T read_at(std::string_view bytes, std::size_t offset) {
 }
 
 bool is_elf(std::string_view bytes) {
-  return bytes.size() >= 64 && bytes.substr(0, 4) == "\x7f" "ELF" && bytes[4] == 2;
+  return bytes.size() >= 64 &&
+         bytes.substr(0, 4) ==
+             "\x7f"
+             "ELF" &&
+         bytes[4] == 2;
 }
 
 std::uint16_t elf_machine(std::string_view bytes) { return read_at<std::uint16_t>(bytes, 18); }
@@ -71,7 +75,8 @@ std::vector<std::string_view> elf_sections(std::string_view elf,
 // The members of a System V archive (ar, nvcc -lib), bounds-checked.
 std::vector<std::string_view> archive_members(std::string_view archive) {
   std::vector<std::string_view> members;
-  for (std::size_t at = archive_magic.size(); archive.size() - at >= archive_member_header_bytes;) {
+  for (std::size_t at = archive_magic.size();
+       at <= archive.size() && archive.size() - at >= archive_member_header_bytes;) {
     std::size_t size = 0;
     const std::string_view size_field = archive.substr(at + 48, 10);
     std::from_chars(size_field.data(), size_field.data() + size_field.size(), size);
@@ -145,6 +150,17 @@ DeviceObjectKind recognise(std::string_view bytes, const std::string& name) {
                              : "its content is none of the known formats");
 }
 
+// 90 of "sm_90", "compute_90a"; nothing when no number follows the underscore.
+std::optional<int> number_after_underscore(std::string_view arch) {
+  const std::size_t underscore = arch.find('_');
+  if (underscore == std::string_view::npos) return std::nullopt;
+  int number = 0;
+  const char* start = arch.data() + underscore + 1;
+  auto [end, error] = std::from_chars(start, arch.data() + arch.size(), number);
+  if (error != std::errc() || end == start) return std::nullopt;
+  return number;
+}
+
 std::string ptx_target(std::string_view ptx) {
   const std::size_t at = ptx.find(".target");
   if (at == std::string_view::npos) return {};
@@ -204,7 +220,9 @@ std::vector<std::string> DeviceObject::architectures() const {
       if (std::optional<int> sm = cubin_sm_version(bytes)) add("sm_" + std::to_string(*sm));
       break;
     case DeviceObjectKind::ptx:
-      add("compute_" + ptx_target(bytes).substr(std::min<std::size_t>(3, ptx_target(bytes).size())));
+      if (const std::string target = ptx_target(bytes);
+          target.starts_with("sm_") && number_after_underscore(target))
+        add("compute_" + target.substr(3));
       break;
     case DeviceObjectKind::ltoir:
       break;
@@ -231,11 +249,14 @@ std::vector<std::string> DeviceObject::architectures() const {
 void DeviceObject::check_links_into(const std::string& arch) const {
   const std::vector<std::string> held = architectures();
   if (held.empty()) return;  // LTO-IR, or nothing this reader knows: the linker judges
-  const int target = std::stoi(arch.substr(arch.find('_') + 1));
+  const std::optional<int> target = number_after_underscore(arch);
+  if (!target) return;
   for (const std::string& entry : held) {
-    const int sm = std::stoi(entry.substr(entry.find('_') + 1));
+    const std::optional<int> sm = number_after_underscore(entry);
     // SASS links into its own SM family at or above it; PTX and LTO-IR into any newer SM.
-    if (entry.starts_with("sm_") ? sm / 10 == target / 10 && sm <= target : sm <= target) return;
+    if (!sm ||
+        (entry.starts_with("sm_") ? *sm / 10 == *target / 10 && *sm <= *target : *sm <= *target))
+      return;
   }
   std::string list;
   for (const std::string& entry : held) list += (list.empty() ? "" : ", ") + entry;
@@ -247,12 +268,18 @@ void DeviceObject::check_links_into(const std::string& arch) const {
 
 std::string_view to_string(DeviceObjectKind kind) {
   switch (kind) {
-    case DeviceObjectKind::cubin: return "CUBIN";
-    case DeviceObjectKind::ptx: return "PTX";
-    case DeviceObjectKind::ltoir: return "LTO-IR";
-    case DeviceObjectKind::fatbin: return "fatbin";
-    case DeviceObjectKind::object: return "device object";
-    case DeviceObjectKind::library: return "device library";
+    case DeviceObjectKind::cubin:
+      return "CUBIN";
+    case DeviceObjectKind::ptx:
+      return "PTX";
+    case DeviceObjectKind::ltoir:
+      return "LTO-IR";
+    case DeviceObjectKind::fatbin:
+      return "fatbin";
+    case DeviceObjectKind::object:
+      return "device object";
+    case DeviceObjectKind::library:
+      return "device library";
   }
   return "device object";
 }

@@ -14,13 +14,20 @@ namespace {
 
 std::string input_type_name(nvJitLinkInputType type) {
   switch (type) {
-    case NVJITLINK_INPUT_CUBIN: return "CUBIN";
-    case NVJITLINK_INPUT_PTX: return "PTX";
-    case NVJITLINK_INPUT_LTOIR: return "LTO-IR";
-    case NVJITLINK_INPUT_FATBIN: return "fatbin";
-    case NVJITLINK_INPUT_OBJECT: return "device object";
-    case NVJITLINK_INPUT_LIBRARY: return "device library";
-    default: return "input";
+    case NVJITLINK_INPUT_CUBIN:
+      return "CUBIN";
+    case NVJITLINK_INPUT_PTX:
+      return "PTX";
+    case NVJITLINK_INPUT_LTOIR:
+      return "LTO-IR";
+    case NVJITLINK_INPUT_FATBIN:
+      return "fatbin";
+    case NVJITLINK_INPUT_OBJECT:
+      return "device object";
+    case NVJITLINK_INPUT_LIBRARY:
+      return "device library";
+    default:
+      return "input";
   }
 }
 
@@ -43,7 +50,8 @@ std::string summarise_link_errors(const std::string& log) {
   // After LTO, ptxas sees one module and names no input.
   static const std::regex unresolved(R"(Unresolved extern (?:function|variable) '([^']+)')");
   // NVVM's words for a duplicate definition, with LTO (DeviceLinker::add finds them in CUBINs).
-  static const std::regex duplicate_lto(R"((\S+): link error: error: Linking globals named '([^']+)': symbol multiply defined)");
+  static const std::regex duplicate_lto(
+      R"((\S+): link error: error: Linking globals named '([^']+)': symbol multiply defined)");
   std::string summary;
   for (std::sregex_iterator it(log.begin(), log.end(), undefined), end; it != end; ++it)
     summary += "\n  undefined symbol " + demangled((*it)[1]) + ", used in " + (*it)[2].str() +
@@ -51,7 +59,8 @@ std::string summarise_link_errors(const std::string& log) {
   for (std::sregex_iterator it(log.begin(), log.end(), unresolved), end; it != end; ++it)
     summary += "\n  undefined symbol " + demangled((*it)[1]) + ", defined in no input";
   for (std::sregex_iterator it(log.begin(), log.end(), duplicate_lto), end; it != end; ++it)
-    summary += "\n  symbol " + demangled((*it)[2]) + " is defined twice, again in " + (*it)[1].str();
+    summary +=
+        "\n  symbol " + demangled((*it)[2]) + " is defined twice, again in " + (*it)[1].str();
   return summary;
 }
 
@@ -103,7 +112,8 @@ void DeviceLinker::complete() {
     }
   }
   if (!duplicates.empty())
-    throw Error(ErrorKind::link, "linking " + what_ + " failed:" + duplicates + "\n  inputs: " + inputs,
+    throw Error(ErrorKind::link,
+                "linking " + what_ + " failed:" + duplicates + "\n  inputs: " + inputs,
                 "nvJitLinkComplete", 0, "duplicate definitions", "linking " + what_);
   for (const Input& input : inputs_) {
     const nvJitLinkResult added = nvJitLinkAddData(handle_, input.type, input.bytes.data(),

@@ -1,9 +1,9 @@
 #include "jit/precompiled_headers.hpp"
 
+#include <cuda.h>
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cuda.h>
 
 #include "ptxrt/disk_cache.hpp"
 #include "ptxrt/error.hpp"
@@ -59,7 +59,8 @@ bool precompiled_headers_supported() {
 #endif
 }
 
-PrecompiledHeaderUse::PrecompiledHeaderUse(const fs::path& folder) : heap_(heap_mutex(), std::defer_lock) {
+PrecompiledHeaderUse::PrecompiledHeaderUse(const fs::path& folder)
+    : heap_(heap_mutex(), std::defer_lock) {
   if (folder.empty() || !precompiled_headers_supported()) return;
   if (std::string problem = DiskCache::prepare_private_directory(folder); !problem.empty()) {
     log::warn_once("pch " + folder.string(), "precompiled-header folder '" + folder.string() +
@@ -93,8 +94,8 @@ void PrecompiledHeaderUse::finish(nvrtcProgram program) {
           "growing NVRTC's precompiled-header heap to " + std::to_string(required) + " bytes");
     if (log::enabled(log::Level::info))
       log::write(log::Level::info, "NVRTC's precompiled-header heap grown from " +
-                                       std::to_string(current) + " to " +
-                                       std::to_string(required) + " bytes");
+                                       std::to_string(current) + " to " + std::to_string(required) +
+                                       " bytes");
   }
 #else
   (void)program;

@@ -13,10 +13,10 @@
 #include "jit/include_scanner.hpp"
 #include "jit/link.hpp"
 #include "jit/precompiled_headers.hpp"
+#include "jit/std_headers.hpp"
 #include "ptxrt/builtin_kernels.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/hash.hpp"
-#include "jit/std_headers.hpp"
 
 namespace ptxrt {
 namespace {
@@ -91,7 +91,8 @@ void check_target(const Program& program, const CompileOptions& options) {
     throw Error(ErrorKind::invalid_argument,
                 "no target architecture given for " + program.name() +
                     ": set CompileOptions::target (select_target() picks one for a device)");
-  if (target.format != ImageFormat::fatbin) return check_architecture(program, target.arch, target.format);
+  if (target.format != ImageFormat::fatbin)
+    return check_architecture(program, target.arch, target.format);
   for (const std::string& arch : target_architectures(target.arch))
     if (!arch.starts_with("sm_") && !arch.starts_with("compute_"))
       check_architecture(program, arch, ImageFormat::fatbin);
@@ -111,8 +112,7 @@ struct UnitTarget {
 
 // Every NVRTC option, in order: arch, defines, includes, the caller's extras.
 std::vector<std::string> nvrtc_options(const SourceFile& source, const CompileOptions& options,
-                                       const std::vector<Define>& defines,
-                                       const UnitTarget& unit) {
+                                       const std::vector<Define>& defines, const UnitTarget& unit) {
   std::vector<std::string> arguments{"-arch=" + unit.arch};
   if (unit.relocatable) arguments.push_back("-rdc=true");
   if (unit.format == ImageFormat::ltoir) arguments.push_back("-dlto");
@@ -278,7 +278,8 @@ UnitOutput compile_unit(const Program& program, const SourceFile& source,
   // The PCH options stay out of output.arguments: they must not change the Image.
   detail::PrecompiledHeaderUse precompiled_headers(options.precompiled_header_directory);
   std::vector<const char*> argument_pointers;
-  for (const std::string& argument : output.arguments) argument_pointers.push_back(argument.c_str());
+  for (const std::string& argument : output.arguments)
+    argument_pointers.push_back(argument.c_str());
   for (const std::string& option : precompiled_headers.options())
     argument_pointers.push_back(option.c_str());
   nvrtcResult result = nvrtcCompileProgram(nvrtc.get(), static_cast<int>(argument_pointers.size()),
@@ -291,8 +292,9 @@ UnitOutput compile_unit(const Program& program, const SourceFile& source,
   // comes back without ptxas' report: say so, since spill counts then stay unknown.
   if (unit.format == ImageFormat::cubin && wants_resource_usage(options) &&
       output.log.find("ptxas info") == std::string::npos)
-    output.log += "ptxrt: no ptxas report (NVRTC served this CUBIN from the CUDA compute cache); "
-                  "set CUDA_CACHE_DISABLE=1 for spill counts\n";
+    output.log +=
+        "ptxrt: no ptxas report (NVRTC served this CUBIN from the CUDA compute cache); "
+        "set CUDA_CACHE_DISABLE=1 for spill counts\n";
   output.data = output_of(nvrtc, unit.format);
   if (with_name_expressions)
     for (const std::string& expression : options.name_expressions) {
@@ -306,12 +308,18 @@ UnitOutput compile_unit(const Program& program, const SourceFile& source,
 
 nvJitLinkInputType link_input_type(DeviceObjectKind kind) {
   switch (kind) {
-    case DeviceObjectKind::cubin: return NVJITLINK_INPUT_CUBIN;
-    case DeviceObjectKind::ptx: return NVJITLINK_INPUT_PTX;
-    case DeviceObjectKind::ltoir: return NVJITLINK_INPUT_LTOIR;
-    case DeviceObjectKind::fatbin: return NVJITLINK_INPUT_FATBIN;
-    case DeviceObjectKind::object: return NVJITLINK_INPUT_OBJECT;
-    case DeviceObjectKind::library: return NVJITLINK_INPUT_LIBRARY;
+    case DeviceObjectKind::cubin:
+      return NVJITLINK_INPUT_CUBIN;
+    case DeviceObjectKind::ptx:
+      return NVJITLINK_INPUT_PTX;
+    case DeviceObjectKind::ltoir:
+      return NVJITLINK_INPUT_LTOIR;
+    case DeviceObjectKind::fatbin:
+      return NVJITLINK_INPUT_FATBIN;
+    case DeviceObjectKind::object:
+      return NVJITLINK_INPUT_OBJECT;
+    case DeviceObjectKind::library:
+      return NVJITLINK_INPUT_LIBRARY;
   }
   return NVJITLINK_INPUT_ANY;
 }
@@ -329,9 +337,9 @@ Image link_program(const Program& program, const CompileOptions& options,
                    const std::vector<Define>& defines) {
   const Target& target = options.target;
   if (target.format == ImageFormat::ltoir)
-    throw Error(ErrorKind::invalid_argument,
-                "LTO-IR is made from one source; " + program.input_names() +
-                    " links into a CUBIN (or into PTX with lto)");
+    throw Error(ErrorKind::invalid_argument, "LTO-IR is made from one source; " +
+                                                 program.input_names() +
+                                                 " links into a CUBIN (or into PTX with lto)");
   if (target.format == ImageFormat::ptx && !options.lto)
     throw Error(ErrorKind::invalid_argument,
                 "PTX of a program that links (" + program.input_names() + ", " + target.arch +
@@ -344,9 +352,10 @@ Image link_program(const Program& program, const CompileOptions& options,
   for (std::size_t index = 0; index < program.sources().size(); ++index) {
     const SourceFile& source = program.sources()[index];
     UnitOutput compiled = compile_unit(program, source, options, defines, unit, index == 0);
-    linker.add(options.lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN, std::move(compiled.data),
-               source.name);
-    if (!compiled.log.empty()) image.compile_log += "== " + source.name + " ==\n" + compiled.log + "\n";
+    linker.add(options.lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN,
+               std::move(compiled.data), source.name);
+    if (!compiled.log.empty())
+      image.compile_log += "== " + source.name + " ==\n" + compiled.log + "\n";
     image.options.insert(image.options.end(), compiled.arguments.begin(), compiled.arguments.end());
     if (index == 0) image.lowered_names = std::move(compiled.lowered_names);
   }
@@ -369,7 +378,8 @@ Image build(const Program& program, const CompileOptions& options,
     image = link_program(program, options, defines);
   } else {
     const UnitTarget unit{options.target.arch, options.target.format, false};
-    UnitOutput compiled = compile_unit(program, program.sources().front(), options, defines, unit, true);
+    UnitOutput compiled =
+        compile_unit(program, program.sources().front(), options, defines, unit, true);
     image.data = std::move(compiled.data);
     image.compile_log = std::move(compiled.log);
     image.options = std::move(compiled.arguments);
@@ -378,7 +388,8 @@ Image build(const Program& program, const CompileOptions& options,
   image.format = options.target.format;
   image.arch = options.target.arch;
   image.name = program.input_names();
-  if (!options.target.note.empty()) image.compile_log = options.target.note + "\n" + image.compile_log;
+  if (!options.target.note.empty())
+    image.compile_log = options.target.note + "\n" + image.compile_log;
   return image;
 }
 
@@ -437,7 +448,8 @@ Program& Program::add_header(std::string include_name, std::string content) {
   return *this;
 }
 
-Program& Program::add_source(std::string source, std::string name, std::filesystem::path directory) {
+Program& Program::add_source(std::string source, std::string name,
+                             std::filesystem::path directory) {
   merge_manifest(manifest_, parse_manifest(source, name));
   sources_.push_back({std::move(name), std::move(source), std::move(directory)});
   identity_ = next_program_identity();
@@ -541,7 +553,8 @@ Image compile(const Program& program, const CompileOptions& options, int driver_
       parts.push_back(build(program, part, defines));
     }
     image = make_fatbin(parts, program.input_names());
-    if (!options.target.note.empty()) image.compile_log = options.target.note + "\n" + image.compile_log;
+    if (!options.target.note.empty())
+      image.compile_log = options.target.note + "\n" + image.compile_log;
   } else {
     image = build(program, options, defines);
   }

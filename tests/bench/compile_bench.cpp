@@ -7,19 +7,20 @@
 // same source again once NVRTC has saved the parse of its headers. Prints medians and ratios
 // against the plain compile measured in the same run; --check (the CTest run) times one round
 // and exits non-zero only when a path does not work, never on a timing.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "host/common/timing.hpp"
 #include "ptxrt/driver.hpp"
-#include "ptxrt/ptxrt.hpp"
 #include "ptxrt/jit.hpp"
+#include "ptxrt/ptxrt.hpp"
 
 namespace {
 
@@ -93,12 +94,13 @@ void bench_lto(int rounds) {
   for (const bool lto : {false, true}) {
     ptxrt::CompileOptions options;
     options.lto = lto;
-    const ptxrt::Kernel kernel =
-        ptxrt::Jit::shared().kernel(program, ptxrt::Jit::target_for(options, context), context,
-                                    "affine_clamp");
-    const double ms = ptxrt::host::median_launch_ms(context, rounds, [] {}, [&] {
-      kernel.launch({.grid = ptxrt::blocks_for(n, 256), .block = 256}, x, y, n, -2.0f, 3.0f);
-    });
+    const ptxrt::Kernel kernel = ptxrt::Jit::shared().kernel(
+        program, ptxrt::Jit::target_for(options, context), context, "affine_clamp");
+    const double ms = ptxrt::host::median_launch_ms(
+        context, rounds, [] {},
+        [&] {
+          kernel.launch({.grid = ptxrt::blocks_for(n, 256), .block = 256}, x, y, n, -2.0f, 3.0f);
+        });
     if (!lto) plain_ms = ms;
     std::printf("two-file program, %-8s %8.3f ms  %6.2fx\n", lto ? "LTO" : "no LTO", ms,
                 plain_ms / ms);
@@ -136,11 +138,13 @@ int main(int argc, char** argv) {
       ptxrt::Program::from_string(cooperative_groups_source, "warp_sums.cu"), rounds,
       scratch / "pch-cg");
   created &= bench_precompiled_headers(
-      "CUB BlockReduce", ptxrt::Program::from_string(block_reduce_source, "block_sums.cu"),
-      rounds, scratch / "pch-cub");
+      "CUB BlockReduce", ptxrt::Program::from_string(block_reduce_source, "block_sums.cu"), rounds,
+      scratch / "pch-cub");
   fs::remove_all(scratch);
-  if (ptxrt::driver_status().usable) bench_lto(check ? 3 : 50);
-  else std::printf("no usable GPU: the LTO run-time comparison needs one\n");
+  if (ptxrt::driver_status().usable)
+    bench_lto(check ? 3 : 50);
+  else
+    std::printf("no usable GPU: the LTO run-time comparison needs one\n");
   if (check && !created) {
     std::fprintf(stderr, "a precompiled-header folder stayed empty\n");
     return 1;

@@ -78,8 +78,8 @@ std::optional<std::string> run_toolkit_program(const std::string& name,
 std::optional<fs::path> build_device_library(const fs::path& folder, const std::string& gencode) {
   const fs::path object = folder / "link_math.o";
   const fs::path library = folder / "liblink_math.a";
-  if (!run_toolkit_program("nvcc", {"-dc", gencode, (link_data / "link_math.cu").string(), "-o",
-                                    object.string()}) ||
+  if (!run_toolkit_program(
+          "nvcc", {"-dc", gencode, (link_data / "link_math.cu").string(), "-o", object.string()}) ||
       !run_toolkit_program("nvcc", {"-lib", object.string(), "-o", library.string()}))
     return std::nullopt;
   return library;
@@ -131,8 +131,8 @@ TEST_CASE("the cache key covers every source, device object, lto and the link op
   edited.add_source("// edited\n" + program.sources()[1].text, "link_math.cu", link_data);
   CHECK(ptxrt::cache_key(edited, plain) != key);
   ptxrt::Program with_object = program;
-  const ptxrt::Image math = ptxrt::compile(ptxrt::Program::from_file(link_data / "link_math.cu"),
-                                           cubin_for("sm_90"));
+  const ptxrt::Image math =
+      ptxrt::compile(ptxrt::Program::from_file(link_data / "link_math.cu"), cubin_for("sm_90"));
   with_object.add_device_object(ptxrt::DeviceObject::from_bytes(math.data, "extra.cubin"));
   CHECK(ptxrt::cache_key(with_object, plain) != key);
   // A single source keeps the key it had before linking existed: lto off adds nothing.
@@ -140,7 +140,8 @@ TEST_CASE("the cache key covers every source, device object, lto and the link op
   CHECK(ptxrt::cache_key(single, plain) != ptxrt::cache_key(single, cubin_for("sm_90", true)));
 }
 
-TEST_CASE("a static device library and an object built by nvcc -dc link in, recognised by content") {
+TEST_CASE(
+    "a static device library and an object built by nvcc -dc link in, recognised by content") {
   ScratchDirectory scratch;
   const std::optional<fs::path> library = build_device_library(scratch.path(), "-arch=sm_90");
   if (!library) return;
@@ -204,7 +205,8 @@ TEST_CASE("inputs that are not device objects are refused naming them") {
   using ptxrt::testing::check_error;
   ScratchDirectory scratch;
   check_error([&] { ptxrt::DeviceObject::from_file(scratch.path() / "absent.a"); },
-              ptxrt::ErrorKind::io, "cannot read device object " + (scratch.path() / "absent.a").string());
+              ptxrt::ErrorKind::io,
+              "cannot read device object " + (scratch.path() / "absent.a").string());
   // A host program (the CLI) and a text file, each under a device-library name.
   fs::copy_file(PTXRT_CLI_PATH, scratch.path() / "host.a");
   check_error([&] { ptxrt::DeviceObject::from_file(scratch.path() / "host.a"); },

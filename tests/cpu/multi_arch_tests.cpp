@@ -21,8 +21,8 @@
 
 namespace fs = std::filesystem;
 using ptxrt::testing::contains;
-using ptxrt::testing::ScratchDirectory;
 using ptxrt::testing::mode_of;
+using ptxrt::testing::ScratchDirectory;
 
 namespace {
 
@@ -78,8 +78,9 @@ std::string read_bytes(const fs::path& path) {
 }  // namespace
 
 TEST_CASE("a fatbin holds a CUBIN per listed SM and PTX for compute_XY, loadable where one runs") {
-  const ptxrt::Image fatbin = ptxrt::compile(ptxrt::Program::from_file(scale_kernel),
-                                             target("sm_80,sm_90,compute_90", ptxrt::ImageFormat::fatbin));
+  const ptxrt::Image fatbin =
+      ptxrt::compile(ptxrt::Program::from_file(scale_kernel),
+                     target("sm_80,sm_90,compute_90", ptxrt::ImageFormat::fatbin));
   CHECK(fatbin.format == ptxrt::ImageFormat::fatbin);
   CHECK(fatbin.arch == "sm_80,sm_90,compute_90");
   CHECK(described(ptxrt::read_fatbin(fatbin.data)) ==
@@ -97,17 +98,19 @@ TEST_CASE("a fatbin holds a CUBIN per listed SM and PTX for compute_XY, loadable
                               "for CUDA 13.0 or newer");
 }
 
-TEST_CASE("cuobjdump lists both SMs and the PTX of a fatbin, of one file and of two linked with LTO") {
+TEST_CASE(
+    "cuobjdump lists both SMs and the PTX of a fatbin, of one file and of two linked with LTO") {
   ScratchDirectory scratch;
   const ptxrt::Program single = ptxrt::Program::from_file(scale_kernel);
   const fs::path link_data = source_dir / "tests/data/link";
   ptxrt::CompileOptions lto = target("sm_80,sm_90,compute_90", ptxrt::ImageFormat::fatbin);
   lto.lto = true;
   const std::vector<std::pair<ptxrt::Image, std::string>> fatbins{
-      {ptxrt::compile(single, target("sm_80,sm_90,compute_90", ptxrt::ImageFormat::fatbin)), "scale"},
-      {ptxrt::compile(ptxrt::Program::from_files({link_data / "link_main.cu",
-                                                  link_data / "link_math.cu"}),
-                      lto),
+      {ptxrt::compile(single, target("sm_80,sm_90,compute_90", ptxrt::ImageFormat::fatbin)),
+       "scale"},
+      {ptxrt::compile(
+           ptxrt::Program::from_files({link_data / "link_main.cu", link_data / "link_math.cu"}),
+           lto),
        "linked"}};
   for (const auto& [fatbin, name] : fatbins) {
     CAPTURE(name);
@@ -149,7 +152,8 @@ TEST_CASE("precompiled headers leave the compiled kernel as it is and their fold
     CHECK(ptxrt::read_cubin_resources(image.data) == ptxrt::read_cubin_resources(reference.data));
     CHECK(image.options == reference.options);
     CHECK(image.key == reference.key);
-    CHECK(ptxrt::parse_ptxas_info(image.compile_log) == ptxrt::parse_ptxas_info(reference.compile_log));
+    CHECK(ptxrt::parse_ptxas_info(image.compile_log) ==
+          ptxrt::parse_ptxas_info(reference.compile_log));
   }
   CHECK(mode_of(scratch.path() / "pch") == 0700);
   std::size_t files = 0;
@@ -171,7 +175,8 @@ TEST_CASE("the tiled matmul's SASS holds FFMA, counted per kernel") {
   const ptxrt::Image cubin = ptxrt::compile(ptxrt::Program::builtin("matmul_tiled"), options);
   const std::string sass = ptxrt::host::disassemble(cubin.data);
   CHECK(contains(sass, "FFMA"));
-  const std::vector<ptxrt::host::KernelInstructions> kernels = ptxrt::host::count_instructions(sass);
+  const std::vector<ptxrt::host::KernelInstructions> kernels =
+      ptxrt::host::count_instructions(sass);
   REQUIRE(kernels.size() == 1);
   CHECK(kernels[0].kernel == "matmul_tiled");
   CHECK(kernels[0].count("FFMA") >= 16);  // one per k of a 16-wide tile, at least
@@ -215,7 +220,8 @@ TEST_CASE("the CLI compiles two files to a CUBIN, a fatbin and SASS, and reports
   ScratchDirectory scratch;
   const std::string main_file = (source_dir / "tests/data/link/link_main.cu").string();
   const std::string math_file = (source_dir / "tests/data/link/link_math.cu").string();
-  const std::vector<std::string> environment{"PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string()};
+  const std::vector<std::string> environment{"PTXRT_CACHE_DIR=" +
+                                             (scratch.path() / "cache").string()};
   auto cli = [&](std::vector<std::string> arguments) {
     arguments.insert(arguments.begin(), PTXRT_CLI_PATH);
     return ptxrt::testing::run_process(arguments, environment);
@@ -250,12 +256,13 @@ TEST_CASE("the CLI compiles two files to a CUBIN, a fatbin and SASS, and reports
   CHECK(described(ptxrt::read_fatbin(read_bytes(fatbins[0]))) ==
         std::vector<std::string>{"sm_80 CUBIN", "sm_90 CUBIN"});
 
-  result = cli({"compile", main_file, "--lto", "--arch", "sm_90", "--emit", "cubin", "-o",
-                cubin.string()});
+  result = cli(
+      {"compile", main_file, "--lto", "--arch", "sm_90", "--emit", "cubin", "-o", cubin.string()});
   CHECK(result.exit_code == 1);
   CHECK(contains(result.output, "undefined symbol scale_value(float) (_Z11scale_valuef)"));
 
-  if (!ptxrt::host::find_toolkit_program("nvdisasm") && !ptxrt::host::find_toolkit_program("cuobjdump"))
+  if (!ptxrt::host::find_toolkit_program("nvdisasm") &&
+      !ptxrt::host::find_toolkit_program("cuobjdump"))
     return;
   result = cli({"compile", "matmul_tiled", "--arch", "sm_90", "--emit", "sass"});
   REQUIRE_MESSAGE(result.exit_code == 0, result.output);

@@ -15,8 +15,8 @@
 #include "process.hpp"
 
 namespace fs = std::filesystem;
-using ptxrt::testing::ScratchDirectory;
 using ptxrt::testing::mode_of;
+using ptxrt::testing::ScratchDirectory;
 
 namespace {
 
@@ -29,7 +29,9 @@ std::vector<fs::path> regular_files_under(const fs::path& directory) {
 
 }  // namespace
 
-TEST_CASE("no source starts a shell, and one launcher starts every program: the tuner's worker, the disassembler") {
+TEST_CASE(
+    "no source starts a shell, and one launcher starts every program: the tuner's worker, the "
+    "disassembler") {
   // Calls, not words in comments: a name followed by "(". One launcher,
   // host/tune/child_process.cpp, starts programs with posix_spawn and no shell: the tuner's
   // worker process, and the toolkit's nvdisasm or cuobjdump for SASS

@@ -27,7 +27,8 @@ unsigned fresh_seed() { return std::random_device{}(); }
 void check_affine_clamp(const Module& module, unsigned seed) {
   INFO("seed " << seed << ", module " << module.label());
   const int n = 1000 + static_cast<int>(seed % 97);  // never a multiple of the 128-thread block
-  const std::vector<float> x = ptxrt::testing::random_floats(static_cast<std::size_t>(n), seed, -4, 4);
+  const std::vector<float> x =
+      ptxrt::testing::random_floats(static_cast<std::size_t>(n), seed, -4, 4);
   const std::vector<float> bias = ptxrt::testing::random_floats(4, seed + 1);
   const float gain = 1.5f, low = -2.0f, high = 3.0f;
   module.symbol<float>("gain").set(gain);
@@ -50,7 +51,8 @@ void check_affine_clamp(const Module& module, unsigned seed) {
 }  // namespace
 
 TEST_CASE("a program of two files runs correctly, linked with and without LTO") {
-  const Program program = Program::from_files({link_data / "link_main.cu", link_data / "link_math.cu"});
+  const Program program =
+      Program::from_files({link_data / "link_main.cu", link_data / "link_math.cu"});
   for (const bool lto : {false, true}) {
     CAPTURE(lto);
     CompileOptions options;
@@ -65,7 +67,8 @@ TEST_CASE("a fatbin of sm_80, the device's SM and compute PTX loads and runs the
   CompileOptions options;
   options.lto = true;
   options.target = {"sm_80,sm_" + sm + ",compute_" + sm, ImageFormat::fatbin, {}};
-  const Program program = Program::from_files({link_data / "link_main.cu", link_data / "link_math.cu"});
+  const Program program =
+      Program::from_files({link_data / "link_main.cu", link_data / "link_math.cu"});
   const Image fatbin = compile(program, options);
   check_image_for_driver(fatbin, device.driver_version, device.cc_major, device.cc_minor);
   check_affine_clamp(Module::load(test_context(), fatbin), fresh_seed());
