@@ -43,7 +43,8 @@ install(FILES ${PROJECT_BINARY_DIR}/ptxrtConfig.cmake ${PROJECT_BINARY_DIR}/ptxr
 # is honoured. A static libptxrt lists what it needs on Libs, a shared one on Libs.private.
 file(RELATIVE_PATH PTXRT_PC_PREFIX_FROM_PCDIR
      /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
-set(PTXRT_PC_DEPENDENCIES "${CUDA_nvrtc_LIBRARY} ${CMAKE_THREAD_LIBS_INIT}")
+set(PTXRT_PC_DEPENDENCIES
+    "${CUDA_nvrtc_LIBRARY} ${CUDA_nvJitLink_LIBRARY} ${CUDA_nvfatbin_LIBRARY} ${CMAKE_THREAD_LIBS_INIT}")
 foreach(library IN LISTS CMAKE_DL_LIBS)
   string(APPEND PTXRT_PC_DEPENDENCIES " -l${library}")
 endforeach()

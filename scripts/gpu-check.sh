@@ -44,7 +44,7 @@ if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$logs/configure.
    cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1; then
   summary+=("build: ok ($(( $(date +%s) - started )) s)")
 else
-  tail -40 "$logs/configure.log" "$logs/build.log"
+  tail -n 40 "$logs/configure.log" "$logs/build.log"
   echo "SUMMARY: build FAILED"
   exit 1
 fi
@@ -91,6 +91,7 @@ run_bench() {  # name, command...
 if [ "$bench" = 1 ]; then
   run_bench kernels "$build/ptxrt" bench $bench_args
   run_bench jit-cache "$build/tests/ptxrt_jit_cache_bench"
+  run_bench compile "$build/tests/ptxrt_compile_bench"
   run_bench launch "$build/tests/ptxrt_launch_overhead_bench"
   run_bench sgemm "$build/tests/ptxrt_sgemm_bench"
   run_bench closest-pair "$build/ptxrt" closest-pair --bench

@@ -194,7 +194,7 @@ TEST_CASE(
   const std::vector<ptxrt::TuningRecord> records = ptxrt::TuningDatabase(merged).records();
   REQUIRE(records.size() == 1);
   REQUIRE(records.front().winner);
-  CHECK(records.front().winner->config.describe() == alone["winner"]);
+  CHECK(records.front().winner->config.describe() == alone["winner"].get<std::string>());
   CHECK(configs_of(recorded(merged), true) ==
         configs_of(recorded(scratch.path() / "alone.json"), true));
 }
