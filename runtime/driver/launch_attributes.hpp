@@ -1,0 +1,33 @@
+// Internal: a launch's attributes as the driver takes them, shared by Kernel's launches and a
+// Graph's kernel nodes, and the one way a refused launch is reported.
+#pragma once
+
+#include <cuda.h>
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "ptxrt/kernel.hpp"
+
+namespace ptxrt::detail {
+
+// Error(invalid_argument) "<who>: <problem>", with the kernel as the error's context.
+[[noreturn]] void invalid_launch(std::string_view who, const std::string& problem);
+
+// "grid 10x1x1, block 256x1x1, 0 bytes of dynamic shared memory, cluster 2x1x1, cooperative":
+// for the messages of failed launches and nodes.
+std::string describe_launch(const LaunchConfig& config);
+
+// The attributes `config` sets, at most one of each kind, in a fixed order.
+struct LaunchAttributeList {
+  std::array<CUlaunchAttribute, 4> entries{};
+  unsigned count = 0;
+};
+LaunchAttributeList launch_attribute_list(const LaunchConfig& config);
+
+// cuLaunchKernelEx's configuration for `config`, pointing into `attributes` (which must outlive
+// it).
+CUlaunchConfig driver_launch_config(const LaunchConfig& config, LaunchAttributeList& attributes);
+
+}  // namespace ptxrt::detail
