@@ -23,12 +23,14 @@
 #include <cuda.h>
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <typeinfo>
 #include <vector>
 
@@ -109,20 +111,24 @@ struct SignatureOf {
   static inline const ArgumentSignature value{sizes, types};
 };
 
-// What a C++ argument becomes in the kernel's parameter buffer: buffers pass their address.
+// Device memory of any kind (DeviceBuffer, ManagedBuffer, every DeviceRange): whatever has a
+// device address.
 template <typename T>
+concept DeviceAddressable = requires(const T& memory) {
+  { memory.address() } -> std::same_as<CUdeviceptr>;
+};
+
+// What a C++ argument becomes in the kernel's parameter buffer: memory passes its address, any
+// other value its bytes.
+template <typename T>
+  requires(!DeviceAddressable<T>)
 const T& kernel_argument(const T& value) {
   static_assert(std::is_trivially_copyable_v<T>, "kernel arguments must be trivially copyable");
   return value;
 }
-inline CUdeviceptr kernel_argument(const DeviceMemory& memory) { return memory.address(); }
-template <typename T>
-CUdeviceptr kernel_argument(const DeviceBuffer<T>& buffer) {
-  return buffer.address();
-}
-template <typename T>
-CUdeviceptr kernel_argument(DeviceBuffer<T>& buffer) {
-  return buffer.address();
+template <DeviceAddressable T>
+CUdeviceptr kernel_argument(const T& memory) {
+  return memory.address();
 }
 
 // Calls action(signature, parameters) with the driver's parameter array for `converted`.
