@@ -69,8 +69,8 @@ struct PTXRT_API LaunchConfig {
   // The kernel may start before the previous kernel in the stream ends, up to its
   // cudaGridDependencySynchronize() (programmatic dependent launch, CC 9.0 and newer).
   bool programmatic_serialization = false;
-  // Scheduling priority within the context's range (lower numbers first; see
-  // LaunchAttributeLimits); unset: the stream's.
+  // Scheduling priority within Context::stream_priorities() (lower numbers first); unset: the
+  // stream's.
   std::optional<int> priority;
 
   bool has_attributes() const noexcept {
@@ -171,8 +171,9 @@ class PTXRT_API Kernel {
   // blocks per SM the occupancy allows times the SMs.
   long long max_cooperative_blocks(const Dim3& block, std::size_t dynamic_shared_bytes = 0) const;
   // cuOccupancyMaxActiveClusters: how many clusters of `config`'s shape (its cluster, else the
-  // kernel's __cluster_dims__) can be resident at once. The launch is checked first, as launch
-  // would check it; a launch without a cluster is an Error.
+  // kernel's __cluster_dims__) can be resident at once. The launch is checked first, and the
+  // kernel opted in to its shared memory, as launch would; a launch without a cluster is an
+  // Error.
   int max_active_clusters(const LaunchConfig& config) const;
   // Lets launches use clusters above the portable 8 blocks (up to 16 where the device allows):
   // cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1).
@@ -238,7 +239,7 @@ struct PTXRT_API LaunchAttributeLimits {
   bool cooperative_launch = false;       // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
   std::optional<Dim3> compiled_cluster;  // the kernel's __cluster_dims__
   bool non_portable_cluster_size_allowed = false;
-  // cuCtxGetStreamPriorityRange: the numerically greatest (lowest) priority and the least
+  // Context::stream_priorities(): the numerically greatest (lowest) priority and the least
   // (highest), e.g. 0 and -5.
   int lowest_priority = 0;
   int highest_priority = 0;

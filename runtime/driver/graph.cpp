@@ -187,7 +187,8 @@ GraphNode Graph::add_kernel_raw(const Kernel& kernel, const LaunchConfig& config
       api.cuGraphAddKernelNode(&node, owner_->graph, after.data(), after.size(), &node_parameters),
       "cuGraphAddKernelNode",
       "adding " + kernel.describe() + " with " + detail::describe_launch(config) + " to a graph");
-  const detail::LaunchAttributeList attributes = detail::launch_attribute_list(config);
+  const detail::LaunchAttributeList attributes =
+      detail::launch_attribute_list(config, kernel.compiled_cluster());
   for (unsigned i = 0; i < attributes.count; ++i)
     check(api.cuGraphKernelNodeSetAttribute(node, attributes.entries[i].id,
                                             &attributes.entries[i].value),

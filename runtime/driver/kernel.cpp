@@ -238,8 +238,8 @@ void Kernel::launch_raw(const LaunchConfig& config, const ArgumentSignature& sig
 namespace ptxrt {
 namespace {
 
-// What attribute launches of `state` are checked against: read once (the priority range needs
-// the context current), with the non-portable opt-in as it stands now.
+// What attribute launches of `state` are checked against: read once, with the non-portable
+// opt-in as it stands now.
 LaunchAttributeLimits attribute_limits(detail::KernelState& state) {
   std::call_once(state.attribute_limits_read, [&state] {
     const DeviceProperties& device = state.context.device().properties();
@@ -250,10 +250,10 @@ LaunchAttributeLimits attribute_limits(detail::KernelState& state) {
     limits.cluster_launch = device.cluster_launch;
     limits.cooperative_launch = device.cooperative_launch;
     limits.compiled_cluster = state.compiled_cluster;
+    const StreamPriorities priorities = state.context.stream_priorities();
+    limits.lowest_priority = priorities.lowest;
+    limits.highest_priority = priorities.highest;
     ContextGuard guard(state.context);
-    check(detail::driver().cuCtxGetStreamPriorityRange(&limits.lowest_priority,
-                                                       &limits.highest_priority),
-          "cuCtxGetStreamPriorityRange", "reading the launch priorities of " + state.description);
     if (device.cluster_launch &&
         function_attribute(state.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
                            "the non-portable cluster opt-in", state.description) != 0)
@@ -264,14 +264,14 @@ LaunchAttributeLimits attribute_limits(detail::KernelState& state) {
   return limits;
 }
 
-// cuOccupancyMaxActiveClusters for a launch already checked. A compiled cluster is the kernel's
-// own: the driver takes the configuration without a cluster attribute then.
+// cuOccupancyMaxActiveClusters for a launch already checked, asked with its cluster alone.
 int active_clusters(const detail::KernelState& state, const LaunchConfig& config) {
   detail::LaunchAttributeList attributes =
       detail::launch_attribute_list({.grid = config.grid,
                                      .block = config.block,
                                      .dynamic_shared_bytes = config.dynamic_shared_bytes,
-                                     .cluster = config.cluster});
+                                     .cluster = config.cluster},
+                                    state.compiled_cluster);
   const CUlaunchConfig launch = detail::driver_launch_config(config, attributes);
   ContextGuard guard(state.context);
   int clusters = 0;
@@ -296,6 +296,8 @@ long long Kernel::max_cooperative_blocks(const Dim3& block,
 int Kernel::max_active_clusters(const LaunchConfig& config) const {
   detail::KernelState& state = *state_;
   check_launch_geometry(config, state.limits, describe());
+  if (config.dynamic_shared_bytes > state.max_dynamic_shared_bytes.load(std::memory_order_relaxed))
+    set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
   const LaunchAttributeLimits limits = attribute_limits(state);
   check_launch_attributes(config, limits, describe());
   if (!launch_cluster(config, limits))
@@ -340,7 +342,8 @@ void Kernel::prepare_launch(const LaunchConfig& config, const ArgumentSignature&
 
 void Kernel::launch_with_attributes(const LaunchConfig& config, void** parameters) const {
   check_attributes_and_residency(config);
-  detail::LaunchAttributeList attributes = detail::launch_attribute_list(config);
+  detail::LaunchAttributeList attributes =
+      detail::launch_attribute_list(config, state_->compiled_cluster);
   const CUlaunchConfig launch = detail::driver_launch_config(config, attributes);
   ContextGuard guard(state_->context);
   const CUresult result =

@@ -25,14 +25,15 @@ std::string describe_launch(const LaunchConfig& config) {
   return text;
 }
 
-LaunchAttributeList launch_attribute_list(const LaunchConfig& config) {
+LaunchAttributeList launch_attribute_list(const LaunchConfig& config,
+                                          const std::optional<Dim3>& compiled_cluster) {
   LaunchAttributeList list;
   auto add = [&list](CUlaunchAttributeID id) -> CUlaunchAttributeValue& {
     CUlaunchAttribute& attribute = list.entries[list.count++];
     attribute.id = id;
     return attribute.value;
   };
-  if (config.cluster) {
+  if (config.cluster && !compiled_cluster) {
     CUlaunchAttributeValue& value = add(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
     value.clusterDim.x = config.cluster->x;
     value.clusterDim.y = config.cluster->y;

@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,12 +20,15 @@ namespace ptxrt::detail {
 // for the messages of failed launches and nodes.
 std::string describe_launch(const LaunchConfig& config);
 
-// The attributes `config` sets, at most one of each kind, in a fixed order.
+// The attributes `config` sets, at most one of each kind, in a fixed order. A kernel compiled
+// with __cluster_dims__ gets no cluster attribute: its cluster is its own (the checks made sure
+// the launch's agrees), and the driver takes none for it.
 struct LaunchAttributeList {
   std::array<CUlaunchAttribute, 4> entries{};
   unsigned count = 0;
 };
-LaunchAttributeList launch_attribute_list(const LaunchConfig& config);
+LaunchAttributeList launch_attribute_list(const LaunchConfig& config,
+                                          const std::optional<Dim3>& compiled_cluster);
 
 // cuLaunchKernelEx's configuration for `config`, pointing into `attributes` (which must outlive
 // it).
