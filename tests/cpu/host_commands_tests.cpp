@@ -73,6 +73,19 @@ TEST_CASE("ptxrt run rejects bad arguments before touching the driver") {
   }
 }
 
+TEST_CASE("ptxrt multi-gpu rejects unknown host memory and transfers before touching the driver") {
+  if (cli.empty()) {
+    MESSAGE("the CLI is not built");
+    return;
+  }
+  check_cli({{"multi-gpu", "matmul", "--transfers", "fast"},
+             2,
+             "--transfers: fast not in {overlapped,synchronous}"});
+  check_cli({{"multi-gpu", "closest-pair", "--host-memory", "shared"},
+             2,
+             "--host-memory: shared not in {pinned,pageable}"});
+}
+
 TEST_CASE("ptxrt bench rejects an unknown work and a zero repeat count") {
   if (cli.empty()) {
     MESSAGE("the CLI is not built");
