@@ -47,15 +47,11 @@ enum class ManagedAdvice {
 };
 
 // Untyped managed memory: cuMemAllocManaged (attached globally: any stream, any device may use
-// it), freed in the destructor. Error(invalid_argument) on a device without managed memory.
-class PTXRT_API ManagedMemory : public DeviceRange {
+// it), freed in the destructor as DeviceMemory is. Error(invalid_argument) on a device without
+// managed memory.
+class PTXRT_API ManagedMemory : public DeviceMemory {
  public:
   ManagedMemory(const Context& context, std::size_t bytes);
-  ~ManagedMemory();
-  ManagedMemory(ManagedMemory&& other) noexcept;
-  ManagedMemory& operator=(ManagedMemory&& other) noexcept;
-  ManagedMemory(const ManagedMemory&) = delete;
-  ManagedMemory& operator=(const ManagedMemory&) = delete;
 
   // The same bytes, for the host.
   void* host_data() const noexcept { return reinterpret_cast<void*>(address_); }
@@ -66,9 +62,6 @@ class PTXRT_API ManagedMemory : public DeviceRange {
   void prefetch(const MemoryLocation& to, CUstream stream = nullptr) const;
   // cuMemAdvise over the whole allocation.
   void advise(ManagedAdvice advice, const MemoryLocation& location) const;
-
- private:
-  void release() noexcept;
 };
 
 // A typed array in managed memory: a span on the host, its address for kernels.

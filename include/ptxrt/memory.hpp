@@ -84,7 +84,7 @@ class PTXRT_API DeviceRange {
   std::size_t bytes_ = 0;
 };
 
-// Untyped device memory: one cuMemAlloc, freed in the destructor.
+// Untyped device memory: one cuMemAlloc, freed (cuMemFree) in the destructor.
 class PTXRT_API DeviceMemory : public DeviceRange {
  public:
   DeviceMemory(const Context& context, std::size_t bytes);
@@ -93,6 +93,12 @@ class PTXRT_API DeviceMemory : public DeviceRange {
   DeviceMemory& operator=(DeviceMemory&& other) noexcept;
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
+
+ protected:
+  // Takes `address`, allocated in `context` by another call that cuMemFree undoes
+  // (cuMemAllocManaged).
+  DeviceMemory(const Context& context, CUdeviceptr address, std::size_t bytes)
+      : DeviceRange(context, address, bytes) {}
 
  private:
   void release() noexcept;

@@ -107,13 +107,7 @@ CUDA_KERNEL_NODE_PARAMS kernel_node(const Kernel& kernel, const LaunchConfig& co
                                     void** parameters) {
   CUDA_KERNEL_NODE_PARAMS node{};
   node.func = kernel.handle();
-  node.gridDimX = config.grid.x;
-  node.gridDimY = config.grid.y;
-  node.gridDimZ = config.grid.z;
-  node.blockDimX = config.block.x;
-  node.blockDimY = config.block.y;
-  node.blockDimZ = config.block.z;
-  node.sharedMemBytes = static_cast<unsigned>(config.dynamic_shared_bytes);
+  detail::set_geometry(node, config);
   node.kernelParams = parameters;
   return node;
 }
@@ -204,8 +198,8 @@ GraphNode Graph::add_memset(const DeviceRange& memory, std::uint32_t value, unsi
                             const std::vector<GraphNode>& dependencies) {
   if (memory.bytes() % element_bytes != 0)
     throw Error(ErrorKind::invalid_argument, "a memset node of " + std::to_string(element_bytes) +
-                                                 "-byte elements needs a "
-                                                 "size that is a multiple of " +
+                                                 "-byte elements needs a size that is a "
+                                                 "multiple of " +
                                                  std::to_string(element_bytes) + ", got " +
                                                  std::to_string(memory.bytes()) + " bytes");
   CUDA_MEMSET_NODE_PARAMS memset{};
@@ -272,8 +266,7 @@ GraphNode Graph::add_upload(const DeviceRange& destination, const void* source, 
                             const std::vector<GraphNode>& dependencies) {
   if (bytes > destination.bytes())
     throw Error(ErrorKind::invalid_argument, "a graph's upload of " + std::to_string(bytes) +
-                                                 " bytes does not fit a device "
-                                                 "buffer of " +
+                                                 " bytes does not fit a device buffer of " +
                                                  std::to_string(destination.bytes()) + " bytes");
   CUDA_MEMCPY3D copy = linear_copy(bytes);
   copy.srcMemoryType = CU_MEMORYTYPE_HOST;
@@ -287,8 +280,7 @@ GraphNode Graph::add_download(void* destination, const DeviceRange& source, std:
                               const std::vector<GraphNode>& dependencies) {
   if (bytes > source.bytes())
     throw Error(ErrorKind::invalid_argument, "a graph's download of " + std::to_string(bytes) +
-                                                 " bytes does not fit a "
-                                                 "device buffer of " +
+                                                 " bytes does not fit a device buffer of " +
                                                  std::to_string(source.bytes()) + " bytes");
   CUDA_MEMCPY3D copy = linear_copy(bytes);
   copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;

@@ -49,13 +49,7 @@ LaunchAttributeList launch_attribute_list(const LaunchConfig& config,
 
 CUlaunchConfig driver_launch_config(const LaunchConfig& config, LaunchAttributeList& attributes) {
   CUlaunchConfig launch{};
-  launch.gridDimX = config.grid.x;
-  launch.gridDimY = config.grid.y;
-  launch.gridDimZ = config.grid.z;
-  launch.blockDimX = config.block.x;
-  launch.blockDimY = config.block.y;
-  launch.blockDimZ = config.block.z;
-  launch.sharedMemBytes = static_cast<unsigned>(config.dynamic_shared_bytes);
+  set_geometry(launch, config);
   launch.hStream = config.stream;
   launch.attrs = attributes.count > 0 ? attributes.entries.data() : nullptr;
   launch.numAttrs = attributes.count;

@@ -30,6 +30,19 @@ struct LaunchAttributeList {
 LaunchAttributeList launch_attribute_list(const LaunchConfig& config,
                                           const std::optional<Dim3>& compiled_cluster);
 
+// The grid, block and dynamic shared memory of `config`, into a driver struct that names them as
+// cuLaunchKernel does (CUlaunchConfig, CUDA_KERNEL_NODE_PARAMS).
+template <typename DriverLaunch>
+void set_geometry(DriverLaunch& launch, const LaunchConfig& config) {
+  launch.gridDimX = config.grid.x;
+  launch.gridDimY = config.grid.y;
+  launch.gridDimZ = config.grid.z;
+  launch.blockDimX = config.block.x;
+  launch.blockDimY = config.block.y;
+  launch.blockDimZ = config.block.z;
+  launch.sharedMemBytes = static_cast<unsigned>(config.dynamic_shared_bytes);
+}
+
 // cuLaunchKernelEx's configuration for `config`, pointing into `attributes` (which must outlive
 // it).
 CUlaunchConfig driver_launch_config(const LaunchConfig& config, LaunchAttributeList& attributes);

@@ -1,7 +1,5 @@
 #include "ptxrt/managed_memory.hpp"
 
-#include <utility>
-
 #include "driver/driver_api.hpp"
 #include "ptxrt/error.hpp"
 
@@ -30,6 +28,21 @@ std::string device_name(const Context& context) {
   return "device " + std::to_string(context.device().ordinal());
 }
 
+CUdeviceptr allocate_managed(const Context& context, std::size_t bytes) {
+  if (!context.device().properties().managed_memory)
+    throw Error(ErrorKind::invalid_argument,
+                device_name(context) + " cannot allocate managed memory "
+                                       "(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)");
+  CUdeviceptr address = 0;
+  if (bytes == 0) return address;  // cuMemAllocManaged rejects 0, like cuMemAlloc
+  ContextGuard guard(context);
+  check(detail::driver().cuMemAllocManaged(&address, bytes, CU_MEM_ATTACH_GLOBAL),
+        "cuMemAllocManaged",
+        "allocating " + std::to_string(bytes) + " bytes of managed memory on " +
+            device_name(context));
+  return address;
+}
+
 }  // namespace
 
 std::string MemoryLocation::describe() const {
@@ -37,52 +50,13 @@ std::string MemoryLocation::describe() const {
 }
 
 ManagedMemory::ManagedMemory(const Context& context, std::size_t bytes)
-    : DeviceRange(context, 0, bytes) {
-  if (!context_.device().properties().managed_memory)
-    throw Error(ErrorKind::invalid_argument, device_name(context_) +
-                                                 " cannot allocate managed memory "
-                                                 "(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 0)");
-  if (bytes == 0) return;  // cuMemAllocManaged rejects 0, like cuMemAlloc
-  ContextGuard guard(context_);
-  check(detail::driver().cuMemAllocManaged(&address_, bytes, CU_MEM_ATTACH_GLOBAL),
-        "cuMemAllocManaged",
-        "allocating " + std::to_string(bytes) + " bytes of managed memory on " +
-            device_name(context_));
-}
-
-ManagedMemory::~ManagedMemory() { release(); }
-
-ManagedMemory::ManagedMemory(ManagedMemory&& other) noexcept
-    : DeviceRange(other.context_, std::exchange(other.address_, 0),
-                  std::exchange(other.bytes_, 0)) {}
-
-ManagedMemory& ManagedMemory::operator=(ManagedMemory&& other) noexcept {
-  if (this != &other) {
-    release();
-    context_ = other.context_;
-    address_ = std::exchange(other.address_, 0);
-    bytes_ = std::exchange(other.bytes_, 0);
-  }
-  return *this;
-}
-
-void ManagedMemory::release() noexcept {
-  if (!address_) return;
-  try {
-    ContextGuard guard(context_);
-    detail::driver().cuMemFree(std::exchange(address_, 0));
-  } catch (const Error&) {
-    // As for DeviceMemory: no current context, no free; the memory goes with the context.
-  }
-}
+    : DeviceMemory(context, allocate_managed(context, bytes), bytes) {}
 
 void ManagedMemory::prefetch(const MemoryLocation& to, CUstream stream) const {
   if (!context_.device().properties().concurrent_managed_access)
     throw Error(ErrorKind::invalid_argument,
                 "prefetching managed memory to " + to.describe() +
-                    " needs concurrent managed "
-                    "access, which " +
-                    device_name(context_) +
+                    " needs concurrent managed access, which " + device_name(context_) +
                     " lacks (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0): pages migrate "
                     "on first touch there");
   if (bytes_ == 0) return;

@@ -9,12 +9,14 @@
 //
 //   ptxrt_launch_features_bench [--check]    (--check: small sizes, for CTest)
 #include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "empty_kernel.hpp"
 #include "host/classic/histogram.hpp"
 #include "host/classic/reduce.hpp"
 #include "host/common/staged_copy.hpp"
@@ -48,16 +50,7 @@ double microseconds_since(Clock::time_point start) {
 // Host time per kernel of 100 launches on a stream, and of one replay of the same 100 captured:
 // batches alternate, each drained untimed, and the median of each is kept.
 void bench_graph_replay(const ptxrt::Context& context, const Sizes& sizes) {
-  ptxrt::Jit jit([] {
-    ptxrt::JitOptions options;
-    options.cache_directory.clear();
-    return options;
-  }());
-  const ptxrt::Kernel kernel = jit.kernel(
-      ptxrt::Program::from_string(
-          "extern \"C\" __global__ void empty(float* out, int n) { if (n < 0) out[0] = 1.0f; }",
-          "empty.cu"),
-      {}, context, "empty");
+  const ptxrt::Kernel kernel = ptxrt::bench::empty_kernel(context);
   ptxrt::DeviceBuffer<float> out(context, 1);
   const int n = 1;
   ptxrt::Stream stream(context);
