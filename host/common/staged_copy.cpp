@@ -5,8 +5,9 @@
 
 namespace ptxrt::host {
 
-bool page_locked(std::span<const std::byte> bytes) {
-  return bytes.empty() || (is_page_locked(bytes.data()) && is_page_locked(&bytes.back()));
+bool page_locked(const Context& context, std::span<const std::byte> bytes) {
+  return bytes.empty() ||
+         (is_page_locked(context, bytes.data()) && is_page_locked(context, &bytes.back()));
 }
 
 StagedCopier::StagedCopier(const Context& context, std::size_t chunk_bytes)
@@ -22,7 +23,7 @@ void StagedCopier::allocate_staging() {
 
 void StagedCopier::upload(DeviceRange& destination, std::size_t offset,
                           std::span<const std::byte> source, const Stream& stream) {
-  if (page_locked(source)) {
+  if (page_locked(context_, source)) {
     destination.upload_bytes(source.data(), source.size(), offset, stream.handle(), true);
     return;
   }
@@ -40,7 +41,7 @@ void StagedCopier::upload(DeviceRange& destination, std::size_t offset,
 
 void StagedCopier::download(std::span<std::byte> destination, const DeviceRange& source,
                             std::size_t offset, const Stream& stream) {
-  if (page_locked(destination)) {
+  if (page_locked(context_, destination)) {
     source.download_bytes(destination.data(), destination.size(), offset, stream.handle(), true);
     return;
   }

@@ -40,7 +40,8 @@ class StagedCopier {
   std::vector<Event> drained_;  // recorded after the copy that last used each staging buffer
 };
 
-// True when every byte of `bytes` is page-locked (both ends: one allocation or registration).
-bool page_locked(std::span<const std::byte> bytes);
+// True when every byte of `bytes` is page-locked for `context`'s copies (both ends: one
+// allocation or registration).
+bool page_locked(const Context& context, std::span<const std::byte> bytes);
 
 }  // namespace ptxrt::host

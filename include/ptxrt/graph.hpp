@@ -157,13 +157,15 @@ class PTXRT_API GraphExec {
 
  private:
   friend class Graph;
-  GraphExec(std::shared_ptr<detail::GraphOwner> graph, CUgraphExec exec)
-      : graph_(std::move(graph)), exec_(exec) {}
+  GraphExec(std::shared_ptr<detail::GraphOwner> graph, CUgraphExec exec,
+            std::vector<CUgraphNode> kernel_nodes)
+      : graph_(std::move(graph)), exec_(exec), kernel_nodes_(std::move(kernel_nodes)) {}
   void set_kernel_arguments_raw(GraphNode node, const Kernel& kernel, const LaunchConfig& config,
                                 const ArgumentSignature& signature, void** parameters);
   void release() noexcept;
   std::shared_ptr<detail::GraphOwner> graph_;  // the graph instantiated: its nodes name ours
   CUgraphExec exec_ = nullptr;
+  std::vector<CUgraphNode> kernel_nodes_;  // of the graph as instantiated, sorted
 };
 
 }  // namespace ptxrt

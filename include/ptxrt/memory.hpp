@@ -44,10 +44,11 @@ PTXRT_API void copy_from_device(const Context& context, void* destination, CUdev
 PTXRT_API std::size_t array_bytes(std::size_t count, std::size_t element_bytes);
 }  // namespace detail
 
-// True when `host` lies in page-locked host memory (cuMemHostAlloc, cuMemHostRegister, the
-// runtime's cudaMallocHost): an async copy from or to it overlaps other work. Asks the driver
+// True when `host` lies in host memory page-locked for `context`'s copies (cuMemHostAlloc,
+// portable or of this context; cuMemHostRegister; the runtime's cudaMallocHost): an async copy
+// from or to it overlaps other work. Asks the driver with the context current
 // (cuPointerGetAttributes, which answers for any pointer without failing).
-PTXRT_API bool is_page_locked(const void* host);
+PTXRT_API bool is_page_locked(const Context& context, const void* host);
 
 // Device-addressable bytes in one context, owned by the kind of memory that derives from it.
 // Byte ranges are checked against it: an out-of-range copy is an Error. A null stream means the

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "driver/driver_api.hpp"
@@ -35,28 +37,31 @@ std::vector<CUgraphNode> handles(const std::vector<GraphNode>& nodes) {
   return result;
 }
 
-// The shape cuGraphExecUpdate needs unchanged: node types in order, and edges between positions.
+// The shape cuGraphExecUpdate needs unchanged: node types in order, and the edges between
+// positions with their kind (a programmatic edge is not a full dependency).
 struct Topology {
   std::vector<GraphNodeType> types;
-  std::vector<std::pair<std::size_t, std::size_t>> edges;  // sorted
+  std::vector<std::tuple<std::size_t, std::size_t, unsigned char>> edges;  // sorted
 };
 
 Topology topology_of(CUgraph graph) {
   const std::vector<CUgraphNode> nodes = detail::graph_nodes(graph);
   Topology topology;
-  for (CUgraphNode node : nodes) topology.types.push_back(node_type(node));
+  std::unordered_map<CUgraphNode, std::size_t> position;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    topology.types.push_back(node_type(nodes[i]));
+    position.emplace(nodes[i], i);
+  }
+  const detail::DriverApi& api = detail::driver();
   std::size_t count = 0;
-  check(detail::driver().cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &count),
-        "cuGraphGetEdges");
+  check(api.cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &count), "cuGraphGetEdges");
   std::vector<CUgraphNode> from(count), to(count);
+  std::vector<CUgraphEdgeData> kinds(count);
   if (count > 0)
-    check(detail::driver().cuGraphGetEdges(graph, from.data(), to.data(), nullptr, &count),
+    check(api.cuGraphGetEdges(graph, from.data(), to.data(), kinds.data(), &count),
           "cuGraphGetEdges");
-  auto position = [&nodes](CUgraphNode node) {
-    return static_cast<std::size_t>(std::find(nodes.begin(), nodes.end(), node) - nodes.begin());
-  };
   for (std::size_t i = 0; i < count; ++i)
-    topology.edges.emplace_back(position(from[i]), position(to[i]));
+    topology.edges.emplace_back(position.at(from[i]), position.at(to[i]), kinds[i].type);
   std::sort(topology.edges.begin(), topology.edges.end());
   return topology;
 }
@@ -311,19 +316,24 @@ GraphExec Graph::instantiate() const {
         "cuGraphInstantiateWithFlags",
         "instantiating a graph of " + std::to_string(detail::graph_nodes(owner_->graph).size()) +
             " nodes");
-  return GraphExec(owner_, exec);
+  std::vector<CUgraphNode> kernel_nodes = handles(nodes(GraphNodeType::kernel));
+  std::sort(kernel_nodes.begin(), kernel_nodes.end());
+  return GraphExec(owner_, exec, std::move(kernel_nodes));
 }
 
 GraphExec::~GraphExec() { release(); }
 
 GraphExec::GraphExec(GraphExec&& other) noexcept
-    : graph_(std::move(other.graph_)), exec_(std::exchange(other.exec_, nullptr)) {}
+    : graph_(std::move(other.graph_)),
+      exec_(std::exchange(other.exec_, nullptr)),
+      kernel_nodes_(std::move(other.kernel_nodes_)) {}
 
 GraphExec& GraphExec::operator=(GraphExec&& other) noexcept {
   if (this != &other) {
     release();
     graph_ = std::move(other.graph_);
     exec_ = std::exchange(other.exec_, nullptr);
+    kernel_nodes_ = std::move(other.kernel_nodes_);
   }
   return *this;
 }
@@ -342,9 +352,7 @@ void GraphExec::launch(const Stream& stream) const {
 void GraphExec::set_kernel_arguments_raw(GraphNode node, const Kernel& kernel,
                                          const LaunchConfig& config,
                                          const ArgumentSignature& signature, void** parameters) {
-  const std::vector<CUgraphNode> nodes = detail::graph_nodes(graph_->graph);
-  if (std::find(nodes.begin(), nodes.end(), node.handle()) == nodes.end() ||
-      node.type() != GraphNodeType::kernel)
+  if (!std::binary_search(kernel_nodes_.begin(), kernel_nodes_.end(), node.handle()))
     detail::invalid_launch(kernel.describe(),
                            "set_kernel_arguments needs a kernel node of the graph this executable "
                            "graph was instantiated from");

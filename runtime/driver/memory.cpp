@@ -15,8 +15,10 @@ std::string describe_bytes(std::size_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
-// CU_POINTER_ATTRIBUTE_MEMORY_TYPE of `host`: 0 for pageable memory the driver does not know.
-unsigned host_memory_type(const void* host) {
+// CU_POINTER_ATTRIBUTE_MEMORY_TYPE of `host` in `context`: 0 for pageable memory the driver
+// does not know.
+unsigned host_memory_type(const Context& context, const void* host) {
+  ContextGuard guard(context);
   CUpointer_attribute which = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
   unsigned type = 0;
   void* values[] = {&type};
@@ -28,8 +30,10 @@ unsigned host_memory_type(const void* host) {
 
 // An async copy the caller meant to overlap, from or to pageable memory: allowed (the driver
 // copies synchronously), and said where someone is looking.
-void note_pageable(const void* host, std::size_t bytes, std::string_view what) {
-  if (bytes == 0 || !log::enabled(log::Level::debug) || host_memory_type(host) != 0) return;
+void note_pageable(const Context& context, const void* host, std::size_t bytes,
+                   std::string_view what) {
+  if (bytes == 0 || !log::enabled(log::Level::debug) || host_memory_type(context, host) != 0)
+    return;
   log::write(log::Level::debug,
              std::string(what) +
                  " asynchronously with pageable host memory: the driver copies "
@@ -52,7 +56,7 @@ namespace detail {
 
 void copy_to_device(const Context& context, CUdeviceptr destination, const void* source,
                     std::size_t bytes, CUstream stream, bool async, std::string_view what) {
-  if (async) note_pageable(source, bytes, what);
+  if (async) note_pageable(context, source, bytes, what);
   call_in_context(context, bytes, async ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD", what,
                   [&](const DriverApi& api) {
                     return async ? api.cuMemcpyHtoDAsync(destination, source, bytes, stream)
@@ -62,7 +66,7 @@ void copy_to_device(const Context& context, CUdeviceptr destination, const void*
 
 void copy_from_device(const Context& context, void* destination, CUdeviceptr source,
                       std::size_t bytes, CUstream stream, bool async, std::string_view what) {
-  if (async) note_pageable(destination, bytes, what);
+  if (async) note_pageable(context, destination, bytes, what);
   call_in_context(context, bytes, async ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH", what,
                   [&](const DriverApi& api) {
                     return async ? api.cuMemcpyDtoHAsync(destination, source, bytes, stream)
@@ -80,7 +84,9 @@ std::size_t array_bytes(std::size_t count, std::size_t element_bytes) {
 
 }  // namespace detail
 
-bool is_page_locked(const void* host) { return host_memory_type(host) == CU_MEMORYTYPE_HOST; }
+bool is_page_locked(const Context& context, const void* host) {
+  return host_memory_type(context, host) == CU_MEMORYTYPE_HOST;
+}
 
 DeviceMemory::DeviceMemory(const Context& context, std::size_t bytes)
     : DeviceRange(context, 0, bytes) {

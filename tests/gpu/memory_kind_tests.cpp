@@ -62,8 +62,8 @@ TEST_CASE("pinned buffers are async copy sources and targets on a stream, and pa
   PinnedBuffer<float> host_in(context, n), host_out(context, n);
   std::copy(input.begin(), input.end(), host_in.span().begin());
   std::fill(host_out.span().begin(), host_out.span().end(), -1.0f);
-  CHECK(is_page_locked(host_in.data()));
-  CHECK_FALSE(is_page_locked(input.data()));
+  CHECK(is_page_locked(context, host_in.data()));
+  CHECK_FALSE(is_page_locked(context, input.data()));
   DeviceBuffer<float> in(context, n), out(context, n);
   const Stream stream(context);
   out.memory().fill_words(poison_word, stream.handle());
