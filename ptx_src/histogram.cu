@@ -16,13 +16,15 @@
 //
 // Shared memory is dynamic (BINS·4 bytes for histogram_block, BINS/CLUSTER_SIZE·4 for
 // histogram_cluster): 32768 bins need 128 KiB, over the 48 KiB of static shared memory.
+// Clusters stay within the portable 8 blocks, which every cluster-capable device runs without
+// the kernel's opt-in.
 //
 // clang-format off
 // ptxrt: define BINS in {256, 1024, 4096, 16384, 32768} default 4096
 // ptxrt: define BLOCK_SIZE in {128, 256, 512, 1024} default 256
-// ptxrt: define CLUSTER_SIZE in {2, 4, 8, 16} default 4
+// ptxrt: define CLUSTER_SIZE in {2, 4, 8} default 4
 // ptxrt: entry histogram_block grid=(G) block=(BLOCK_SIZE) dynamic shared BINS*4 bytes — histogram[min(v, BINS-1)] += 1 for every v in values[0..n); any G >= 1
-// ptxrt: entry histogram_cluster grid=(G*CLUSTER_SIZE) block=(BLOCK_SIZE) cluster=(CLUSTER_SIZE) dynamic shared BINS/CLUSTER_SIZE*4 bytes — the same histogram through distributed shared memory; sm_90 and newer; CLUSTER_SIZE 16 needs the non-portable cluster opt-in
+// ptxrt: entry histogram_cluster grid=(G*CLUSTER_SIZE) block=(BLOCK_SIZE) cluster=(CLUSTER_SIZE) dynamic shared BINS/CLUSTER_SIZE*4 bytes — the same histogram through distributed shared memory; sm_90 and newer
 // clang-format on
 
 #ifndef BINS
@@ -32,7 +34,7 @@
 #error "BLOCK_SIZE must be defined (128, 256, 512 or 1024)"
 #endif
 #ifndef CLUSTER_SIZE
-#error "CLUSTER_SIZE must be defined (2, 4, 8 or 16)"
+#error "CLUSTER_SIZE must be defined (2, 4 or 8)"
 #endif
 #if BINS % CLUSTER_SIZE != 0
 #error "CLUSTER_SIZE must divide BINS: each block of a cluster owns an equal share of the bins"

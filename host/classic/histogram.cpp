@@ -76,8 +76,6 @@ Run run_histogram(Jit& jit, const Context& context, const HistogramPlan& plan,
                   const RunOptions& options) {
   const std::string entry = "histogram_" + std::string(to_string(plan.variant));
   const Kernel kernel = jit.kernel(plan.program, compile_options(plan.defines), context, entry);
-  if (plan.variant == HistogramVariant::cluster && plan.cluster_size > portable_cluster_blocks)
-    kernel.allow_non_portable_cluster_size();
   const LaunchConfig config = histogram_launch(kernel, context, plan);
   Run run = describe_launch("histogram", entry, plan.defines, config.grid, config.block);
   const std::vector<std::uint32_t> values =
