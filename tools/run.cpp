@@ -91,12 +91,6 @@ void check_applicable(const CLI::App& command, const RunArguments& arguments) {
     throw Error(ErrorKind::invalid_argument, arguments.program + " has no variants");
 }
 
-std::vector<ptxrt::Define> parse_defines(const std::vector<std::string>& texts) {
-  std::vector<ptxrt::Define> defines;
-  for (const std::string& text : texts) defines.push_back(ptxrt::parse_define(text));
-  return defines;
-}
-
 // The value of a size option, or the program's default when it was not given.
 std::int64_t size_or(const CLI::App& command, const char* option, std::int64_t value,
                      std::int64_t fallback) {
@@ -205,8 +199,9 @@ void execute(const CLI::App& command, const RunArguments& arguments) {
   if (command.count("--db") && !arguments.tuned)
     throw Error(ErrorKind::invalid_argument, "--db applies with --tuned");
   const std::optional<ptxrt::TunedChoice> tuned = tuned_choice(command, arguments);
-  const Runner run = plan_program(command, arguments,
-                                  tuned ? tuned->config.defines() : parse_defines(arguments.defines));
+  const Runner run =
+      plan_program(command, arguments,
+                   tuned ? tuned->config.defines() : ptxrt::cli::parse_defines(arguments.defines));
   if (tuned && !arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
   const Context context = Context::primary(arguments.device);
   const host::RunOptions options{

@@ -58,14 +58,14 @@ PTXRT_API bool is_sticky_result(CUresult result) noexcept;
 
 // Throws Error when `result` is not CUDA_SUCCESS. Kept inline and cheap on success: the message
 // is only assembled on failure.
-[[noreturn]] void throw_driver_error(CUresult result, std::string_view call,
-                                     std::string_view context);
+[[noreturn]] PTXRT_API void throw_driver_error(CUresult result, std::string_view call,
+                                               std::string_view context);
 inline void check(CUresult result, std::string_view call, std::string_view context = {}) {
   if (result != CUDA_SUCCESS) [[unlikely]] throw_driver_error(result, call, context);
 }
 
-[[noreturn]] void throw_nvrtc_error(nvrtcResult result, std::string_view call,
-                                    std::string_view context);
+[[noreturn]] PTXRT_API void throw_nvrtc_error(nvrtcResult result, std::string_view call,
+                                              std::string_view context);
 inline void check(nvrtcResult result, std::string_view call, std::string_view context = {}) {
   if (result != NVRTC_SUCCESS) [[unlikely]] throw_nvrtc_error(result, call, context);
 }
