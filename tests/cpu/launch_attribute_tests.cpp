@@ -170,7 +170,7 @@ TEST_CASE("a cooperative grid of 1057 blocks of 256 threads does not fit an H100
       Error);
 }
 
-TEST_CASE("a cluster launch needs one resident cluster; a cooperative one all of its clusters") {
+TEST_CASE("a cluster launch needs one resident cluster, a cooperative one all of its clusters") {
   const LaunchResidency none{.sm_count = 132, .active_clusters = 0};
   CHECK_THROWS_WITH_AS(
       check_launch_residency(

@@ -144,7 +144,9 @@ TEST_CASE("a kernel node's arguments change in the executable graph without inst
                   "executable graph was instantiated from");
 }
 
-TEST_CASE("a re-captured graph updates the executable graph; another topology is refused, why") {
+TEST_CASE(
+    "a re-captured graph updates the executable graph, and another topology is refused with the "
+    "reason") {
   const Context& context = test_context();
   DeviceBuffer<float> x(context, n);
   PinnedBuffer<float> host_in(context, n), host_out(context, n);

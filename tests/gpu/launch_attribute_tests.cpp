@@ -94,8 +94,8 @@ std::vector<unsigned> neighbour_values(unsigned blocks, unsigned cluster, unsign
 }  // namespace
 
 TEST_CASE(
-    "a cooperative launch of every co-resident block synchronizes the grid; one more is "
-    "refused") {
+    "a cooperative launch of every co-resident block synchronizes the grid, and one "
+    "more is refused") {
   const DeviceProperties& device = test_context().device().properties();
   REQUIRE(device.cooperative_launch);
   const Kernel kernel = launch_module().kernel("grid_count");
@@ -292,7 +292,8 @@ TEST_CASE("a programmatic dependent launch sees its producer's results") {
     REQUIRE(result[static_cast<std::size_t>(i)] == 2.0f * static_cast<float>(i) + 1.0f);
 }
 
-TEST_CASE("a launch priority in the context's range runs; one outside is refused with the range") {
+TEST_CASE(
+    "a launch priority in the context's range runs, and one outside is refused with the range") {
   const StreamPriorities priorities = test_context().stream_priorities();
   const Kernel kernel = launch_module().kernel("producer");
   const int n = 1000;
