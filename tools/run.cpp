@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "host/classic/aos_soa.hpp"
+#include "host/classic/histogram.hpp"
 #include "host/matmul/matmul.hpp"
 #include "host/matmul/matrix_add.hpp"
 #include "host/classic/raytrace.hpp"
@@ -67,6 +68,7 @@ const std::map<std::string, ProgramSpec>& programs() {
       {"matmul", {{"--m", "--n", "--k"}, "tiled"}},
       {"transpose", {{"--m", "--n"}, "padded"}},
       {"reduce", {{"--n"}, "sum"}},
+      {"histogram", {{"--n"}, "block"}},
       {"sort", {{"--n"}, "keys"}},
       {"raytrace", {{"--width", "--height", "--spheres", "--output"}, ""}},
       {"simpson", {{"--n"}, "pi"}},
@@ -136,6 +138,10 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
     return runner(
         host::plan_reduce(size("--n", n, 1 << 24), host::parse_reduce_variant(variant), defines),
         host::run_reduce);
+  if (program == "histogram")
+    return runner(host::plan_histogram(size("--n", n, 1 << 26),
+                                       host::parse_histogram_variant(variant), defines),
+                  host::run_histogram);
   if (program == "sort")
     return runner(
         host::plan_sort(size("--n", n, 1 << 20), host::parse_sort_variant(variant), defines),
@@ -259,8 +265,8 @@ void add_run_command(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember(names));
   command->add_option("--n", arguments->n,
-                      "Elements (vecadd, reduce, sort, aos-soa), intervals (simpson, even), or "
-                      "columns (matmul: B and C; matadd, transpose)");
+                      "Elements (vecadd, reduce, histogram, sort, aos-soa), intervals (simpson, "
+                      "even), or columns (matmul: B and C; matadd, transpose)");
   command->add_option("--m", arguments->m, "Rows (matmul: A and C; matadd, transpose)");
   command->add_option("--k", arguments->k, "matmul: columns of A, rows of B");
   command->add_option("--width", arguments->width, "raytrace: image width in pixels");
@@ -273,8 +279,9 @@ void add_run_command(CLI::App& app) {
   command->add_option("-D,--define", arguments->defines,
                       "A compile-time constant NAME=VALUE of the kernel file (repeatable)");
   command->add_option("--variant", arguments->variant,
-                      "matmul naive|tiled, transpose naive|shared|padded, reduce sum|argmin, sort "
-                      "keys|pairs, simpson pi|square|sine");
+                      "matmul naive|tiled, transpose naive|shared|padded, reduce "
+                      "sum|argmin|cooperative, histogram block|cluster, sort keys|pairs, simpson "
+                      "pi|square|sine");
   command->add_option("--repeat", arguments->repeat, "Timed runs after the warm-up")
       ->check(CLI::Range(1, 1000000));
   command->add_flag("--verify", arguments->verify, "Compare the output with the CPU reference");
