@@ -37,8 +37,9 @@ unsigned mode_of(const fs::path& path) {
 
 TEST_CASE("no source starts a shell, and only the tuner starts a program: its own worker") {
   // Calls, not words in comments: a name followed by "(". The tuner's worker process
-  // (host/tune/child_process.cpp) is started with posix_spawn and no shell.
-  const fs::path worker_launcher = fs::path(PTXRT_SOURCE_DIR) / "host" / "tune" / "child_process.cpp";
+  // (runtime/tune/child_process.cpp) is started with posix_spawn and no shell.
+  const fs::path worker_launcher =
+      fs::path(PTXRT_SOURCE_DIR) / "runtime" / "tune" / "child_process.cpp";
   const std::regex spawn(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|fork|vfork|)"
                          R"(posix_spawnp?)\s*\()");
   std::size_t scanned = 0;

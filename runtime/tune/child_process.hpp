@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ptxrt::host {
+namespace ptxrt::detail {
 
 class ChildProcess {
  public:
@@ -46,4 +46,4 @@ class ChildProcess {
   bool closed_ = false;
 };
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::detail
