@@ -130,6 +130,11 @@ class PTXRT_API Kernel {
   // Checks an argument list against the layout, throwing as a launch would (for tests and tools).
   void check_arguments(const ArgumentSignature& signature) const;
 
+  // A launch whose argument list is known only at run time (a tuning problem's): `parameters[i]`
+  // points at argument i of `sizes[i]` bytes. Checked as launch() checks, every time.
+  void launch_untyped(const LaunchConfig& config, std::span<void* const> parameters,
+                      std::span<const std::size_t> sizes) const;
+
  private:
   template <typename... Converted>
   void launch_converted(const LaunchConfig& config, const Converted&... converted) const {
@@ -139,13 +144,16 @@ class PTXRT_API Kernel {
   }
   void launch_raw(const LaunchConfig& config, const ArgumentSignature& signature,
                   void** parameters) const;
+  // The launch after the argument check.
+  void launch_checked(const LaunchConfig& config, void** parameters) const;
 
   std::shared_ptr<detail::KernelState> state_;
   std::shared_ptr<const void> owner_;
 };
 
 // Checks `signature` against a parameter layout; throws Error(invalid_argument) naming the kernel
-// (`who`), the position, both sizes and the C++ type. Exposed for tests: no GPU needed.
+// (`who`), the position, both sizes and the C++ type (when `signature.types` lists them).
+// Exposed for tests: no GPU needed.
 PTXRT_API void check_arguments_against_layout(const std::vector<ParameterInfo>& layout,
                                               const ArgumentSignature& signature,
                                               std::string_view who);

@@ -3,6 +3,7 @@
 // threads); compile() and cache_key() are thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -68,6 +69,11 @@ struct PTXRT_API CompileOptions {
   // -Xptxas -v, so that the log holds ptxas' resource report; by default on for CUBIN only
   // (PTX is not assembled by NVRTC).
   std::optional<bool> resource_usage;
+  // Cancels a compile that runs longer (nvrtcSetFlowCallback, NVRTC 12.8 and newer: NVRTC asks
+  // between its phases, so the cancel lands when the phase in progress ends). The compile then
+  // throws Error (compile) with code NVRTC_ERROR_CANCELLED. Not part of the cache key: a compile
+  // that finishes is the same whatever the limit.
+  std::optional<std::chrono::milliseconds> timeout;
 };
 
 // Compiles to PTX or CUBIN. Defines are checked against the manifest before NVRTC runs. A
