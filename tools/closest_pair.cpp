@@ -14,8 +14,12 @@
 #include "host/closest_pair/closest_pair_bench.hpp"
 #include "host/closest_pair/point_file.hpp"
 #include "host/closest_pair/point_generator.hpp"
+#include "host/tune/tune_problems.hpp"
+#include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
+#include "tools/cli.hpp"
+#include "tools/host_commands.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -32,7 +36,23 @@ struct Arguments {
   bool json = false;
   bool bench = false;
   std::size_t bench_max_n = 100'000'000;
+  bool tuned = false;
+  std::string database;
 };
+
+// --tuned: the BASE the tuning database picks for n points on device 0.
+std::optional<TunedChoice> tuned_base(const Arguments& arguments, std::size_t n) {
+  if (!arguments.tuned) return std::nullopt;
+  if (!arguments.defines.empty())
+    throw Error(ErrorKind::invalid_argument, "--tuned picks BASE itself: drop -D");
+  const DeviceProperties device = Device::get(0).properties();
+  const TuningDatabase database(arguments.database.empty()
+                                    ? TuningDatabase::default_path()
+                                    : std::filesystem::path(arguments.database));
+  return host::choose_tuned(
+      host::make_tune_problem("closest-pair", {static_cast<std::int64_t>(n)}, device), device,
+      database);
+}
 
 // -D takes BASE only (the divide & conquer's and brute force's block size).
 int base_from(const std::vector<std::string>& defines) {
@@ -71,8 +91,11 @@ void run_one(const Arguments& arguments) {
           ? host::generate_points(
                 arguments.n, host::parse_point_distribution(arguments.distribution), arguments.seed)
           : host::read_point_file(arguments.input);
-  const host::ClosestPairOptions options{.base = base_from(arguments.defines),
-                                         .cpu_block = arguments.cpu_block};
+  const std::optional<TunedChoice> tuned = tuned_base(arguments, points.size());
+  const host::ClosestPairOptions options{
+      .base = tuned ? static_cast<int>(tuned->config.at("BASE")) : base_from(arguments.defines),
+      .cpu_block = arguments.cpu_block};
+  if (tuned && !arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
   const host::ClosestPair found =
       host::closest_pair(points, host::parse_closest_pair_method(arguments.method), options);
   const std::string source =
@@ -87,6 +110,7 @@ void run_one(const Arguments& arguments) {
                       {"point_j", {points[found.j].x, points[found.j].y}},
                       {"distance", found.distance},
                       {"times", times_json(found.times)}};
+  if (tuned) json["tuned"] = tools::tuned_json(*tuned);
   bool agrees = true;
   if (arguments.verify) {
     const host::ClosestPair reference =
@@ -186,7 +210,16 @@ void add_closest_pair_command(CLI::App& app) {
                     "time every method on 1M, 10M, 100M uniform points (GPU) and print a table");
   command->add_option("--bench-max-n", arguments->bench_max_n,
                       "--bench: the largest size (default 100000000)");
-  command->callback([arguments] {
+  command->add_flag("--tuned", arguments->tuned,
+                    "BASE from the tuning database for this n on device 0 (exact, nearest size, "
+                    "same compute capability, else the default); printed, and in --json as "
+                    "\"tuned\"");
+  add_database_option(*command, arguments->database, "with --tuned: ");
+  command->callback([command, arguments] {
+    if (command->count("--db") && !arguments->tuned)
+      throw Error(ErrorKind::invalid_argument, "--db applies with --tuned");
+    if (arguments->tuned && arguments->bench)
+      throw Error(ErrorKind::invalid_argument, "--tuned applies to one run, not to --bench");
     if (arguments->bench) {
       run_bench(*arguments);
     } else {

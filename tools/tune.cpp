@@ -1,8 +1,10 @@
 // `ptxrt tune <kernel>`: autotune a kernel's compile-time constants for device N at one or more
 // problem sizes, recording every measurement in the tuning database; `ptxrt tune show` lists
-// what the database holds. The GPU work runs in worker processes (`ptxrt tune <kernel>
-// --worker`, started by the tune itself), so that a faulting config cannot end the tune; with
-// `--devices all|0,1` one worker per device, all timing at once (devices of one model only).
+// what the database holds. <kernel> is a builtin problem (matmul, sgemm, closest-pair) or a
+// kernel file with its problem (--problem P.json, or its "// ptxrt: problem" lines). The GPU
+// work runs in worker processes (`ptxrt tune <kernel> --worker`, started by the tune itself), so
+// that a faulting config cannot end the tune; with `--devices all|0,1` one worker per device,
+// all timing at once (devices of one model only). `--dry-run` plans without a GPU.
 // Ctrl-C (or SIGTERM) stops a tune after the configs in progress: what was measured is in the
 // database, the report and a command to resume are printed, and the exit code is 130 (143).
 #include <stdlib.h>
@@ -22,10 +24,12 @@
 #include "host/common/device_selection.hpp"
 #include "host/tune/stop_signal.hpp"
 #include "host/tune/tune_problems.hpp"
-#include "host/tune/tune_worker.hpp"
 #include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/problem_tuner.hpp"
 #include "ptxrt/target.hpp"
+#include "ptxrt/tune_worker.hpp"
+#include "tune_job.hpp"
 #include "tune_report.hpp"
 
 namespace ptxrt::cli {
@@ -35,7 +39,8 @@ struct TuneArguments {
   std::string kernel;
   std::vector<std::string> sizes;
   std::string source;
-  std::string strategy = "exhaustive";
+  std::string problem;
+  std::string strategy = "model";
   std::size_t budget = 0;
   double time_limit = 0.0;
   std::uint64_t seed = 1;
@@ -45,24 +50,46 @@ struct TuneArguments {
   bool no_parallel_compile = false;
   int device = 0;
   std::string devices;  // --devices: "all" or "0,1"; empty: --device alone
+  double compile_timeout = 120.0;
+  bool dry_run = false;
+  std::string arch = "auto";
   bool worker = false;
 };
+
+constexpr double default_compile_timeout = 120.0;
 
 std::filesystem::path database_path(const std::string& given) {
   return given.empty() ? TuningDatabase::default_path() : std::filesystem::path(given);
 }
 
-std::vector<std::vector<std::int64_t>> sizes_of(const TuneArguments& arguments) {
-  std::vector<std::vector<std::int64_t>> sizes;
-  for (const std::string& text : arguments.sizes)
-    sizes.push_back(host::parse_tune_size(arguments.kernel, text));
-  if (sizes.empty()) sizes.push_back(host::default_tune_size(arguments.kernel));
-  return sizes;
+// The --size texts, one tune each; one tune at the default size when none is given.
+std::vector<std::string> sizes_of(const TuneArguments& arguments) {
+  if (arguments.sizes.empty()) return {""};
+  return arguments.sizes;
 }
 
-std::filesystem::path source_path(const TuneArguments& arguments) {
-  if (arguments.source.empty()) return {};
-  return std::filesystem::absolute(arguments.source);
+std::string absolute_or_empty(const std::string& path) {
+  return path.empty() ? std::string() : std::filesystem::absolute(path).string();
+}
+
+ProblemSource problem_source(const TuneArguments& arguments) {
+  return {arguments.kernel, absolute_or_empty(arguments.problem),
+          absolute_or_empty(arguments.source)};
+}
+
+std::optional<std::chrono::milliseconds> compile_timeout(const TuneArguments& arguments) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(arguments.compile_timeout * 1000.0));
+}
+
+// Checks each size's text for its kind of problem before any GPU work.
+void check_sizes(const TuneArguments& arguments) {
+  for (const std::string& size : sizes_of(arguments)) {
+    if (size.empty()) continue;
+    if (problem_source(arguments).is_file())
+      parse_problem_sizes(size);
+    else
+      host::parse_tune_size(arguments.kernel, size);
+  }
 }
 
 // The devices --device or --devices names (nothing: every device); no GPU is asked.
@@ -80,34 +107,12 @@ std::vector<DeviceProperties> tune_devices(const std::optional<std::vector<int>>
   return devices;
 }
 
-// The worker: this very executable, asked for the same kernel, size and source on `device`.
-std::vector<std::string> worker_command(const TuneArguments& arguments,
-                                        const std::vector<std::int64_t>& size, int device) {
-  std::vector<std::string> command{std::filesystem::read_symlink("/proc/self/exe").string(),
-                                   "tune",
-                                   arguments.kernel,
-                                   "--worker",
-                                   "--size",
-                                   format_size(size),
-                                   "--device",
-                                   std::to_string(device)};
-  if (!arguments.source.empty()) {
-    command.push_back("--source");
-    command.push_back(source_path(arguments).string());
-  }
-  return command;
-}
-
 void run_worker(const TuneArguments& arguments) {
-  host::tie_worker_to_parent();
-  const std::vector<std::int64_t> size = sizes_of(arguments).front();
-  const int code = host::run_tune_worker(
-      [&]() -> std::unique_ptr<host::TuneSession> {
-        const Device device = Device::get(arguments.device);
-        const Context context = Context::primary(device);
-        const host::TuneProblem problem = host::make_tune_problem(
-            arguments.kernel, size, device.properties(), source_path(arguments));
-        return problem.open_session(Jit::shared(), context);
+  tie_worker_to_parent();
+  const int code = run_tune_worker(
+      [&] {
+        return open_tune_session(problem_source(arguments), sizes_of(arguments).front(),
+                                 arguments.device);
       },
       TimingPolicy{}, std::cin, std::cout);
   if (code != 0) throw CLI::RuntimeError(code);
@@ -137,41 +142,59 @@ std::function<void(const TuneProgress&)> progress_line(bool quiet) {
   };
 }
 
-nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::int64_t>& size,
+nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
                         const std::vector<DeviceProperties>& devices,
                         const TuningDatabase& database, const std::atomic<bool>& stop) {
   const DeviceProperties& device = devices.front();
-  const host::TuneProblem problem =
-      host::make_tune_problem(arguments.kernel, size, device, source_path(arguments));
-  const TuningKey key = host::tune_key(problem, device);
-  const TuneOptions options = tune_options(arguments, database, key, stop);
-  CompileOptions base;
-  base.target = select_target(device.cc_major, device.cc_minor, ImageFormat::cubin);
-  const CandidateCompiler compiler = jit_candidate_compiler(Jit::shared(), problem.program, base,
-                                                            problem.entry, problem.shape, device);
-  std::vector<std::unique_ptr<host::WorkerMeasurer>> workers;
+  const TuneJob job =
+      make_tune_job(problem_source(arguments), size, device,
+                    select_target(device.cc_major, device.cc_minor, ImageFormat::cubin),
+                    compile_timeout(arguments));
+  const TuneOptions options = tune_options(arguments, database, job.key, stop);
+  std::vector<std::unique_ptr<WorkerMeasurer>> workers;
   std::vector<Measurer*> measurers;
   std::vector<int> ordinals;
   for (const DeviceProperties& each : devices) {
-    workers.push_back(std::make_unique<host::WorkerMeasurer>(
-        worker_command(arguments, size, each.ordinal), each.ordinal));
+    workers.push_back(
+        std::make_unique<WorkerMeasurer>(job.worker_command(each.ordinal), each.ordinal));
     measurers.push_back(workers.back().get());
     ordinals.push_back(each.ordinal);
   }
   const TuneReport report =
-      tune(problem.space, compiler, measurers, options, progress_line(arguments.json));
+      tune(job.space, job.compiler, measurers, options, progress_line(arguments.json));
   const std::optional<Measurement> peer =
       report.winner && !stop.load() ? workers.front()->peer() : std::optional<Measurement>();
   int workers_started = 0;
   for (const auto& worker : workers) workers_started += worker->workers_started();
-  const TuneSetting setting{key,
+  const TuneSetting setting{job.key,
                             arguments.strategy,
                             database.path().string(),
                             options.compile_threads,
                             workers_started,
-                            ordinals};
+                            ordinals,
+                            job.default_config};
   if (!arguments.json) print_tune_report(std::cout, setting, report, peer);
   return tune_report_json(setting, report, peer);
+}
+
+// --dry-run: the plan for the --arch's device model (or device 0's, for auto with a GPU).
+void plan_only(const TuneArguments& arguments) {
+  const Target target = choose_target(arguments.arch, ImageFormat::cubin);
+  const auto [major, minor] = compute_capability_of(target.arch);
+  const DeviceProperties device = device_model(major, minor);
+  const unsigned threads = arguments.no_parallel_compile ? 0 : TuneOptions{}.compile_threads;
+  nlohmann::json plans = nlohmann::json::array();
+  for (const std::string& size : sizes_of(arguments)) {
+    const TuneJob job =
+        make_tune_job(problem_source(arguments), size, device, target, compile_timeout(arguments));
+    const TunePlan plan = plan_tune(job.space, job.compiler, threads);
+    if (arguments.json)
+      plans.push_back(tune_plan_json(job.key, arguments.strategy, plan));
+    else
+      print_tune_plan(std::cout, job.key, arguments.strategy, plan);
+  }
+  if (arguments.json)
+    std::cout << plans.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 // `text` as one word for a POSIX shell: as it is when nothing in it is special, else quoted.
@@ -193,7 +216,10 @@ std::string resume_command(const TuneArguments& arguments, const TuningDatabase&
     words.push_back(value);
   };
   for (const std::string& size : arguments.sizes) add("--size", size);
-  if (!arguments.source.empty()) add("--source", source_path(arguments).string());
+  if (!arguments.source.empty()) add("--source", absolute_or_empty(arguments.source));
+  if (!arguments.problem.empty()) add("--problem", absolute_or_empty(arguments.problem));
+  if (arguments.compile_timeout != default_compile_timeout)
+    add("--compile-timeout", (std::ostringstream() << arguments.compile_timeout).str());
   if (arguments.strategy != TuneArguments{}.strategy) add("--strategy", arguments.strategy);
   if (arguments.budget > 0) add("--budget", std::to_string(arguments.budget));
   if (arguments.time_limit > 0.0)
@@ -228,10 +254,15 @@ void print_interrupted(std::ostream& out, const TuneArguments& arguments,
 
 void run_tune(const TuneArguments& arguments) {
   if (arguments.kernel.empty()) throw CLI::RequiredError("kernel (or `tune show`)");
-  const std::vector<std::vector<std::int64_t>> sizes = sizes_of(arguments);
+  const std::vector<std::string> sizes = sizes_of(arguments);
+  check_sizes(arguments);
   parse_tuning_strategy(arguments.strategy);  // a bad name fails before any GPU work
   const std::optional<std::vector<int>> listed = listed_devices(arguments);  // so does a bad list
+  if (arguments.arch != TuneArguments{}.arch && !arguments.dry_run)
+    throw Error(ErrorKind::invalid_argument,
+                "--arch applies with --dry-run (a tune compiles for the device it times on)");
   if (arguments.worker) return run_worker(arguments);
+  if (arguments.dry_run) return plan_only(arguments);
   // NVRTC answers a repeated compile from the CUDA compute cache without ptxas' report, which
   // alone knows about spills; and the tune's compile time should be its own. Set before any
   // thread starts; never overrides the user.
@@ -242,7 +273,7 @@ void run_tune(const TuneArguments& arguments) {
   const std::vector<DeviceProperties> devices = tune_devices(listed);
   nlohmann::json reports = nlohmann::json::array();
   bool every_size_has_a_winner = true;
-  for (const std::vector<std::int64_t>& size : sizes) {
+  for (const std::string& size : sizes) {
     if (stop.requested().load()) break;
     reports.push_back(tune_one(arguments, size, devices, database, stop.requested()));
     every_size_has_a_winner = every_size_has_a_winner && !reports.back()["winner"].is_null();
@@ -294,15 +325,22 @@ void add_tune_commands(CLI::App& app) {
       "Autotune a kernel's compile-time constants on a device: prune, compile in parallel, "
       "verify and time each config in a worker process, record every result in the tuning "
       "database");
-  command->add_option("kernel", arguments->kernel, "matmul, sgemm or closest-pair")
-      ->check(CLI::IsMember(host::tune_problem_names()));
+  command->add_option("kernel", arguments->kernel,
+                      "matmul, sgemm, closest-pair, or a kernel file with its problem (--problem "
+                      "P.json, or the file's \"// ptxrt: problem\" lines)")
+      ->check(CLI::IsMember(host::tune_problem_names()) | CLI::ExistingFile);
+  command->add_option("--problem", arguments->problem,
+                      "the kernel file's problem: entry, sizes, tunables, launch geometry, "
+                      "arguments, verification (JSON; docs/tuning.md)")
+      ->check(CLI::ExistingFile);
   command->add_option("--size", arguments->sizes,
                       "problem size: N or MxNxK for matmul and sgemm (default 1024), points for "
-                      "closest-pair (default 1048576); repeatable, one tune per size");
+                      "closest-pair (default 1048576), NAME=VALUE,... for a kernel file "
+                      "(W=4096,H=4096); repeatable, one tune per size");
   command->add_option("--source", arguments->source,
                       "matmul: a kernel file to tune instead of matmul_tiled.cu (same entry, "
                       "signature and TILE_WIDTH)");
-  command->add_option("--strategy", arguments->strategy, "exhaustive, random or occupancy")
+  command->add_option("--strategy", arguments->strategy, "exhaustive, random, occupancy or model")
       ->capture_default_str();
   command->add_option("--budget", arguments->budget, "time at most N configs")
       ->check(CLI::PositiveNumber);
@@ -323,6 +361,15 @@ void add_tune_commands(CLI::App& app) {
                    "time on several devices at once, one worker each: 'all' or ordinals such as "
                    "0,1 (all of one model)")
       ->excludes(device);
+  command->add_option("--compile-timeout", arguments->compile_timeout,
+                      "cancel a config's compile after S seconds (recorded compile_timeout)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_flag("--dry-run", arguments->dry_run,
+                    "plan without a GPU: enumerate, prune by constraints, compile every config "
+                    "for --arch and prune by its resources; print what would be timed and why "
+                    "the rest would not");
+  add_arch_option(*command, arguments->arch);
   command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")->group("");
   add_show_command(*command);
   command->callback([command, arguments] {
