@@ -39,8 +39,8 @@ enum class TuningStrategy {
   occupancy,   // compile all first, then time the highest predicted occupancy (then fewest
                // registers) first: with a budget, the configs most likely to be fast
   model,       // compile in a random order; time first the highest occupancy and a few at
-               // random, then the config a cost model (a random forest over the tunables and the
-               // compiled resources, refit as times land) predicts fastest, allowing for its
+               // random, then the config a cost model (regression trees over the tunables and
+               // the compiled resources, refit as times land) predicts fastest, allowing for its
                // uncertainty: with a budget, close to the best at a small share of the space
 };
 PTXRT_API std::string_view to_string(TuningStrategy strategy);

@@ -1,10 +1,11 @@
-// The model strategy's parts (tuner.cpp): a random forest that learns a config's time from its
-// tunables and its compiled resources, and the order it makes of the candidates ready to time.
+// The model strategy's parts (tuner.cpp): an ensemble of regression trees, each grown on a
+// bootstrap sample of the configs timed so far, that learns a config's time from its tunables
+// and its compiled resources; and the order it makes of the candidates ready to time.
 //
-// Why a forest: tuning landscapes are rugged (a tile that stops dividing the problem, a register
+// Why trees: tuning landscapes are rugged (a tile that stops dividing the problem, a register
 // cap that starts spilling), which trees cut along without smoothing over; the spread of the
 // trees' predictions says where the model knows little, which the order uses to explore. SMAC
-// does the same for algorithm configuration (Hutter et al., 2011).
+// does the same with a random forest for algorithm configuration (Hutter et al., 2011).
 //
 // Both are used from the tune's thread only. Deterministic for a seed.
 #pragma once
