@@ -81,13 +81,20 @@ std::optional<std::chrono::milliseconds> compile_timeout(const TuneArguments& ar
   return std::chrono::milliseconds(static_cast<std::int64_t>(arguments.compile_timeout * 1000.0));
 }
 
-// Checks each size's text for its kind of problem before any GPU work.
-void check_sizes(const TuneArguments& arguments) {
+// What can be checked before any GPU work: each size's text, and a kernel file's problem as
+// far as it goes without a device (its file, its names, its sizes).
+void check_before_gpu(const TuneArguments& arguments) {
+  const ProblemSource source = problem_source(arguments);
+  if (!source.is_file() && !arguments.problem.empty())
+    throw Error(ErrorKind::invalid_argument,
+                "--problem describes a kernel file's problem: give the file (ptxrt tune FILE.cu "
+                "--problem P.json), not the builtin problem " + arguments.kernel);
+  const std::optional<KernelProblem> problem =
+      source.is_file() ? std::optional<KernelProblem>(load_kernel_problem(source)) : std::nullopt;
   for (const std::string& size : sizes_of(arguments)) {
-    if (size.empty()) continue;
-    if (problem_source(arguments).is_file())
-      parse_problem_sizes(size);
-    else
+    if (problem)
+      problem->complete_sizes(size.empty() ? ProblemSizes{} : parse_problem_sizes(size));
+    else if (!size.empty())
       host::parse_tune_size(arguments.kernel, size);
   }
 }
@@ -255,7 +262,7 @@ void print_interrupted(std::ostream& out, const TuneArguments& arguments,
 void run_tune(const TuneArguments& arguments) {
   if (arguments.kernel.empty()) throw CLI::RequiredError("kernel (or `tune show`)");
   const std::vector<std::string> sizes = sizes_of(arguments);
-  check_sizes(arguments);
+  check_before_gpu(arguments);
   parse_tuning_strategy(arguments.strategy);  // a bad name fails before any GPU work
   const std::optional<std::vector<int>> listed = listed_devices(arguments);  // so does a bad list
   if (arguments.arch != TuneArguments{}.arch && !arguments.dry_run)

@@ -56,10 +56,6 @@ TuneJob make_tune_job(const ProblemSource& source, const std::string& size_text,
             problem_compiler(Jit::shared(), problem, sizes, target, device, compile_timeout),
             problem.fallback_config(sizes), worker};
   }
-  if (!source.problem_file.empty())
-    throw Error(ErrorKind::invalid_argument,
-                "--problem describes a kernel file's problem: give the file (ptxrt tune FILE.cu "
-                "--problem P.json), not the builtin problem " + source.kernel);
   const host::TuneProblem problem = host::make_tune_problem(
       source.kernel, builtin_size(source.kernel, size_text), device, source.source);
   CompileOptions base;

@@ -154,10 +154,10 @@ class Reader {
     if (spec.contains("count") == spec.contains("value") || (spec.contains("value") && spec.contains("init")))
       fail(path, "expected \"count\" (a buffer, with \"init\" and \"role\") or \"value\" (a scalar)");
     if (spec.contains("count")) {
-      build([&] {
-        problem.buffer(name, element, expression(spec["count"], path + ".count"), init(spec, path),
-                       role(spec, path));
-      });
+      const std::string count = expression(spec["count"], path + ".count");
+      const DataInit start = init(spec, path);
+      const ArgumentRole written = role(spec, path);
+      build([&] { problem.buffer(name, element, count, start, written); });
     } else if (spec["value"].is_number() && !spec["value"].is_number_integer()) {
       build([&] { problem.scalar(name, element, spec["value"].get<double>()); });
     } else {
@@ -178,9 +178,9 @@ class Reader {
     if (!spec.contains("type") || !spec.contains("count"))
       fail(path, "a symbol needs \"from\": an argument, or \"type\" and \"count\" of its own");
     const ElementType element = type(spec["type"], path + ".type");
-    build([&] {
-      problem.symbol(name, element, expression(spec["count"], path + ".count"), init(spec, path));
-    });
+    const std::string count = expression(spec["count"], path + ".count");
+    const DataInit start = init(spec, path);
+    build([&] { problem.symbol(name, element, count, start); });
   }
 
   void tunables(KernelProblem& problem, const json& spec) const {
@@ -512,8 +512,8 @@ KernelProblem KernelProblem::from_manifest(Program program) {
   for (const ManifestProblemLine& line : manifest.problem) text += line.text + "\n";
   const std::string origin = program.name();
   const Reader reader(origin, program.directory());
-  KernelProblem problem =
-      reader.read(parse_document(text, origin, &manifest.problem), std::move(program), true);
+  const json document = parse_document(text, origin, &manifest.problem);
+  KernelProblem problem = reader.read(document, std::move(program), true);
   problem.origin_ = origin;
   problem.validate();
   return problem;

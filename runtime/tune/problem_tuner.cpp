@@ -117,10 +117,12 @@ Compiled compile_entry(Jit& jit, const Program& program, CompileOptions options,
   } catch (const Error& error) {
     const std::optional<std::string> name = unresolved_name(error.what());
     if (!name || error.kind() != ErrorKind::compile) throw;
-    if (name->starts_with('&'))
+    if (name->starts_with('&')) {
+      const std::string variable = name->substr(name->find_first_not_of("& "));
       throw Error(ErrorKind::not_found, who + ": " + program.name() +
                                             " has no __constant__ or __device__ variable '" +
-                                            name->substr(1) + "'");
+                                            variable + "'");
+    }
     options.name_expressions.clear();
     std::vector<std::string> kernels;
     for (const KernelResources& kernel : read_cubin_resources(jit.image(program, options)->data))
