@@ -229,8 +229,7 @@ struct ProblemSession::State {
         for (std::size_t i = 0; i < array.count(); ++i)
           if (std::isnan(element_value(argument.type, array.bytes.data() + i * element_bytes(argument.type))))
             throw Error(ErrorKind::invalid_argument,
-                        "the reference (" + reference_name + ") left " + argument.name + "[" +
-                            std::to_string(i) +
+                        "it left " + argument.name + "[" + std::to_string(i) +
                             "] NaN: it does not write every element of its output (which was "
                             "poisoned with NaN), or computes NaN");
       expected.push_back(std::move(array));
