@@ -337,6 +337,14 @@ class PTXRT_API KernelProblem {
   // The fixed defines' values at `sizes`, and the entry as a name expression: the options every
   // config is compiled with (its own defines added).
   CompileOptions compile_options_at(const ProblemSizes& sizes) const;
+  // How the reference kernel is compiled at `sizes`: the fixed defines and the fallback config,
+  // each overridden by the reference's own defines; its entry (and, in the problem's own file,
+  // the symbols) as name expressions. `values` are the defines its geometry may read.
+  struct ReferenceBuild {
+    CompileOptions options;
+    TuningConfig values;
+  };
+  ReferenceBuild reference_build_at(const ProblemSizes& sizes) const;
   // The value of `expression` at `sizes` and `config`; Error (invalid_argument) naming `field`.
   std::int64_t evaluate(const Expression& expression, const ProblemSizes& sizes,
                         const TuningConfig& config, std::string_view field) const;

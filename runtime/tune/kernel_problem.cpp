@@ -463,6 +463,29 @@ TuningConfig KernelProblem::fallback_config(const ProblemSizes& sizes) const {
   return enumeration.allowed.front();
 }
 
+KernelProblem::ReferenceBuild KernelProblem::reference_build_at(const ProblemSizes& sizes) const {
+  const ReferenceKernel& reference = verification_.kernel;
+  const TuningConfig fallback = fallback_config(sizes);
+  std::vector<Define> given;
+  for (const auto& [name, value] : reference.defines)
+    given.push_back(
+        {name, std::to_string(evaluate(value, sizes, fallback, "verify.reference.defines." + name))});
+  const auto overridden = [&](const Define& define) {
+    return std::any_of(given.begin(), given.end(),
+                       [&](const Define& mine) { return mine.name == define.name; });
+  };
+  std::vector<Define> values = fallback.defines();
+  std::erase_if(values, overridden);
+  values.insert(values.end(), given.begin(), given.end());
+  CompileOptions options = compile_options_at(sizes);
+  std::erase_if(options.defines, overridden);
+  options.defines.insert(options.defines.end(), values.begin(), values.end());
+  options.name_expressions = {reference.entry};
+  if (!reference.program)
+    for (const ProblemSymbol& symbol : symbols_) options.name_expressions.push_back("&" + symbol.name);
+  return {std::move(options), TuningConfig(std::move(values))};
+}
+
 LaunchConfig KernelProblem::launch_at(const TuningConfig& config, const ProblemSizes& sizes) const {
   return launch_at(geometry_, config, sizes);
 }

@@ -196,8 +196,7 @@ struct ProblemSession::State {
   void check_layout(const Kernel& kernel) const {
     if (!kernel.has_parameter_layout()) return;
     const std::vector<ParameterInfo>& layout = kernel.parameters();
-    const std::vector<std::size_t> bytes = problem.arguments().empty() ? std::vector<std::size_t>{}
-                                                                       : problem.argument_bytes();
+    const std::vector<std::size_t> bytes = problem.argument_bytes();
     if (layout.size() != bytes.size())
       throw Error(ErrorKind::invalid_argument,
                   problem.name() + ": " + kernel.describe() + " takes " +
@@ -241,28 +240,15 @@ struct ProblemSession::State {
     reference_name = "kernel " + reference.entry;
     const bool own = !reference.program;
     const Program& program = own ? problem.program() : *reference.program;
-    const TuningConfig fallback = problem.fallback_config(sizes);
-    std::vector<Define> defines = fallback.defines();
-    for (const auto& [name, value] : reference.defines) {
-      std::erase_if(defines, [&](const Define& define) { return define.name == name; });
-      defines.push_back({name, std::to_string(problem.evaluate(value, sizes, fallback,
-                                                                "verify.reference.defines." + name))});
-    }
-    CompileOptions options = base;
-    options.name_expressions = {reference.entry};
-    if (own)
-      for (const ProblemSymbol& symbol : problem.symbols())
-        options.name_expressions.push_back("&" + symbol.name);
-    const TuningConfig with_defines(defines);
-    options.defines.insert(options.defines.end(), defines.begin(), defines.end());
+    const KernelProblem::ReferenceBuild build = problem.reference_build_at(sizes);
     std::vector<std::size_t> positions;
     for (const std::string& name : reference.arguments) positions.push_back(index_of(name));
     if (positions.empty()) positions = all_positions();
-    const Kernel kernel = module_of(program, options, own).kernel(reference.entry);
+    const Kernel kernel = module_of(program, build.options, own).kernel(reference.entry);
     restore();
-    const PackedArguments packed = pack(with_defines, positions);
+    const PackedArguments packed = pack(build.values, positions);
     kernel.launch_untyped(
-        problem.launch_at(reference.geometry, with_defines, sizes, "verify.reference."),
+        problem.launch_at(reference.geometry, build.values, sizes, "verify.reference."),
         packed.pointers, packed.sizes);
     take_expected(positions);
   }

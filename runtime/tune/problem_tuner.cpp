@@ -329,20 +329,8 @@ void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& g
   if (verification.kind != ProblemVerification::Kind::reference_kernel) return;
   const ReferenceKernel& reference = verification.kernel;
   const std::string who = problem.name() + ": the reference kernel " + reference.entry;
-  CompileOptions reference_options = problem.compile_options_at(sizes);
-  reference_options.target = target;
-  reference_options.name_expressions = {reference.entry};
-  const TuningConfig fallback = problem.fallback_config(sizes);
-  reference_options.defines.insert(reference_options.defines.end(), fallback.defines().begin(),
-                                   fallback.defines().end());
-  std::vector<Define> with_defines = fallback.defines();
-  for (const auto& [name, value] : reference.defines) {
-    const std::string number = std::to_string(
-        problem.evaluate(value, sizes, fallback, "verify.reference.defines." + name));
-    std::erase_if(reference_options.defines, [&](const Define& d) { return d.name == name; });
-    reference_options.defines.push_back({name, number});
-    with_defines.push_back({name, number});
-  }
+  KernelProblem::ReferenceBuild build = problem.reference_build_at(sizes);
+  build.options.target = target;
   std::vector<std::size_t> positions;
   for (const std::string& name : reference.arguments)
     for (std::size_t i = 0; i < all.size(); ++i)
@@ -350,14 +338,14 @@ void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& g
   if (positions.empty()) positions = all;
   Compiled compiled;
   try {
-    compiled = compile_entry(jit, reference.program.value_or(problem.program()), reference_options,
+    compiled = compile_entry(jit, reference.program.value_or(problem.program()), build.options,
                              reference.entry, who);
   } catch (const Error& error) {
     if (error.kind() != ErrorKind::compile) throw;
     throw Error(ErrorKind::compile, who + " does not compile: " + error.what());
   }
   check_arguments(problem, compiled, positions, who);
-  problem.launch_at(reference.geometry, TuningConfig(with_defines), sizes, "verify.reference.");
+  problem.launch_at(reference.geometry, build.values, sizes, "verify.reference.");
 }
 
 TuneReport tune_problem(const KernelProblem& problem, const ProblemSizes& given,
