@@ -19,7 +19,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_defines fuzz_disk_cache_entry fuzz_point_file
-                                     fuzz_cubin_resources fuzz_ptxas_log fuzz_tuning_database)
+                                     fuzz_cubin_resources fuzz_ptxas_log fuzz_tuning_database
+                                     fuzz_parameter_layout)
 
 scripts/setup.sh --fuzz || exit 1
 build=build-fuzz

@@ -4,14 +4,17 @@
 Each (tool, test) pair is its own process and several run at once on the one GPU: the tools are
 slow, a call of the lent machine is short, and a case that hangs under a tool then shows by name
 instead of hiding the rest. The commands come from CTest itself (--show-only=json-v1), so every
-registered GPU test is covered, whichever executable it runs. Tests whose kernels fault on purpose
-(their names say "fault") are left out by the caller's --exclude: the tools would report the
-planted fault. API errors are not the tools' business here: ptxrt checks every result itself, and
-some calls fail by design (probing a kernel's parameter layout). The tests see
-PTXRT_UNDER_COMPUTE_SANITIZER and shrink their largest inputs (tests/gpu/gpu_fixture.hpp).
+registered GPU test is covered, whichever executable it runs. The tools run with their defaults
+(plus --error-exitcode), so every failed CUDA API call is reported, as it is in an application's
+own sanitizer run: ptxrt makes no call that fails by design. The tests that fail on purpose are
+left out by --exclude, by name: those whose kernels fault ("fault": the tools would report the
+planted fault) and those that make the driver refuse a call ("the driver refuses": an unknown
+name, too much memory, no visible device). The tests see PTXRT_UNDER_COMPUTE_SANITIZER and shrink
+their largest inputs (tests/gpu/gpu_fixture.hpp).
 
-    scripts/sanitize_gpu_tests.py BUILD_DIR LOG_DIR [--regex R] [--exclude E] [--jobs N]
-                                  [--timeout S] [--deadline S] [--skip-passed RESULTS_JSON]
+    scripts/sanitize_gpu_tests.py BUILD_DIR LOG_DIR [--regex R] [--exclude E] [--tools T,...]
+                                  [--jobs N] [--timeout S] [--deadline S]
+                                  [--skip-passed RESULTS_JSON]
 
 Prints a line per tool and each case that failed; exits 1 if any did.
 """
@@ -26,6 +29,8 @@ import sys
 import time
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+# The names of the GPU tests that fail on purpose (a faulting kernel, a call the driver refuses).
+FAIL_ON_PURPOSE = "fault|driver refuses"
 # memcheck, synccheck, initcheck: "ERROR SUMMARY: 0 errors"; racecheck:
 # "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)". A test that starts the CLI gets
 # one summary per process (compute-sanitizer follows children), so they are summed.
@@ -54,8 +59,7 @@ def sanitize(tool, index, test, log_dir, timeout, deadline):
     if timeout <= 0:
         return {"tool": tool, "name": test["name"], "rc": "not run (deadline)", "seconds": 0,
                 "summaries": 0, "errors": 0, "skipped": False, "log": None}
-    command = ["compute-sanitizer", "--tool", tool, "--report-api-errors", "no", "--error-exitcode", "99",
-               *test["command"]]
+    command = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99", *test["command"]]
     started = time.monotonic()
     with open(log_path, "w") as log:
         log.write(f"# {test['name']}\n# {' '.join(command)}\n")
@@ -87,7 +91,9 @@ def main():
     parser.add_argument("build")
     parser.add_argument("logs")
     parser.add_argument("--regex", default="^gpu:", help="CTest -R: the tests to run")
-    parser.add_argument("--exclude", default="fault", help="CTest -E: the tests left out")
+    parser.add_argument("--exclude", default=FAIL_ON_PURPOSE, help="CTest -E: the tests left out")
+    parser.add_argument("--tools", default=",".join(TOOLS),
+                        help="the tools to run, comma-separated (default: all four)")
     parser.add_argument("--jobs", type=int, default=12, help="sanitizer processes at once")
     parser.add_argument("--timeout", type=float, default=420, help="seconds per (tool, test)")
     parser.add_argument("--deadline", type=float, default=float("inf"),
@@ -95,6 +101,9 @@ def main():
     parser.add_argument("--skip-passed", metavar="RESULTS_JSON",
                         help="an earlier run's results.json: the (tool, test) pairs clean there are not run again")
     args = parser.parse_args()
+    tools = [tool for tool in TOOLS if tool in args.tools.split(",")]
+    if not tools or len(tools) != len(args.tools.split(",")):
+        parser.error(f"--tools takes some of {','.join(TOOLS)}, got {args.tools}")
 
     tests = ctest_gpu_tests(args.build, args.regex, args.exclude)
     earlier = []
@@ -108,7 +117,7 @@ def main():
     deadline = started + args.deadline
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(sanitize, tool, index, test, log_dir, args.timeout, deadline)
-                   for index, test in enumerate(tests) for tool in TOOLS
+                   for index, test in enumerate(tests) for tool in tools
                    if (tool, test["name"]) not in done]
         results = [future.result() for future in futures]
     names = {test["name"] for test in tests}
@@ -117,9 +126,9 @@ def main():
     with open(os.path.join(log_dir, "results.json"), "w") as out:
         json.dump(results, out, indent=1)
     failed = [r for r in results if not is_clean(r)]
-    print(f"compute-sanitizer: {len(tests)} GPU tests x {len(TOOLS)} tools, {args.jobs} at once, "
+    print(f"compute-sanitizer: {len(tests)} GPU tests x {len(tools)} tools, {args.jobs} at once, "
           f"{time.monotonic() - started:.0f} s" + (f", {len(earlier)} clean in {args.skip_passed}" if earlier else ""))
-    for tool in TOOLS:
+    for tool in tools:
         mine = [r for r in results if r["tool"] == tool]
         passed = sum(r["rc"] == 0 for r in mine)
         skipped = sum(r["skipped"] for r in mine)

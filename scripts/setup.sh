@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building ptxrt needs, from Debian/Ubuntu packages, when it is missing: a C++20
-# compiler, CMake, Ninja, pkg-config, CLI11, doctest and nlohmann-json; and matplotlib (pip) for
-# the tune plot and its test. The CUDA toolkit (headers and NVRTC)
+# compiler, CMake, Ninja, pkg-config, CLI11, doctest, nlohmann-json and Open MPI (for ptxrt::mpi
+# and its tests; ptxrt builds without it too); and matplotlib (pip) for the tune plot and its
+# test. The CUDA toolkit (headers and NVRTC)
 # must already be there: it is not a distribution package we can assume.
 #   scripts/setup.sh [--fuzz]   (--fuzz: also clang and its libFuzzer runtime, for scripts/fuzz.sh)
 set -euo pipefail
@@ -17,6 +18,8 @@ command -v pkg-config >/dev/null || missing+=(pkgconf)
 [ -f /usr/include/CLI/CLI.hpp ] || missing+=(libcli11-dev)
 [ -f /usr/include/doctest/doctest.h ] || missing+=(doctest-dev)
 [ -f /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)
+command -v mpicxx >/dev/null || missing+=(libopenmpi-dev)
+command -v mpirun >/dev/null || missing+=(openmpi-bin)
 if $fuzz; then
   command -v clang++ >/dev/null || missing+=(clang)
   # libFuzzer ships in the compiler-rt package: libclang-rt-N-dev on current Debian, in the clang

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "host/common/kernel_defines.hpp"
 #include "ptxrt/builtin_kernels.hpp"
 #include "ptxrt/disk_cache.hpp"
 #include "ptxrt/error.hpp"
@@ -32,6 +33,8 @@ struct WarmJob {
   const Program* program = nullptr;
   std::vector<Define> defines;
   Target target;
+  std::string key;        // filled by the warm
+  bool compiled = false;  // false: found in the cache
 };
 
 fs::path cache_directory() {
@@ -176,6 +179,7 @@ void warm(const WarmArguments& arguments) {
   const std::vector<Target> targets = warm_targets(arguments.archs);
   const std::vector<Program> programs = warm_programs(arguments.kernels);
   const std::vector<Define> user_defines = parse_defines(arguments.defines);
+  for (const Program& program : programs) host::check_declared(program, user_defines);
   std::vector<WarmJob> jobs;
   for (const Target& target : targets)
     for (const Program& program : programs)
@@ -185,25 +189,29 @@ void warm(const WarmArguments& arguments) {
 
   DiskCache cache(cache_directory());
   require_usable(cache);
-  std::vector<std::string> keys(jobs.size());
   run_parallel(jobs.size(), arguments.jobs, [&](std::size_t index) {
+    WarmJob& job = jobs[index];
     CompileOptions options;
-    options.defines = jobs[index].defines;
-    options.target = jobs[index].target;
-    const Image image = compile(*jobs[index].program, options);
-    cache.store(image);
-    keys[index] = image.key;
+    options.defines = job.defines;
+    options.target = job.target;
+    job.key = cache_key(*job.program, options);
+    job.compiled =
+        cache.load_or_compile(job.key, [&] { return compile(*job.program, options); }).compiled;
   });
   require_usable(cache);
 
   std::vector<std::vector<std::string>> rows;
-  for (std::size_t index = 0; index < jobs.size(); ++index)
-    rows.push_back({jobs[index].target.arch, jobs[index].program->name(),
-                    format_defines(jobs[index].defines), keys[index].substr(0, 16)});
-  print_table(std::cout, {"arch", "kernel", "defines", "key"}, rows);
+  std::size_t compiled = 0;
+  for (const WarmJob& job : jobs) {
+    compiled += job.compiled ? 1 : 0;
+    rows.push_back({job.target.arch, job.program->name(), format_defines(job.defines),
+                    job.key.substr(0, 16), job.compiled ? "compiled" : "cached"});
+  }
+  print_table(std::cout, {"arch", "kernel", "defines", "key", "status"}, rows);
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  std::cout << "stored " << jobs.size() << " images in " << fixed(elapsed.count(), 2) << " s into "
-            << cache.directory().string() << '\n';
+  std::cout << jobs.size() << (jobs.size() == 1 ? " configuration: " : " configurations: ")
+            << jobs.size() - compiled << " already cached, " << compiled << " compiled, in "
+            << fixed(elapsed.count(), 2) << " s; cache " << cache.directory().string() << '\n';
 }
 
 void add_warm_command(CLI::App& cache) {
@@ -211,7 +219,7 @@ void add_warm_command(CLI::App& cache) {
   CLI::App* command = cache.add_subcommand(
       "warm",
       "Compile CUBINs ahead of time (no GPU needed) into the disk cache, under the keys the JIT "
-      "looks up: every arch x kernel x configuration");
+      "looks up: every arch x kernel x configuration not already there");
   command->add_option("--arch", arguments->archs, "architectures: sm_80,sm_90,...")
       ->delimiter(',')
       ->required();

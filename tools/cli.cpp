@@ -19,9 +19,6 @@
 namespace ptxrt::cli {
 namespace {
 
-// Used when --arch auto finds no GPU: the architecture most CI machines compile for.
-constexpr std::string_view fallback_arch = "sm_90";
-
 std::string builtin_list() {
   std::string list;
   for (const std::string& name : builtin_kernel_names()) list += (list.empty() ? "" : ", ") + name;

@@ -53,6 +53,9 @@ Program load_program(const std::string& kernel_or_file);
 // Each "NAME=VALUE" (or "NAME") through parse_define.
 std::vector<Define> parse_defines(const std::vector<std::string>& texts);
 
+// What --arch auto means without a usable GPU: the architecture most CI machines compile for.
+inline constexpr std::string_view fallback_arch = "sm_90";
+
 // What --arch names: "sm_XY", "sm_XYa", "sm_XYf", "compute_XY" as given (checked against
 // NVRTC's supported architectures), or for "auto" device 0's (select_target). Without a usable
 // GPU "auto" means sm_90, and a note on stderr says so. Throws Error (invalid_argument).

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli.hpp"
+#include "host/common/kernel_defines.hpp"
 #include "ptxrt/error.hpp"
 
 namespace ptxrt::cli {
@@ -41,6 +42,7 @@ void run_compile(const CompileArguments& arguments) {
   const Program program = load_program(arguments.kernel);
   CompileOptions options;
   options.defines = parse_defines(arguments.defines);
+  host::check_declared(program, options.defines);
   arguments.nvrtc.apply_to(options);
   options.target = choose_target(arguments.arch, format);
   // Only what the user should read: ptxas' resource report is `ptxrt resources`' business.

@@ -108,8 +108,11 @@ void add_demo_command(CLI::App& app) {
                 << status.device_count << " device(s)\n\n";
     else
       std::cout << "no GPU here: " << status.problem
-                << "\nShowing what needs no GPU: compiling and the resource report.\n\n";
-    show_resources(choose_target("auto", ImageFormat::cubin));
+                << "\nShowing what needs no GPU: compiling for " << fallback_arch
+                << " and the resource report.\n\n";
+    // Without a GPU the reason is said above, so not again by --arch auto's note.
+    show_resources(
+        choose_target(status.usable ? "auto" : std::string(fallback_arch), ImageFormat::cubin));
     if (!status.usable) return;
     if (!run_on_gpu()) throw CLI::RuntimeError(1);
   });

@@ -7,6 +7,7 @@
 #include "closest_pair.hpp"
 #include "host_commands.hpp"
 #include "multi_gpu.hpp"
+#include "unknown_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -38,7 +39,16 @@ int main(int argc, char** argv) {
     return failure.get_exit_code();
   } catch (const CLI::ParseError& error) {
     // --help arrives here too, as a "success" that prints the help.
-    return app.exit(error) == 0 ? 0 : 2;
+    if (error.get_exit_code() == 0) return app.exit(error);
+    // A mistyped command name fails as whatever CLI11 made of the word (an extra argument, a
+    // missing command): say what it is instead.
+    if (const std::optional<std::string> unknown =
+            ptxrt::cli::unknown_command_message(app, {argv + 1, argv + argc})) {
+      std::cerr << "ptxrt: error: " << *unknown << '\n';
+      return 2;
+    }
+    app.exit(error);
+    return 2;
   } catch (const std::exception& error) {
     std::cerr << "ptxrt: error: " << error.what() << '\n';
     return 1;

@@ -2,14 +2,16 @@
 // follows, for every configuration of a sweep over compile-time constants. No GPU needed.
 #include "ptxrt/resources.hpp"
 
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli.hpp"
+#include "host/common/kernel_defines.hpp"
+#include "ptxrt/demangle.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
 #include "ptxrt/occupancy.hpp"
@@ -21,7 +23,8 @@ constexpr const char* json_fields =
     R"(JSON (--json): an array with one object per configuration, kernel and block size:
   defines                 object NAME -> VALUE: every constant in force (manifest defaults included)
   arch                    the architecture compiled for ("sm_90")
-  kernel                  the entry symbol
+  kernel                  the kernel's name, demangled for C++ kernels: scale(float*, int)
+  mangled_name            the entry symbol of a C++ kernel: _Z5scalePfi; null for extern "C"
   registers               32-bit registers per thread
   static_smem_bytes       the kernel's __shared__ variables per block
   constant_bytes          the module's __constant__ variables
@@ -112,6 +115,8 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
   for (const std::string& text : arguments.sweeps) sweeps.push_back(parse_sweep(text));
   const std::vector<std::vector<Define>> defines =
       configurations(parse_defines(arguments.defines), sweeps);
+  // Every configuration names the same constants: the fixed ones and one value of each sweep.
+  host::check_declared(program, defines.front());
   const Target target = choose_target(arguments.arch, ImageFormat::cubin);
   if (!target.arch.starts_with("sm_"))
     throw Error(ErrorKind::invalid_argument,
@@ -144,9 +149,13 @@ nlohmann::json to_json(const Row& row) {
   nlohmann::json defines = nlohmann::json::object();
   for (const Define& define : row.defines) defines[define.name] = define.value;
   const KernelResources& kernel = row.kernel;
+  const std::string name = demangle(kernel.name);
+  const nlohmann::json mangled_name =
+      name == kernel.name ? nlohmann::json() : nlohmann::json(kernel.name);
   return {{"defines", defines},
           {"arch", row.arch},
-          {"kernel", kernel.name},
+          {"kernel", name},
+          {"mangled_name", mangled_name},
           {"registers", kernel.registers},
           {"static_smem_bytes", kernel.static_shared_bytes},
           {"constant_bytes", kernel.user_constant_bytes},
@@ -171,7 +180,7 @@ std::string optional_text(const std::optional<std::size_t>& bytes) {
 std::vector<std::string> cells(const Row& row) {
   const KernelResources& kernel = row.kernel;
   return {format_defines(row.defines),
-          kernel.name,
+          demangle(kernel.name),
           std::to_string(kernel.registers),
           std::to_string(kernel.static_shared_bytes),
           std::to_string(kernel.user_constant_bytes),
@@ -201,7 +210,7 @@ void print_rows(const std::vector<Row>& rows) {
               table);
   for (const Row& row : rows)
     if (!row.occupancy.reason.empty())
-      std::cout << row.kernel.name << " [" << format_defines(row.defines) << "] block "
+      std::cout << demangle(row.kernel.name) << " [" << format_defines(row.defines) << "] block "
                 << row.block_threads << ": " << row.occupancy.reason << '\n';
 }
 

@@ -95,12 +95,6 @@ void check_applicable(const CLI::App& command, const RunArguments& arguments) {
     throw Error(ErrorKind::invalid_argument, arguments.program + " has no variants");
 }
 
-std::vector<ptxrt::Define> parse_defines(const std::vector<std::string>& texts) {
-  std::vector<ptxrt::Define> defines;
-  for (const std::string& text : texts) defines.push_back(ptxrt::parse_define(text));
-  return defines;
-}
-
 // The value of a size option, or the program's default when it was not given.
 std::int64_t size_or(const CLI::App& command, const char* option, std::int64_t value,
                      std::int64_t fallback) {
@@ -210,7 +204,7 @@ void execute_kernel_file(const CLI::App& command, const RunArguments& arguments)
     throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
   const ptxrt::TuningDatabase database = tuning_database(arguments);
   ptxrt::cli::run_kernel_file({arguments.program, arguments.problem, arguments.sizes,
-                               parse_defines(arguments.defines),
+                               ptxrt::cli::parse_defines(arguments.defines),
                                arguments.tuned ? &database : nullptr, arguments.repeat,
                                arguments.verify, arguments.json, arguments.device});
 }
@@ -224,8 +218,9 @@ void execute(const CLI::App& command, const RunArguments& arguments) {
                 "--problem and --size apply to a kernel file, not to " + arguments.program);
   check_applicable(command, arguments);
   const std::optional<ptxrt::TunedChoice> tuned = tuned_choice(command, arguments);
-  const Runner run = plan_program(command, arguments,
-                                  tuned ? tuned->config.defines() : parse_defines(arguments.defines));
+  const Runner run =
+      plan_program(command, arguments,
+                   tuned ? tuned->config.defines() : ptxrt::cli::parse_defines(arguments.defines));
   if (tuned && !arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
   const Context context = Context::primary(arguments.device);
   const host::RunOptions options{

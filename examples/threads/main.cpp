@@ -74,15 +74,17 @@ int main() try {
     });
   threads.clear();  // joins
 
+  // Each specialization loaded once, however many threads asked for it at the same moment.
   const ptxrt::JitStats stats = jit.stats();
+  const bool ok = wrong == 0 && stats.module_loads == std::size(tiles);
   std::printf(
       "%d threads x %d products on %s: %d right, %d wrong; %zu specializations: %llu "
-      "compiled, %llu from the disk cache, %llu modules loaded\n",
+      "compiled, %llu from the disk cache, %llu modules loaded: %s\n",
       thread_count, rounds, context.device().properties().name.c_str(), right.load(), wrong.load(),
       std::size(tiles), static_cast<unsigned long long>(stats.compiles),
       static_cast<unsigned long long>(stats.disk_hits),
-      static_cast<unsigned long long>(stats.module_loads));
-  return wrong == 0 && stats.module_loads == std::size(tiles) ? 0 : 1;
+      static_cast<unsigned long long>(stats.module_loads), ok ? "ok" : "WRONG");
+  return ok ? 0 : 1;
 } catch (const ptxrt::Error& error) {
   std::fprintf(stderr, "threads_example: %s\n", error.what());
   return 1;

@@ -8,8 +8,17 @@
 
 namespace ptxrt::host {
 
-std::vector<Define> resolve_defines(const Program& program, std::vector<Define> defines) {
+namespace {
+
+bool has_manifest(const Manifest& manifest) {
+  return !manifest.defines.empty() || !manifest.entries.empty();  // other lines need a define
+}
+
+}  // namespace
+
+void check_declared(const Program& program, const std::vector<Define>& defines) {
   const Manifest& manifest = program.manifest();
+  if (!has_manifest(manifest)) return;
   for (const Define& define : defines) {
     if (manifest.find_define(define.name)) continue;
     std::string declared;
@@ -19,7 +28,11 @@ std::vector<Define> resolve_defines(const Program& program, std::vector<Define> 
                 "-D " + define.name + ": " + program.name() + " declares no such constant (" +
                     (declared.empty() ? "it takes none" : "it takes " + declared) + ")");
   }
-  validate_defines(manifest, defines);
+}
+
+std::vector<Define> resolve_defines(const Program& program, std::vector<Define> defines) {
+  check_declared(program, defines);
+  validate_defines(program.manifest(), defines);
   return defines;
 }
 

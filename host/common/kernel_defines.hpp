@@ -9,10 +9,15 @@
 
 namespace ptxrt::host {
 
-// `defines` checked against `program`'s manifest and completed with its defaults. Unlike the
-// compiler, which passes undeclared names through, a name the file does not declare is an
-// Error(invalid_argument) here: on the command line it is a mistake (-D TILE_WIDTH for the naive
-// matmul), not a no-op.
+// Unlike the compiler, which passes undeclared names through, a name that `program`'s manifest
+// does not declare is an Error(invalid_argument) here, naming the constants it does declare: on
+// the command line it is a mistake (-D TILE_WIDTH for the naive matmul, -D TILEWIDTH for the tiled
+// one), not a no-op. A program without a manifest (no "// ptxrt:" line: a plain .cu file) takes
+// any name.
+void check_declared(const Program& program, const std::vector<Define>& defines);
+
+// `defines` checked by check_declared and against the manifest's values, and completed with its
+// defaults.
 std::vector<Define> resolve_defines(const Program& program, std::vector<Define> defines);
 
 // Options that compile with `defines` and nothing else (the target comes from the context).

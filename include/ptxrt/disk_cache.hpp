@@ -7,13 +7,21 @@
 // The cache is an optimisation: I/O failures are logged (once) and the cache runs without disk,
 // never throwing from load() or store().
 //
+// While load_or_compile() compiles an entry, <key>.lock beside it (0600, empty) is flock'ed, so
+// that other processes wanting the same entry wait for it instead of compiling it too. Its holder
+// deletes it when done; one left by a process that died (the kernel released its lock) goes with
+// the next compile of that key, the next eviction scan or clear(). So lock files exist only for
+// compiles in progress or interrupted, never one per entry.
+//
 // Thread and process safety: every member may be called from any thread, and any number of
 // processes may share one directory.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -41,6 +49,14 @@ struct PTXRT_API DiskCacheStats {
   std::uint64_t stores = 0;
   std::uint64_t evictions = 0;
   std::uint64_t discarded = 0;  // corrupt, truncated or foreign entries refused by load()
+};
+
+// What DiskCache::load_or_compile found or made.
+struct PTXRT_API CachedImage {
+  Image image;
+  // False when the entry was in the cache, perhaps stored by another process while this one
+  // waited for its compile.
+  bool compiled = false;
 };
 
 class PTXRT_API DiskCache {
@@ -78,10 +94,17 @@ class PTXRT_API DiskCache {
   // Stores `image` under image.key (validated), replacing any entry there, then evicts the least
   // recently used entries if the cache exceeds max_bytes().
   void store(const Image& image);
+  // The image stored under `key`, or the one `compile` returns for it, stored. Single flight
+  // across processes: of the callers missing `key` at once (threads included), one compiles
+  // while the others wait for its entry (up to 5 minutes, then they compile too; a stopped
+  // process cannot hold them forever). Exceptions from `compile` propagate, storing nothing; a
+  // waiter then compiles in its turn. Counts one hit or one miss in stats().
+  CachedImage load_or_compile(const std::string& key, const std::function<Image()>& compile);
 
   // Every entry in the directory, most recently used first.
   std::vector<DiskCacheEntry> entries() const;
-  // Deletes every entry. Temporary files of stores in progress are left to finish.
+  // Deletes every entry, and the lock files of compiles that died. Temporary files of stores in
+  // progress, and the locks of compiles in progress, are left to finish.
   void clear();
   DiskCacheStats stats() const noexcept;
 
@@ -90,6 +113,9 @@ class PTXRT_API DiskCache {
 
  private:
   std::optional<Image> read_entry(const std::string& key, const std::filesystem::path& path);
+  void count_hit(const std::string& key, std::chrono::steady_clock::time_point start);
+  void count_miss(const std::string& key);
+  bool make_shard(const std::filesystem::path& shard);
   void discard(const std::filesystem::path& path, int descriptor, std::string_view reason);
   bool write_entry(const std::filesystem::path& path, std::string_view bytes);
   void account_store(std::uintmax_t added_bytes, std::uintmax_t replaced_bytes);

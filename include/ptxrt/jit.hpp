@@ -2,9 +2,10 @@
 // or one Library for every context.
 //
 // Every step is single-flight: N threads asking at once for the same specialization trigger one
-// compile and one load; different specializations compile in parallel; a hit never waits on a
-// compile. Thread safety: share one Jit (or Jit::shared()) across all threads. See
-// docs/threading.md for the whole contract.
+// compile and one load (and N processes sharing the disk cache, one compile: see DiskCache);
+// different specializations compile in parallel; a hit never waits on a compile. Thread safety:
+// share one Jit (or Jit::shared()) across all threads. See docs/threading.md for the whole
+// contract.
 #pragma once
 
 #include <cstdint>

@@ -3,9 +3,9 @@
 // Before cuLaunchKernel, a launch checks the block against the device and the kernel's own limit,
 // the grid against the device, dynamic shared memory against the opt-in limit (opting the kernel
 // in automatically above 48 KiB), and the number and byte sizes of the arguments against the
-// kernel's parameter layout (cuFuncGetParamInfo). The argument check runs once per (kernel,
-// argument-type list) and its verdict is remembered, so a steady-state launch costs about what
-// a raw cuLaunchKernel costs.
+// kernel's parameter layout (read from its image when it was loaded; see parameter_layout.hpp).
+// The argument check runs once per (kernel, argument-type list) and its verdict is remembered, so
+// a steady-state launch costs about what a raw cuLaunchKernel costs.
 //
 // Thread safety: a Kernel may be shared by any number of threads, and launched from all of them at
 // once; each launch names its own stream. A Kernel is bound to one context (its Module's, or the
@@ -26,6 +26,7 @@
 #include "ptxrt/context.hpp"
 #include "ptxrt/export.hpp"
 #include "ptxrt/memory.hpp"
+#include "ptxrt/parameter_layout.hpp"
 
 namespace ptxrt {
 
@@ -60,11 +61,6 @@ struct PTXRT_API KernelAttributes {
   int ptx_version = 0;            // e.g. 90 for PTX ISA 9.0
   int binary_version = 0;         // e.g. 90 for sm_90 SASS
   int max_dynamic_shared_bytes = 0;  // current opt-in limit
-};
-
-struct PTXRT_API ParameterInfo {
-  std::size_t offset = 0;
-  std::size_t bytes = 0;
 };
 
 // The identity of an argument-type list, one static instance per list (so its address is the key
@@ -111,7 +107,8 @@ class PTXRT_API Kernel {
   CUfunction handle() const noexcept;
   const Context& context() const noexcept;
   KernelAttributes attributes() const;
-  // The parameter layout, or empty when the driver cannot report it (then arguments go unchecked).
+  // The parameter layout, or empty when the image did not record it (a fatbin whose members are
+  // all compressed): then has_parameter_layout() is false and arguments go unchecked.
   const std::vector<ParameterInfo>& parameters() const noexcept;
   bool has_parameter_layout() const noexcept;
   // "kernel 'matmul_tiled' of matmul_tiled.cu [TILE_WIDTH=32] sm_90", for messages.

@@ -70,10 +70,9 @@ void load(LoadedDriver& loaded) {
     loaded.failure = stub_loaded();
     return;
   }
-#define PTXRT_RESOLVE_ENTRY(name, version) resolve(get_proc_address, #name, version, api.name);
-  PTXRT_REQUIRED_DRIVER_FUNCTIONS(PTXRT_RESOLVE_ENTRY)
-  PTXRT_OPTIONAL_DRIVER_FUNCTIONS(PTXRT_RESOLVE_ENTRY)
-#undef PTXRT_RESOLVE_ENTRY
+  // The version first: cuGetProcAddress fails (CUDA_ERROR_INVALID_VALUE) when asked for an ABI
+  // newer than the driver, so the entries are asked for only of a driver new enough for them all.
+  resolve(get_proc_address, "cuDriverGetVersion", 2020, api.cuDriverGetVersion);
   if (api.cuDriverGetVersion && api.cuDriverGetVersion(&api.version) == CUDA_SUCCESS &&
       api.version < minimum_driver_version) {
     loaded.failure = no_driver("the driver supports CUDA " + format_cuda_version(api.version) +
@@ -82,6 +81,10 @@ void load(LoadedDriver& loaded) {
                                " or newer; update the driver");
     return;
   }
+#define PTXRT_RESOLVE_ENTRY(name, version) resolve(get_proc_address, #name, version, api.name);
+  PTXRT_REQUIRED_DRIVER_FUNCTIONS(PTXRT_RESOLVE_ENTRY)
+  PTXRT_OPTIONAL_DRIVER_FUNCTIONS(PTXRT_RESOLVE_ENTRY)
+#undef PTXRT_RESOLVE_ENTRY
 #define PTXRT_REQUIRE_ENTRY(name, version)                               \
   if (!api.name) {                                                        \
     loaded.failure = no_driver("the driver has no entry point " #name);  \

@@ -33,13 +33,23 @@ namespace ptxrt::detail {
 
 // Entry points newer drivers add; null where the driver lacks them, and ptxrt does without.
 #define PTXRT_OPTIONAL_DRIVER_FUNCTIONS(X) \
-  X(cuFuncGetParamInfo, 12040) X(cuModuleGetFunctionCount, 12040) \
-  X(cuModuleEnumerateFunctions, 12040) X(cuFuncGetName, 12030) X(cuLibraryLoadData, 12000) \
-  X(cuLibraryUnload, 12000) X(cuLibraryGetKernel, 12000) X(cuKernelGetFunction, 12000) \
-  X(cuLibraryGetGlobal, 12000)
+  X(cuModuleGetFunctionCount, 12040) X(cuModuleEnumerateFunctions, 12040) \
+  X(cuFuncGetName, 12030) X(cuLibraryLoadData, 12000) X(cuLibraryUnload, 12000) \
+  X(cuLibraryGetKernel, 12000) X(cuKernelGetFunction, 12000) X(cuLibraryGetGlobal, 12000)
 
 // The oldest driver that has every required entry point (cuEventElapsedTime_v2 came in 12.8).
 inline constexpr int minimum_driver_version = 12080;
+
+// cuGetProcAddress fails (CUDA_ERROR_INVALID_VALUE) when asked for an ABI newer than the driver,
+// and an application's compute-sanitizer run reports every such failure. An entry of a CUDA newer
+// than the minimum must be asked for only of a driver that has it (test api.version first).
+#define PTXRT_ASSERT_NOT_NEWER_THAN_MINIMUM(name, version)    \
+  static_assert(version <= minimum_driver_version, #name      \
+                " is newer than the minimum driver: ask for " \
+                "it only of a driver that has it");
+PTXRT_REQUIRED_DRIVER_FUNCTIONS(PTXRT_ASSERT_NOT_NEWER_THAN_MINIMUM)
+PTXRT_OPTIONAL_DRIVER_FUNCTIONS(PTXRT_ASSERT_NOT_NEWER_THAN_MINIMUM)
+#undef PTXRT_ASSERT_NOT_NEWER_THAN_MINIMUM
 
 struct DriverApi {
 #define PTXRT_DECLARE_ENTRY(name, version) PFN_##name##_v##version name = nullptr;

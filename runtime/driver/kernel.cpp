@@ -8,6 +8,7 @@
 #include "driver/kernel_state.hpp"
 #include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/log.hpp"
 
 namespace ptxrt {
 namespace {
@@ -32,28 +33,34 @@ int function_attribute(CUfunction function, CUfunction_attribute which, const ch
   return value;
 }
 
-std::vector<ParameterInfo> parameter_layout(CUfunction function, bool& available) {
-  std::vector<ParameterInfo> layout;
-  const detail::DriverApi& api = detail::driver();
-  available = api.cuFuncGetParamInfo != nullptr;
-  if (!available) return layout;
-  // The driver has no parameter count: ask index by index until it says the index is past the end.
-  for (std::size_t index = 0;; ++index) {
-    ParameterInfo info;
-    CUresult result = api.cuFuncGetParamInfo(function, index, &info.offset, &info.bytes);
-    if (result == CUDA_ERROR_INVALID_VALUE) break;
-    check(result, "cuFuncGetParamInfo");
-    layout.push_back(info);
-  }
-  return layout;
-}
-
 }  // namespace
 
 namespace detail {
 
+ParameterLayouts read_layouts_of(std::string_view image, const std::string& label) {
+  std::optional<std::vector<EntryParameters>> entries;
+  try {
+    entries = read_parameter_layouts(image);
+  } catch (const Error& error) {
+    log::write(log::Level::warning, "the arguments of the kernels of " + label +
+                                        " go unchecked: their parameters could not be read (" +
+                                        error.what() + ")");
+    return std::nullopt;
+  }
+  if (!entries) {
+    log::write(log::Level::info, "the arguments of the kernels of " + label +
+                                     " go unchecked: the image records no parameter layout");
+    return std::nullopt;
+  }
+  ParameterLayouts layouts(std::in_place);
+  for (EntryParameters& entry : *entries)
+    layouts->emplace(std::move(entry.name), std::move(entry.parameters));
+  return layouts;
+}
+
 std::shared_ptr<KernelState> make_kernel_state(std::string name, std::string label,
-                                               CUfunction function, const Context& context) {
+                                               CUfunction function, const Context& context,
+                                               const ParameterLayouts& layouts) {
   auto state = std::make_shared<KernelState>(std::move(name), std::move(label), function, context);
   const std::string& who = state->description;
   const DeviceProperties& device = context.device().properties();
@@ -66,7 +73,15 @@ std::shared_ptr<KernelState> make_kernel_state(std::string name, std::string lab
       function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory", who);
   state->max_dynamic_shared_bytes = static_cast<std::size_t>(function_attribute(
       function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "dynamic shared memory", who));
-  state->parameters = parameter_layout(function, state->has_parameter_layout);
+  if (layouts) {
+    if (auto found = layouts->find(state->name); found != layouts->end()) {
+      state->parameters = found->second;
+      state->has_parameter_layout = true;
+    } else {
+      log::write(log::Level::warning,
+                 "the arguments of " + who + " go unchecked: its image lists no such entry point");
+    }
+  }
   return state;
 }
 

@@ -4,9 +4,13 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ptxrt/context.hpp"
@@ -41,10 +45,21 @@ struct KernelState {
   std::mutex opt_in_mutex;
 };
 
+// The parameter layouts of an image's entry points by name, read once where the image is loaded
+// (Module::load, Library::load) and kept beside it, so that making a kernel is a lookup.
+// nullopt where the image does not record them (see read_parameter_layouts).
+using ParameterLayouts =
+    std::optional<std::map<std::string, std::vector<ParameterInfo>, std::less<>>>;
+
+// The layouts of `image`. An image the driver loaded but this reader cannot read costs its
+// kernels the argument check, not the load: that is logged as a warning naming `label`.
+ParameterLayouts read_layouts_of(std::string_view image, const std::string& label);
+
 // Reads what every launch checks against (the device's limits, the function's attributes and
 // parameter layout) once, so that launches only compare numbers. `label` names the module or
-// library in messages; `function` must belong to `context`.
+// library in messages; `function` must belong to `context`; `layouts` are those of its image.
 std::shared_ptr<KernelState> make_kernel_state(std::string name, std::string label,
-                                               CUfunction function, const Context& context);
+                                               CUfunction function, const Context& context,
+                                               const ParameterLayouts& layouts);
 
 }  // namespace ptxrt::detail

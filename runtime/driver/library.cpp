@@ -34,7 +34,8 @@ struct LibraryState {
   Image image;
   ModuleLoadOptions options;
   std::string label;
-  CUlibrary library = nullptr;  // null: the driver lacks cuLibraryLoadData
+  CUlibrary library = nullptr;         // null: the driver lacks cuLibraryLoadData
+  ParameterLayouts parameter_layouts;  // read at load, for the kernels of every context
   // A library may be JIT-compiled later, for each device as it is first used, and the driver
   // writes its logs then: the buffers the options point to live as long as the library.
   std::unique_ptr<LoadLog> log;
@@ -99,6 +100,7 @@ Library Library::load(Image image, const ModuleLoadOptions& options) {
                             log.count(), nullptr, nullptr, 0);
   if (result != CUDA_SUCCESS)
     log.fail(result, "cuLibraryLoadData", "loading library " + state->label);
+  state->parameter_layouts = detail::read_layouts_of(state->image.data, "library " + state->label);
   return Library(std::move(state));
 }
 
@@ -113,8 +115,9 @@ Kernel Library::kernel(std::string_view name, const Context& context) const {
   detail::LibraryState::Kernels& kernels = in_context->second;
   if (auto found = kernels.find(name); found != kernels.end()) return Kernel(found->second, state_);
   const std::string entry(name);
-  auto kernel_state = detail::make_kernel_state(entry, state_->label,
-                                                function_in(*state_, entry, context), context);
+  auto kernel_state =
+      detail::make_kernel_state(entry, state_->label, function_in(*state_, entry, context), context,
+                                state_->parameter_layouts);
   kernels.emplace(entry, kernel_state);
   return Kernel(std::move(kernel_state), state_);
 }

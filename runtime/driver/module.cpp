@@ -3,6 +3,7 @@
 #include "driver/driver_api.hpp"
 #include "driver/load_log.hpp"
 #include "driver/module_state.hpp"
+#include "ptxrt/demangle.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
 
@@ -36,8 +37,12 @@ Module Module::load(const Context& context, std::string_view image,
     log.fail(result, "cuModuleLoadDataEx",
              "loading module" + (label.empty() ? std::string() : " " + label) + " on device " +
                  std::to_string(context.device().ordinal()));
-  return Module(std::make_shared<detail::ModuleState>(context, module, std::move(label),
-                                                      log.info_log(), log.wall_ms()));
+  // From the bytes, once: the driver tells a parameter by index but not how many there are, and
+  // asking past the end fails (see parameter_layout.hpp).
+  detail::ParameterLayouts layouts =
+      detail::read_layouts_of(image, "module " + (label.empty() ? "(unlabelled)" : label));
+  return Module(std::make_shared<detail::ModuleState>(
+      context, module, std::move(label), log.info_log(), log.wall_ms(), std::move(layouts)));
 }
 
 Module Module::load(const Context& context, const Image& image,
@@ -61,8 +66,12 @@ Kernel Module::kernel(std::string_view requested) const {
   if (result == CUDA_ERROR_NOT_FOUND) {
     std::string known;
     try {
-      for (const std::string& entry_point : entry_points())
-        known += (known.empty() ? "" : ", ") + entry_point;
+      for (const std::string& symbol : entry_points()) {
+        // A C++ kernel by its name, with the symbol this call takes beside it.
+        const std::string written = demangle(symbol);
+        known += (known.empty() ? "" : ", ") +
+                 (written == symbol ? written : written + " [" + symbol + "]");
+      }
     } catch (const Error& error) {
       known = error.what();
     }
@@ -72,7 +81,8 @@ Kernel Module::kernel(std::string_view requested) const {
                 "cuModuleGetFunction", result, "CUDA_ERROR_NOT_FOUND", state_->label);
   }
   check(result, "cuModuleGetFunction", "getting kernel '" + entry + "' of " + state_->label);
-  auto kernel_state = detail::make_kernel_state(entry, state_->label, function, state_->context);
+  auto kernel_state = detail::make_kernel_state(entry, state_->label, function, state_->context,
+                                                state_->parameter_layouts);
   state_->kernels.emplace(entry, kernel_state);
   return Kernel(std::move(kernel_state), state_);
 }

@@ -13,12 +13,13 @@ namespace ptxrt::detail {
 
 struct ModuleState {
   ModuleState(Context context_, CUmodule module_, std::string label_, std::string info_log_,
-              float jit_wall_ms_)
+              float jit_wall_ms_, ParameterLayouts parameter_layouts_)
       : context(std::move(context_)),
         module(module_),
         label(std::move(label_)),
         info_log(std::move(info_log_)),
-        jit_wall_ms(jit_wall_ms_) {}
+        jit_wall_ms(jit_wall_ms_),
+        parameter_layouts(std::move(parameter_layouts_)) {}
   ModuleState(const ModuleState&) = delete;
   ModuleState& operator=(const ModuleState&) = delete;
   ~ModuleState();
@@ -29,6 +30,7 @@ struct ModuleState {
   std::string info_log;
   float jit_wall_ms;
   std::vector<std::pair<std::string, std::string>> lowered_names;  // name expression → symbol
+  ParameterLayouts parameter_layouts;
 
   std::mutex kernels_mutex;
   std::map<std::string, std::shared_ptr<KernelState>, std::less<>> kernels;

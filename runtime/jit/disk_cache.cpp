@@ -17,6 +17,9 @@
 #include <utility>
 
 #include "jit/disk_cache_entry.hpp"
+#include "jit/elapsed.hpp"
+#include "jit/entry_lock.hpp"
+#include "jit/file_descriptor.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/log.hpp"
 
@@ -26,33 +29,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using detail::FileDescriptor;
+
 constexpr std::size_t listing_prefix_bytes = 64 * 1024;
 constexpr std::string_view entry_suffix = ".ptxrt";
 constexpr std::string_view temporary_marker = ".ptxrt.tmp.";
+constexpr std::string_view lock_suffix = ".lock";
+// How long load_or_compile waits for another process's compile of the same entry: more than any
+// reasonable compile, less than forever for a holder that is stopped or hung.
+constexpr std::chrono::milliseconds compile_patience = std::chrono::minutes(5);
 // A temporary file this old belongs to a store that died before its rename.
 constexpr auto stale_temporary_age = std::chrono::hours(1);
 // Other processes add entries we do not count; rescan now and then to notice them.
 constexpr std::uint64_t stores_between_scans = 64;
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int descriptor) : descriptor_(descriptor) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (descriptor_ >= 0) ::close(descriptor_);
-  }
-  int get() const { return descriptor_; }
-  explicit operator bool() const { return descriptor_ >= 0; }
-  // Closes now, for the writer that must see close()'s error.
-  bool close() {
-    int descriptor = std::exchange(descriptor_, -1);
-    return ::close(descriptor) == 0;
-  }
-
- private:
-  int descriptor_;
-};
 
 bool read_exactly(int descriptor, std::string& bytes, std::size_t size) {
   bytes.resize(size);
@@ -77,6 +66,14 @@ bool write_all(int descriptor, std::string_view bytes) {
 }
 
 std::string system_error_text() { return std::strerror(errno); }
+
+// The file a path names, which a rename over the path changes; nullopt when there is none.
+using FileIdentity = std::pair<dev_t, ino_t>;
+std::optional<FileIdentity> file_identity(const fs::path& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return std::nullopt;
+  return FileIdentity{info.st_dev, info.st_ino};
+}
 
 std::string abbreviated(std::string_view key) { return std::string(key.substr(0, 12)) + "…"; }
 
@@ -126,7 +123,9 @@ struct DiskCache::Scan {
 
 namespace {
 
-enum class Temporaries { keep, remove_stale };
+// What interrupted work leaves: the temporary files of stores (once stale), the lock files of
+// compiles (once no one holds them).
+enum class Leftovers { keep, remove };
 
 void remove_if_stale(const fs::directory_entry& file) {
   std::error_code error;
@@ -136,14 +135,20 @@ void remove_if_stale(const fs::directory_entry& file) {
   }
 }
 
-void scan_shard(const fs::path& shard, Temporaries temporaries, DiskCache::Scan& scan) {
+bool is_lock_name(std::string_view name) {
+  return name.size() == 64 + lock_suffix.size() && name.ends_with(lock_suffix) &&
+         is_hex_name(name.substr(0, 64), 64);
+}
+
+void scan_shard(const fs::path& shard, Leftovers leftovers, DiskCache::Scan& scan) {
   std::error_code error;
   for (fs::directory_iterator it(shard, error), end; !error && it != end; it.increment(error)) {
     std::string name = it->path().filename().string();
     std::string_view key = entry_key(name);
     if (key.empty()) {
-      bool temporary = name.find(temporary_marker) != std::string::npos;
-      if (temporary && temporaries == Temporaries::remove_stale) remove_if_stale(*it);
+      if (leftovers == Leftovers::keep) continue;
+      if (name.find(temporary_marker) != std::string::npos) remove_if_stale(*it);
+      if (is_lock_name(name)) detail::remove_if_unlocked(it->path());
       continue;
     }
     std::error_code file_error;
@@ -155,14 +160,14 @@ void scan_shard(const fs::path& shard, Temporaries temporaries, DiskCache::Scan&
   }
 }
 
-// Every entry file under `directory`, optionally deleting stale temporary files on the way. Never
-// throws for I/O: files that vanish mid-scan (another process evicting) are skipped.
-DiskCache::Scan scan_directory(const fs::path& directory, Temporaries temporaries) {
+// Every entry file under `directory`, optionally deleting leftovers on the way. Never throws for
+// I/O: files that vanish mid-scan (another process evicting) are skipped.
+DiskCache::Scan scan_directory(const fs::path& directory, Leftovers leftovers) {
   DiskCache::Scan scan;
   std::error_code error;
   for (fs::directory_iterator it(directory, error), end; !error && it != end;
        it.increment(error)) {
-    if (is_hex_name(it->path().filename().string(), 2)) scan_shard(it->path(), temporaries, scan);
+    if (is_hex_name(it->path().filename().string(), 2)) scan_shard(it->path(), leftovers, scan);
   }
   return scan;
 }
@@ -274,22 +279,62 @@ std::optional<Image> DiskCache::load(const std::string& key) {
   }
   auto start = std::chrono::steady_clock::now();
   std::optional<Image> image = read_entry(key, path);
-  if (!image) {
-    misses_.fetch_add(1, std::memory_order_relaxed);
-    if (log::enabled(log::Level::debug)) {
-      log::write(log::Level::debug, "disk cache miss " + abbreviated(key));
-    }
-    return std::nullopt;
+  if (image)
+    count_hit(key, start);
+  else
+    count_miss(key);
+  return image;
+}
+
+CachedImage DiskCache::load_or_compile(const std::string& key,
+                                       const std::function<Image()>& compile) {
+  const fs::path path = entry_path(key);
+  const auto start = std::chrono::steady_clock::now();
+  if (!usable()) {
+    count_miss(key);
+    return {compile(), true};
   }
+  // Taken before the read, so that an entry stored after it shows as a change.
+  const std::optional<FileIdentity> before_read = file_identity(path);
+  if (std::optional<Image> found = read_entry(key, path)) {
+    count_hit(key, start);
+    return {std::move(*found), false};
+  }
+  if (!make_shard(path.parent_path())) {
+    count_miss(key);
+    return {compile(), true};
+  }
+  detail::EntryLock lock(path.parent_path() / (key + std::string(lock_suffix)), compile_patience);
+  if (!lock.failure().empty()) {
+    log::warn_once(lock.failure(), "disk cache '" + directory_.string() + "': " + lock.failure() +
+                                       "; compiling without waiting for other processes");
+  } else if (file_identity(path) != before_read) {
+    // Stored by the compile we waited for. Read again only on a change: an entry refused and
+    // left in place (another user's) would be reported twice.
+    if (std::optional<Image> found = read_entry(key, path)) {
+      count_hit(key, start);
+      return {std::move(*found), false};
+    }
+  }
+  count_miss(key);
+  Image compiled = compile();
+  store(compiled);  // before the lock goes, so that its next holder finds the entry
+  return {std::move(compiled), true};
+}
+
+void DiskCache::count_hit(const std::string& key, std::chrono::steady_clock::time_point start) {
   hits_.fetch_add(1, std::memory_order_relaxed);
   if (log::enabled(log::Level::debug)) {
-    std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
-    char milliseconds[32];
-    std::snprintf(milliseconds, sizeof milliseconds, "%.2f", elapsed.count());
-    log::write(log::Level::debug,
-               "disk cache hit " + abbreviated(key) + " (" + milliseconds + " ms)");
+    log::write(log::Level::debug, "disk cache hit " + abbreviated(key) + " (" +
+                                      detail::milliseconds_since(start) + ")");
   }
-  return image;
+}
+
+void DiskCache::count_miss(const std::string& key) {
+  misses_.fetch_add(1, std::memory_order_relaxed);
+  if (log::enabled(log::Level::debug)) {
+    log::write(log::Level::debug, "disk cache miss " + abbreviated(key));
+  }
 }
 
 std::optional<Image> DiskCache::read_entry(const std::string& key, const fs::path& path) {
@@ -351,12 +396,15 @@ void DiskCache::store(const Image& image) {
   account_store(bytes.size(), replaced);
 }
 
+bool DiskCache::make_shard(const fs::path& shard) {
+  if (::mkdir(shard.c_str(), 0700) == 0 || errno == EEXIST) return true;
+  give_up("cannot create '" + shard.string() + "': " + system_error_text());
+  return false;
+}
+
 bool DiskCache::write_entry(const fs::path& path, std::string_view bytes) {
   fs::path shard = path.parent_path();
-  if (::mkdir(shard.c_str(), 0700) != 0 && errno != EEXIST) {
-    give_up("cannot create '" + shard.string() + "': " + system_error_text());
-    return false;
-  }
+  if (!make_shard(shard)) return false;
   fs::path temporary = shard / temporary_name(path.stem().string());
   FileDescriptor file(
       ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
@@ -385,7 +433,7 @@ void DiskCache::account_store(std::uintmax_t added_bytes, std::uintmax_t replace
       if (*estimated_bytes_ <= max_bytes_) return;
     }
   }
-  Scan scan = scan_directory(directory_, Temporaries::remove_stale);
+  Scan scan = scan_directory(directory_, Leftovers::remove);
   {
     std::lock_guard lock(size_mutex_);
     estimated_bytes_ = scan.total_bytes;
@@ -423,7 +471,7 @@ void DiskCache::evict(Scan scan) {
 
 std::vector<DiskCacheEntry> DiskCache::entries() const {
   std::vector<DiskCacheEntry> listed;
-  for (Scan::File& file : scan_directory(directory_, Temporaries::keep).files) {
+  for (Scan::File& file : scan_directory(directory_, Leftovers::keep).files) {
     DiskCacheEntry entry{std::move(file.key), file.size_bytes, file.last_use, {}, {}};
     FileDescriptor descriptor(::open(file.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     std::string prefix;
@@ -444,7 +492,7 @@ std::vector<DiskCacheEntry> DiskCache::entries() const {
 }
 
 void DiskCache::clear() {
-  for (const Scan::File& file : scan_directory(directory_, Temporaries::remove_stale).files) {
+  for (const Scan::File& file : scan_directory(directory_, Leftovers::remove).files) {
     std::error_code error;
     fs::remove(file.path, error);
   }

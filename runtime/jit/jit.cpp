@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "driver/driver_api.hpp"
+#include "jit/elapsed.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/log.hpp"
 #include "ptxrt/manifest.hpp"
@@ -19,17 +20,8 @@
 namespace ptxrt {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double milliseconds_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-std::string format_ms(double milliseconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f ms", milliseconds);
-  return text;
-}
+using detail::Clock;
+using detail::milliseconds_since;
 
 // A module is cached per (context, image key). The context's address identifies it: every cached
 // module holds its context, so the address cannot be reused while the entry exists.
@@ -157,24 +149,21 @@ std::shared_ptr<const Image> Jit::find_or_compile(const Program& program,
                                                   int driver_version) {
   const std::string key = cache_key(program, options, driver_version);
   return state_->images.get_or_create(key, [&]() -> Image {
-    if (state_->disk) {
-      const auto start = Clock::now();
-      if (std::optional<Image> stored = state_->disk->load(key)) {
-        state_->disk_hits.fetch_add(1, std::memory_order_relaxed);
-        if (log::enabled(log::Level::info))
-          log::write(log::Level::info, "disk cache hit for " + describe_image(*stored) + " (" +
-                                           format_ms(milliseconds_since(start)) + ")");
-        return std::move(*stored);
-      }
-    }
+    auto compile_counted = [&] {
+      Image compiled = compile(program, options, driver_version);
+      state_->compiles.fetch_add(1, std::memory_order_relaxed);
+      return compiled;
+    };
+    if (!state_->disk) return compile_counted();
     const auto start = Clock::now();
-    Image compiled = compile(program, options, driver_version);
-    state_->compiles.fetch_add(1, std::memory_order_relaxed);
-    if (log::enabled(log::Level::info))
-      log::write(log::Level::info, "compiled " + describe_image(compiled) + " in " +
-                                       format_ms(milliseconds_since(start)));
-    if (state_->disk) state_->disk->store(compiled);
-    return compiled;
+    CachedImage cached = state_->disk->load_or_compile(key, compile_counted);
+    if (!cached.compiled) {
+      state_->disk_hits.fetch_add(1, std::memory_order_relaxed);
+      if (log::enabled(log::Level::info))
+        log::write(log::Level::info, "disk cache hit for " + describe_image(cached.image) + " (" +
+                                         milliseconds_since(start) + ")");
+    }
+    return std::move(cached.image);
   });
 }
 
@@ -217,7 +206,7 @@ Module Jit::load_module(const Program& program, const CompileOptions& requested,
         if (log::enabled(log::Level::info))
           log::write(log::Level::info, "loaded " + module.label() + " on device " +
                                            std::to_string(device.ordinal) + " in " +
-                                           format_ms(milliseconds_since(start)));
+                                           milliseconds_since(start));
         return module;
       });
   return *loaded;
@@ -241,8 +230,8 @@ Library Jit::library(const Program& program, const CompileOptions& options) {
     const auto start = Clock::now();
     Library library = Library::load(*compiled, state_->options.load_options);
     if (log::enabled(log::Level::info))
-      log::write(log::Level::info, "loaded library " + library.label() + " in " +
-                                       format_ms(milliseconds_since(start)));
+      log::write(log::Level::info,
+                 "loaded library " + library.label() + " in " + milliseconds_since(start));
     return library;
   });
   return *loaded;

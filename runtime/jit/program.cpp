@@ -13,11 +13,13 @@
 #include <sstream>
 
 #include "jit/compile_diagnostics.hpp"
+#include "jit/elapsed.hpp"
 #include "jit/include_scanner.hpp"
+#include "jit/std_headers.hpp"
 #include "ptxrt/builtin_kernels.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/hash.hpp"
-#include "jit/std_headers.hpp"
+#include "ptxrt/log.hpp"
 
 namespace ptxrt {
 namespace {
@@ -345,6 +347,7 @@ std::string source_hash(const Program& program) {
 }
 
 Image compile(const Program& program, const CompileOptions& options, int driver_version) {
+  const auto start = detail::Clock::now();
   check_target(program, options.target);
   std::vector<Define> defines = validated_defines(program, options);
   std::vector<std::string> arguments = nvrtc_options(program, options, defines);
@@ -393,6 +396,9 @@ Image compile(const Program& program, const CompileOptions& options, int driver_
   image.key = cache_key(program, options, driver_version);
   image.nvrtc_version = nvrtc_version();
   image.defines = std::move(defines);
+  if (log::enabled(log::Level::info))
+    log::write(log::Level::info,
+               "compiled " + describe_image(image) + " in " + detail::milliseconds_since(start));
   return image;
 }
 

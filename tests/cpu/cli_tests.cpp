@@ -5,8 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using ptxrt::testing::BackgroundProcess;
 using ptxrt::testing::ProcessResult;
 
 using ptxrt::testing::contains;
@@ -26,6 +30,9 @@ using ptxrt::testing::contains;
 namespace {
 
 const std::string scale_kernel = std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/scale.cu";
+// C++ linkage (a mangled symbol) and no manifest.
+const std::string convolution_kernel =
+    std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/convolution_1d.cu";
 
 // A tile in shared memory whose size the manifest's TILE fixes: TILE x (TILE + 1) floats.
 const char* const transpose_source = R"(// ptxrt: define TILE in {16, 32} default 16
@@ -44,8 +51,14 @@ class Cli {
  public:
   ProcessResult run(std::vector<std::string> arguments) const {
     arguments.insert(arguments.begin(), PTXRT_CLI_PATH);
-    return ptxrt::testing::run_process(
-        arguments, {"PTXRT_CACHE_DIR=" + cache_directory().string(), "PTXRT_LOG=warning"});
+    return ptxrt::testing::run_process(arguments, environment("warning"));
+  }
+
+  // Started and left running, logging at `log_level`.
+  std::unique_ptr<BackgroundProcess> start(std::vector<std::string> arguments,
+                                           const std::string& log_level) const {
+    arguments.insert(arguments.begin(), PTXRT_CLI_PATH);
+    return std::make_unique<BackgroundProcess>(arguments, environment(log_level));
   }
 
   // Runs a command that must succeed and print JSON alone.
@@ -56,6 +69,10 @@ class Cli {
   }
 
   fs::path cache_directory() const { return scratch_.path() / "cache"; }
+
+  std::vector<std::string> environment(const std::string& log_level) const {
+    return {"PTXRT_CACHE_DIR=" + cache_directory().string(), "PTXRT_LOG=" + log_level};
+  }
 
   fs::path write_file(const std::string& name, const std::string& text) const {
     fs::path path = scratch_.path() / name;
@@ -89,10 +106,36 @@ TEST_CASE("every command answers --help with its usage and exit code 0") {
   }
 }
 
-TEST_CASE("an unknown command exits 2 naming it") {
-  ProcessResult result = Cli().run({"frobnicate"});
+TEST_CASE("a mistyped command exits 2 naming the closest one at its level, or the commands there") {
+  struct Mistake {
+    std::vector<std::string> arguments;
+    std::string message;
+  };
+  const std::vector<Mistake> mistakes{
+      {{"compiel", "matmul_tiled"}, "unknown command 'compiel' (did you mean 'compile'?)"},
+      {{"cache", "wram", "--arch", "sm_90"},
+       "unknown command 'cache wram' (did you mean 'cache warm'?)"},
+      {{"multi-gpu", "closest-pairs"},
+       "unknown command 'multi-gpu closest-pairs' (did you mean 'multi-gpu closest-pair'?)"},
+      {{"frobnicate"},
+       "unknown command 'frobnicate' (the commands are: devices, kernels, compile, resources, "
+       "cache, demo, run, bench, closest-pair, multi-gpu, tune)"},
+      {{"cache", "shrink"},
+       "unknown command 'cache shrink' (the commands of 'cache' are: path, ls, clear, warm)"}};
+  Cli cli;
+  for (const Mistake& mistake : mistakes) {
+    const ProcessResult result = cli.run(mistake.arguments);
+    CAPTURE(mistake.arguments);
+    CHECK(result.exit_code == 2);
+    CHECK(result.output == "ptxrt: error: " + mistake.message + "\n");
+  }
+}
+
+TEST_CASE("an argument a command does not take is CLI11's error, not an unknown command") {
+  const ProcessResult result = Cli().run({"compile", scale_kernel, "stray"});
   CHECK(result.exit_code == 2);
-  CHECK_MESSAGE(contains(result.output, "frobnicate"), result.output);
+  CHECK_MESSAGE(contains(result.output, "stray"), result.output);
+  CHECK_FALSE(contains(result.output, "unknown command"));
 }
 
 TEST_CASE("no command at all exits 2") {
@@ -101,10 +144,68 @@ TEST_CASE("no command at all exits 2") {
   CHECK_MESSAGE(contains(result.output, "A command is required"), result.output);
 }
 
-TEST_CASE("an unknown cache command exits 2 naming it") {
-  ProcessResult result = Cli().run({"cache", "shrink"});
-  CHECK(result.exit_code == 2);
-  CHECK_MESSAGE(contains(result.output, "shrink"), result.output);
+TEST_CASE(
+    "compile, resources and cache warm refuse a -D a builtin kernel does not declare, as "
+    "run does") {
+  Cli cli;
+  const std::vector<std::vector<std::string>> commands{
+      {"compile", "matmul_tiled", "--arch", "sm_90", "-D", "TILEWIDTH=16"},
+      {"resources", "matmul_tiled", "--arch", "sm_90", "-D", "TILEWIDTH=16"},
+      {"resources", "matmul_tiled", "--arch", "sm_90", "--sweep", "TILEWIDTH=8,16"},
+      {"cache", "warm", "--arch", "sm_90", "--kernel", "matmul_tiled", "-D", "TILEWIDTH=16"},
+      {"run", "matmul", "-D", "TILEWIDTH=16"}};
+  for (const std::vector<std::string>& command : commands) {
+    const ProcessResult result = cli.run(command);
+    CAPTURE(command);
+    CHECK(result.exit_code == 1);
+    CHECK(result.output ==
+          "ptxrt: error: -D TILEWIDTH: matmul_tiled.cu declares no such "
+          "constant (it takes TILE_WIDTH)\n");
+  }
+  CHECK(cli.run_json({"cache", "ls", "--json"})["count"] == 0);
+}
+
+TEST_CASE("a kernel file without a manifest takes any -D") {
+  Cli cli;
+  const ProcessResult compiled = cli.run(
+      {"compile", convolution_kernel, "--arch", "sm_90", "-D", "MASK_WIDTH=3", "-D", "UNUSED=1"});
+  CHECK_MESSAGE(compiled.exit_code == 0, compiled.output);
+  CHECK(contains(compiled.output, ".entry _Z18convolution_kernelPfS_S_("));
+  CHECK(
+      cli.run_json({"resources", convolution_kernel, "--arch", "sm_90", "-D", "UNUSED=1", "--json"})
+          .size() == 1);
+  const ProcessResult warmed = cli.run(
+      {"cache", "warm", "--arch", "sm_90", "--kernel", convolution_kernel, "-D", "UNUSED=1"});
+  CHECK_MESSAGE(warmed.exit_code == 0, warmed.output);
+}
+
+TEST_CASE("demo without a GPU gives the driver's problem once") {
+  const ptxrt::DriverStatus status = ptxrt::driver_status();
+  if (status.usable) return;  // it runs the kernels instead: the GPU suite's business
+  const ProcessResult demo = Cli().run({"demo"});
+  CHECK_MESSAGE(demo.exit_code == 0, demo.output);
+  std::size_t mentions = 0;
+  for (std::size_t at = demo.output.find(status.problem); at != std::string::npos;
+       at = demo.output.find(status.problem, at + 1))
+    ++mentions;
+  CHECK_MESSAGE(mentions == 1, demo.output);
+  CHECK(contains(demo.output, "compiled for sm_90"));
+}
+
+TEST_CASE("resources name a C++ kernel as written, with its symbol beside in JSON") {
+  Cli cli;
+  const ProcessResult table = cli.run({"resources", convolution_kernel, "--arch", "sm_90"});
+  CHECK_MESSAGE(table.exit_code == 0, table.output);
+  CHECK(contains(table.output, "  convolution_kernel(float*, float*, float*)  "));
+  CHECK_FALSE(contains(table.output, "_Z18"));
+  const json cxx = cli.run_json({"resources", convolution_kernel, "--arch", "sm_90", "--json"});
+  REQUIRE(cxx.size() == 1);
+  CHECK(cxx[0]["kernel"] == "convolution_kernel(float*, float*, float*)");
+  CHECK(cxx[0]["mangled_name"] == "_Z18convolution_kernelPfS_S_");
+  const json extern_c = cli.run_json({"resources", scale_kernel, "--arch", "sm_90", "--json"});
+  REQUIRE(extern_c.size() == 1);
+  CHECK(extern_c[0]["kernel"] == "scale");
+  CHECK(extern_c[0]["mangled_name"].is_null());
 }
 
 TEST_CASE("compile prints PTX for the requested architecture with the kernel's entry") {
@@ -171,10 +272,10 @@ TEST_CASE("resources --json reports each field, with the static shared memory of
   REQUIRE(rows.size() == 1);
   const json& row = rows[0];
   for (const char* field :
-       {"defines", "arch", "kernel", "registers", "static_smem_bytes", "constant_bytes",
-        "local_bytes", "stack_bytes", "spill_store_bytes", "spill_load_bytes", "barriers",
-        "max_threads_per_block", "block_threads", "active_blocks_per_sm", "active_warps_per_sm",
-        "occupancy_percent", "limit", "reason"})
+       {"defines", "arch", "kernel", "mangled_name", "registers", "static_smem_bytes",
+        "constant_bytes", "local_bytes", "stack_bytes", "spill_store_bytes", "spill_load_bytes",
+        "barriers", "max_threads_per_block", "block_threads", "active_blocks_per_sm",
+        "active_warps_per_sm", "occupancy_percent", "limit", "reason"})
     CHECK_MESSAGE(row.contains(field), field);
   CHECK(row["defines"] == json{{"TILE", "16"}});
   CHECK(row["arch"] == "sm_90");
@@ -194,7 +295,10 @@ TEST_CASE("resources --json reports each field, with the static shared memory of
 
 TEST_CASE("resources --sweep compiles the cartesian product of the values") {
   Cli cli;
-  fs::path kernel = cli.write_file("transpose.cu", transpose_source);
+  // PAD is declared (a swept name must be) but changes nothing: six configurations, three sizes.
+  fs::path kernel =
+      cli.write_file("transpose.cu", std::string("// ptxrt: define PAD in {0, 1, 2} default 0\n") +
+                                         transpose_source);
   json rows = cli.run_json({"resources", kernel.string(), "--arch", "sm_80", "--sweep",
                             "TILE=16,32", "--sweep", "PAD=0,1,2", "--json"});
   REQUIRE(rows.size() == 6);
@@ -313,7 +417,8 @@ TEST_CASE("cache warm stores under the keys the JIT looks up, cache ls shows the
   ProcessResult warmed =
       cli.run({"cache", "warm", "--arch", "sm_80,sm_90", "--kernel", scale_kernel});
   REQUIRE_MESSAGE(warmed.exit_code == 0, warmed.output);
-  CHECK(contains(warmed.output, "stored 2 images"));
+  CHECK_MESSAGE(contains(warmed.output, "2 configurations: 0 already cached, 2 compiled"),
+                warmed.output);
 
   json listed = cli.run_json({"cache", "ls", "--json"});
   CHECK(listed["count"] == 2);
@@ -341,6 +446,57 @@ TEST_CASE("cache warm --all-values stores every declared value of each constant"
   REQUIRE_MESSAGE(warmed.exit_code == 0, warmed.output);
   json listed = cli.run_json({"cache", "ls", "--json"});
   CHECK(listed["count"] == 3);  // BLOCK in {64, 128, 256}
+}
+
+TEST_CASE("cache warm compiles only what the cache lacks and says how much it found") {
+  Cli cli;
+  const ProcessResult first =
+      cli.run({"cache", "warm", "--arch", "sm_90", "--kernel", scale_kernel, "--all-values"});
+  CHECK_MESSAGE(contains(first.output, "3 configurations: 0 already cached, 3 compiled"),
+                first.output);
+  const std::vector<std::string> both{"cache",    "warm",       "--arch",      "sm_80,sm_90",
+                                      "--kernel", scale_kernel, "--all-values"};
+  const ProcessResult second = cli.run(both);
+  CHECK_MESSAGE(contains(second.output, "6 configurations: 3 already cached, 3 compiled"),
+                second.output);
+  const ProcessResult third = cli.run(both);
+  CHECK_MESSAGE(contains(third.output, "6 configurations: 6 already cached, 0 compiled"),
+                third.output);
+  CHECK(cli.run_json({"cache", "ls", "--json"})["count"] == 6);
+}
+
+TEST_CASE("cache warms started at once on one empty cache compile each entry once between them") {
+  Cli cli;
+  const std::vector<std::string> warm{"cache",    "warm",       "--arch",      "sm_80,sm_90",
+                                      "--kernel", scale_kernel, "--all-values"};
+  std::vector<std::unique_ptr<BackgroundProcess>> warms;
+  for (int i = 0; i < 4; ++i) warms.push_back(cli.start(warm, "info"));
+  std::map<std::string, int> compiles;  // PTXRT_LOG=info: one line per compile, of every process
+  for (const auto& process : warms) {
+    const ProcessResult result = process->wait();
+    REQUIRE_MESSAGE(result.exit_code == 0, result.output);
+    std::istringstream lines(result.output);
+    for (std::string line; std::getline(lines, line);)
+      if (line.starts_with("ptxrt: info: compiled "))
+        ++compiles[line.substr(0, line.rfind(" in "))];
+  }
+  CHECK(compiles.size() == 6);  // BLOCK in {64, 128, 256} for each arch
+  for (const auto& [compile, count] : compiles) {
+    CAPTURE(compile);
+    CHECK(count == 1);
+  }
+  const ProcessResult again = cli.start(warm, "info")->wait();
+  CHECK_MESSAGE(contains(again.output, "6 configurations: 6 already cached, 0 compiled"),
+                again.output);
+  CHECK_FALSE(contains(again.output, "info: compiled"));
+  // Nothing but the entries: the compiles' lock files went with them.
+  std::size_t files = 0;
+  for (const auto& file : fs::recursive_directory_iterator(cli.cache_directory()))
+    if (!file.is_directory()) {
+      CHECK(file.path().extension() == ".ptxrt");
+      ++files;
+    }
+  CHECK(files == 6);
 }
 
 TEST_CASE("cache warm refuses an architecture that makes no CUBIN") {

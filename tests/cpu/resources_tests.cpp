@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ptxrt/demangle.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/resources.hpp"
 
@@ -273,4 +274,14 @@ TEST_CASE("read_cubin_resources rejects an attribute record that overruns its se
   cubin[record + 2] = '\xff';
   cubin[record + 3] = '\xff';
   check_rejected(cubin, "attribute record in .nv.info at offset 0 claims 65535 bytes");
+}
+
+TEST_CASE("demangle reads a C++ kernel's symbol and leaves every other name as it is") {
+  CHECK(ptxrt::demangle("_Z18convolution_kernelPfS_S_") ==
+        "convolution_kernel(float*, float*, float*)");
+  CHECK(ptxrt::demangle("_Z5scaleIfEvPT_") == "void scale<float>(float*)");
+  CHECK(ptxrt::demangle("matmul_tiled") == "matmul_tiled");
+  // A bare type code is no kernel's symbol: an extern "C" kernel named "f" is not a float.
+  CHECK(ptxrt::demangle("f") == "f");
+  CHECK(ptxrt::demangle("_Znot a symbol") == "_Znot a symbol");
 }

@@ -1,7 +1,9 @@
 // The bad-input matrix's rows that need a GPU (the others are in tests/cpu/bad_input_tests.cpp):
 // each bad call is one clear Error naming the thing at fault, and a good call in the same process
 // works afterwards. A faulting kernel runs in a child process (this binary, one case), so that
-// the parent can show that a new context works after it.
+// the parent can show that a new context works after it. A case that makes a driver call fail on
+// purpose says "the driver refuses" in its name (or "fault"): scripts/sanitize_gpu_tests.py leaves
+// those out, since compute-sanitizer reports every failed call.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -65,13 +68,49 @@ void check_fill_works(const Module& module, const Context& context) {
 
 }  // namespace
 
-TEST_CASE("bad inputs: unknown entry point and symbol are not_found, then the module works") {
+TEST_CASE(
+    "bad inputs: the driver refuses an unknown entry point and symbol (not_found), then the "
+    "module works") {
   const Module module = load_source(source, "bad_inputs.cu");
   check_error([&] { module.kernel("fil"); }, ErrorKind::not_found,
               "no kernel named 'fil' in module bad_inputs.cu");
   check_error([&] { module.symbol<float>("tabel"); }, ErrorKind::not_found,
               "no __constant__ or __device__ symbol named 'tabel'");
   check_fill_works(module, test_context());
+}
+
+TEST_CASE("bad inputs: the driver refuses a C++ kernel asked for by its bare name; the error "
+          "lists it as written with its symbol, and it runs by that symbol") {
+  const Context& context = test_context();
+  const Module module = ptxrt::testing::test_jit().module(
+      Program::from_file(std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/convolution_1d.cu"), {},
+      context);
+  check_error([&] { module.kernel("convolution_kernel"); }, ErrorKind::not_found,
+              "its entry points are: convolution_kernel(float*, float*, float*) "
+              "[_Z18convolution_kernelPfS_S_]");
+
+  // The good call: a ragged length (not a multiple of the block), fresh inputs, a CPU reference.
+  const int length = 1001, taps = 5;  // MASK_WIDTH's default
+  const unsigned seed = std::random_device{}();
+  CAPTURE(seed);
+  const std::vector<float> input = ptxrt::testing::random_floats(length, seed);
+  const std::vector<float> mask = ptxrt::testing::random_floats(taps, seed + 1);
+  module.symbol<int>("length").set(length);
+  DeviceBuffer<float> device_input(context, std::span<const float>(input));
+  DeviceBuffer<float> device_mask(context, std::span<const float>(mask));
+  DeviceBuffer<float> device_output(context, input.size());
+  device_output.memory().fill_words(ptxrt::testing::poison_word);
+  module.kernel("_Z18convolution_kernelPfS_S_")
+      .launch({.grid = blocks_for(length, 128), .block = 128}, device_input, device_mask,
+              device_output);
+  const std::vector<float> output = device_output.download();
+  for (int i = 0; i < length; ++i) {
+    float expected = 0.0f;
+    for (int j = 0; j < taps; ++j)
+      if (const int at = i + j - taps / 2; at >= 0 && at < length)
+        expected += input[static_cast<std::size_t>(at)] * mask[static_cast<std::size_t>(j)];
+    REQUIRE(output[static_cast<std::size_t>(i)] == doctest::Approx(expected).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("bad inputs: a symbol copy of the wrong size names both sizes, then a right one works") {
@@ -117,7 +156,8 @@ TEST_CASE("bad inputs: blocks over the device's or the kernel's limit and smem o
   check_fill_works(module, test_context());
 }
 
-TEST_CASE("bad inputs: more device memory than is free is an Error naming the bytes") {
+TEST_CASE(
+    "bad inputs: the driver refuses more device memory than is free, an Error naming the bytes") {
   const auto [free_bytes, total_bytes] = test_context().memory_info();
   const std::size_t asked = total_bytes + (std::size_t{1} << 30);
   check_error([&] { DeviceMemory(test_context(), asked); }, ErrorKind::driver,
@@ -160,7 +200,9 @@ TEST_CASE("bad inputs: a faulting kernel leaves its context unusable, and a new 
   check_fill_works(load_source(source, "bad_inputs.cu", fresh), fresh);
 }
 
-TEST_CASE("bad inputs: no visible device, the CLI says so and exits 1 (devices exits 0)") {
+TEST_CASE(
+    "bad inputs: the driver refuses to start with no visible device, and the CLI says so and "
+    "exits 1 (devices exits 0)") {
   const std::vector<std::string> hidden{"CUDA_VISIBLE_DEVICES=-1"};
   const auto devices = run_process({PTXRT_CLI_PATH, "devices"}, hidden);
   CHECK(devices.exit_code == 0);

@@ -52,6 +52,12 @@ std::vector<Context> primary_contexts_of_device_0_arch() {
   return contexts;
 }
 
+Library tiled_matmul_library() {
+  return Library::load(
+      compile(Program::builtin("matmul_tiled"),
+              Jit::target_for({.defines = {{"TILE_WIDTH", "16"}}}, test_context())));
+}
+
 }  // namespace
 
 TEST_CASE("one library, loaded once, runs in a primary, a created and every same-arch context") {
@@ -111,19 +117,23 @@ TEST_CASE("sixteen threads asking for one library compile and load it once") {
 }
 
 TEST_CASE("a library kernel gets the launch checks of a module kernel") {
-  const Library library = Library::load(compile(
-      Program::builtin("matmul_tiled"),
-      Jit::target_for({.defines = {{"TILE_WIDTH", "16"}}}, test_context())));
+  const Library library = tiled_matmul_library();
   const Kernel kernel = library.kernel("matmul_tiled", test_context());
   DeviceBuffer<float> matrix(test_context(), 32 * 32);
   const int size = 32;
   CHECK_THROWS_WITH_AS(kernel.launch({.grid = {2, 2}, .block = {32, 32}}, matrix, matrix, matrix,
                                      size, size, size),
                        doctest::Contains("1024 threads exceeds the kernel's max 256"), Error);
-  if (kernel.has_parameter_layout())
-    CHECK_THROWS_WITH_AS(
-        kernel.launch({.grid = {2, 2}, .block = {16, 16}}, matrix, matrix, matrix, size, size),
-        doctest::Contains("takes 6 argument(s), but 5 were given"), Error);
+  REQUIRE(kernel.has_parameter_layout());
+  CHECK_THROWS_WITH_AS(
+      kernel.launch({.grid = {2, 2}, .block = {16, 16}}, matrix, matrix, matrix, size, size),
+      doctest::Contains("takes 6 argument(s), but 5 were given"), Error);
+}
+
+TEST_CASE(
+    "the driver refuses an unknown kernel name in a library, and the error names the "
+    "library") {
+  const Library library = tiled_matmul_library();
   // "in library <label>", or "in module <label>" where the driver loads a module per context.
   CHECK_THROWS_WITH_AS(library.kernel("no_such_kernel", test_context()),
                        doctest::Contains("no kernel named 'no_such_kernel' in"), Error);

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """scripts/sanitize_gpu_tests.py against a stand-in compute-sanitizer, over the GPU tests this
-build's CTest lists: every tool's errors are counted (several process summaries summed, racecheck's
-own wording), a test that hangs is stopped and named, the tests see PTXRT_UNDER_COMPUTE_SANITIZER,
-and --skip-passed runs only what was not clean. Exits non-zero on the first failed expectation.
+build's CTest lists: every tool runs with its defaults (API errors reported) plus --error-exitcode,
+every tool's errors are counted (several process summaries summed, racecheck's own wording), a
+test that hangs is stopped and named, the tests see PTXRT_UNDER_COMPUTE_SANITIZER, --skip-passed
+runs only what was not clean, --tools picks the tools, and by default exactly the tests that fail
+on purpose (named "fault" or "the driver refuses") are left out. Exits non-zero on the first
+failed expectation.
 
     sanitize_gpu_tests_test.py BUILD_DIR
 """
@@ -16,14 +19,14 @@ import tempfile
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNNER = os.path.join(SOURCE, "scripts", "sanitize_gpu_tests.py")
 
-# Stands in for compute-sanitizer: --tool T --report-api-errors no --error-exitcode 99 COMMAND...
-# It records each call and answers by tool and test name instead of running the test; with
-# STAND_IN_CLEAN set every answer is clean.
+# Stands in for compute-sanitizer: --tool T --error-exitcode 99 COMMAND... It records each call
+# (its options, then the command) and answers by tool and test name instead of running the test;
+# with STAND_IN_CLEAN set every answer is clean.
 STAND_IN = r'''#!/usr/bin/env python3
 import os, sys, time
-tool, command = sys.argv[2], " ".join(sys.argv[7:])
+tool, options, command = sys.argv[2], " ".join(sys.argv[1:5]), " ".join(sys.argv[5:])
 with open(os.environ["STAND_IN_CALLS"], "a") as calls:
-    calls.write(tool + "\t" + command + "\n")
+    calls.write(tool + "\t" + options + "\t" + command + "\n")
 if os.environ.get("PTXRT_UNDER_COMPUTE_SANITIZER") != "1":
     print("the test would run at full size"); sys.exit(3)
 clean = "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" if tool == "racecheck" \
@@ -44,7 +47,7 @@ def expect(condition, message, output=""):
         sys.exit("FAILED: " + message + ("\n" + output if output else ""))
 
 
-def run(build, work, *extra, clean=False):
+def run(build, work, *extra, clean=False, regex="^gpu:sanitize: "):
     environment = dict(os.environ, PATH=work + os.pathsep + os.environ["PATH"],
                        STAND_IN_CALLS=os.path.join(work, "calls.txt"))
     environment.pop("PTXRT_UNDER_COMPUTE_SANITIZER", None)
@@ -52,17 +55,40 @@ def run(build, work, *extra, clean=False):
         environment["STAND_IN_CLEAN"] = "1"
     open(environment["STAND_IN_CALLS"], "w").close()
     result = subprocess.run([sys.executable, RUNNER, build, os.path.join(work, "logs"), "--regex",
-                             "^gpu:sanitize: ", "--jobs", "8", "--timeout", "3", *extra],
+                             regex, "--jobs", "8", "--timeout", "3", *extra],
                             env=environment, capture_output=True, text=True)
     with open(environment["STAND_IN_CALLS"]) as calls:
         return result, [line.split("\t") for line in calls.read().splitlines()]
 
 
+def listed(build, regex):
+    listing = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1", "-R", regex],
+                             check=True, capture_output=True, text=True).stdout
+    return [test["name"] for test in json.loads(listing)["tests"]]
+
+
+def check_default_exclusion(build, work):
+    """With no --exclude, the bad-input tests run but for those that fault or that the driver
+    refuses on purpose; --tools memcheck runs that tool alone."""
+    every = listed(build, "^gpu:bad inputs: ")
+    on_purpose = [name for name in every if "fault" in name or "the driver refuses" in name]
+    expect(any("fault" in name for name in on_purpose) and
+           any("the driver refuses" in name for name in on_purpose),
+           f"the bad-input tests include both kinds that fail on purpose: {every}")
+    result, calls = run(build, work, "--tools", "memcheck", clean=True, regex="^gpu:bad inputs: ")
+    output = result.stdout + result.stderr
+    expect(result.returncode == 0, f"a clean run exits 0, got {result.returncode}", output)
+    with open(os.path.join(work, "logs", "sanitizer", "results.json")) as saved:
+        ran = {r["name"] for r in json.load(saved)}
+    expect(ran == set(every) - set(on_purpose),
+           f"run: {sorted(ran)}; expected all but {sorted(on_purpose)}", output)
+    expect(sorted(tool for tool, _, _ in calls) == ["memcheck"] * len(ran),
+           f"each under memcheck alone, once: {calls}", output)
+
+
 def main():
     build = os.path.abspath(sys.argv[1])
-    listing = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1", "-R", "^gpu:sanitize: "],
-                             check=True, capture_output=True, text=True).stdout
-    tests = [test["name"] for test in json.loads(listing)["tests"]]
+    tests = listed(build, "^gpu:sanitize: ")
     if not tests:  # a build of the CPU tests alone (scripts/test.sh --sanitizers)
         print("sanitize_gpu_tests: skipped, this build has not built ptxrt_gpu_tests")
         sys.exit(77)
@@ -76,6 +102,9 @@ def main():
         output = result.stdout + result.stderr
         expect(result.returncode == 1, f"a run with errors exits 1, got {result.returncode}", output)
         expect(len(calls) == 4 * len(tests), f"each test under each tool once, got {len(calls)} calls", output)
+        expect(all(options == f"--tool {tool} --error-exitcode 99" for tool, options, _ in calls),
+               f"the tools run with their defaults, API errors reported: {sorted({c[1] for c in calls})}",
+               output)
         expect("racecheck: " in output and "3 errors" in output, "racecheck's errors and warnings are counted", output)
         failed = [line for line in output.splitlines() if line.strip().startswith("FAILED")]
         expect(len(failed) == 3, "three (tool, test) pairs fail", output)
@@ -93,9 +122,11 @@ def main():
                            clean=True)
         output = again.stdout + again.stderr
         expect(again.returncode == 0, f"the resumed run is clean, got {again.returncode}", output)
-        rerun = sorted(tool for tool, _ in calls)
+        rerun = sorted(tool for tool, _, _ in calls)
         expect(rerun == ["memcheck", "racecheck", "synccheck"], f"only the three failed pairs rerun, got {rerun}", output)
         expect(f"{4 * len(tests) - 3} clean in" in output, "the summary counts the earlier clean pairs", output)
+
+        check_default_exclusion(build, work)
     print("sanitize_gpu_tests: all expectations hold")
 
 

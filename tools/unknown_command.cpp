@@ -1,0 +1,91 @@
+#include "unknown_command.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ptxrt::cli {
+namespace {
+
+const CLI::App* find_command(const CLI::App& group, const std::string& name) {
+  for (const CLI::App* command : group.get_subcommands({}))
+    if (command->check_name(name)) return command;
+  return nullptr;
+}
+
+std::vector<std::string> command_names(const CLI::App& group) {
+  std::vector<std::string> names;
+  for (const CLI::App* command : group.get_subcommands({})) names.push_back(command->get_name());
+  return names;
+}
+
+// Whether the word after `command` on the command line must name one of its commands: it has
+// some, and no positional argument that could take the word instead (`tune` takes a kernel).
+bool expects_command_name(const CLI::App& command) {
+  const std::vector<const CLI::Option*> positionals =
+      command.get_options([](const CLI::Option* option) { return option->get_positional(); });
+  return !command.get_subcommands({}).empty() && positionals.empty();
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined;
+}
+
+}  // namespace
+
+std::size_t edit_distance(std::string_view from, std::string_view to) {
+  // Three rows of the dynamic programme: the swap of neighbours looks two rows back.
+  std::vector<std::size_t> before(to.size() + 1), previous(to.size() + 1), current(to.size() + 1);
+  std::iota(previous.begin(), previous.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= from.size(); ++i) {
+    current[0] = i;
+    for (std::size_t j = 1; j <= to.size(); ++j) {
+      const std::size_t substitution = from[i - 1] == to[j - 1] ? 0 : 1;
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + substitution});
+      if (i > 1 && j > 1 && from[i - 1] == to[j - 2] && from[i - 2] == to[j - 1])
+        current[j] = std::min(current[j], before[j - 2] + 1);
+    }
+    std::swap(before, previous);
+    std::swap(previous, current);
+  }
+  return previous[to.size()];
+}
+
+std::optional<std::string> closest_name(std::string_view word,
+                                        const std::vector<std::string>& names) {
+  const std::size_t allowed = std::max<std::size_t>(1, word.size() / 3);
+  std::optional<std::string> closest;
+  std::size_t closest_distance = allowed + 1;
+  for (const std::string& name : names) {
+    const std::size_t distance = edit_distance(word, name);
+    if (distance < closest_distance) {
+      closest = name;
+      closest_distance = distance;
+    }
+  }
+  return closest;
+}
+
+std::optional<std::string> unknown_command_message(const CLI::App& app,
+                                                   const std::vector<std::string>& arguments) {
+  const CLI::App* group = &app;
+  std::string path;  // the commands above the word: "" or "cache "
+  for (const std::string& word : arguments) {
+    if (word.starts_with('-') || !expects_command_name(*group)) return std::nullopt;
+    if (const CLI::App* command = find_command(*group, word)) {
+      group = command;
+      path += word + " ";
+      continue;
+    }
+    const std::vector<std::string> names = command_names(*group);
+    if (const std::optional<std::string> closest = closest_name(word, names))
+      return "unknown command '" + path + word + "' (did you mean '" + path + *closest + "'?)";
+    return "unknown command '" + path + word + "' (the commands" +
+           (path.empty() ? "" : " of '" + path.substr(0, path.size() - 1) + "'") +
+           " are: " + join(names) + ")";
+  }
+  return std::nullopt;
+}
+
+}  // namespace ptxrt::cli
