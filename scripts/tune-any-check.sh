@@ -18,14 +18,7 @@ ptxrt="$build/ptxrt"
 kernels=tests/data/kernels
 status=0
 
-step() {  # step NAME COMMAND...: runs with a fresh cache, output in $out/NAME.json, log in NAME.log
-  local name=$1; shift
-  local start=$SECONDS
-  PTXRT_CACHE_DIR=$(mktemp -d) "$@" >"$out/$name.json" 2>"$out/$name.log"
-  local rc=$?
-  [ $rc -eq 0 ] || status=1
-  echo "$name: exit $rc, $((SECONDS - start)) s"
-}
+source scripts/tune_step.sh
 
 "$build/tests/ptxrt_gpu_tests" -tc='*convolution*,*Gaussian*,*planted wrong config and a planted fault*,*reference that fails*,*built in C++*,*callback*,*--tuned use the winners*' \
   >"$out/gpu-tests-tune-any.log" 2>&1

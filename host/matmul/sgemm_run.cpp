@@ -1,7 +1,6 @@
 #include "host/matmul/sgemm_run.hpp"
 
 #include "host/common/kernel_defines.hpp"
-#include "host/common/random_data.hpp"
 #include "host/common/reference.hpp"
 #include "host/common/timing.hpp"
 #include "host/matmul/matmul.hpp"
@@ -21,14 +20,10 @@ Run run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
               const RunOptions& options) {
   const SgemmConfig config =
       sgemm_config_with(default_sgemm_config(context.device().properties()), plan.defines);
-  const auto m = static_cast<std::size_t>(plan.m);
-  const auto n = static_cast<std::size_t>(plan.n);
-  const auto k = static_cast<std::size_t>(plan.k);
-  const std::vector<float> a = random_floats(m * k, options.seed, 0);
-  const std::vector<float> b = random_floats(k * n, options.seed, 1);
-  const DeviceBuffer<float> device_a(context, std::span<const float>(a));
-  const DeviceBuffer<float> device_b(context, std::span<const float>(b));
-  DeviceBuffer<float> device_c(context, m * n);
+  MatmulOperands operands = make_matmul_operands(context, plan.m, plan.n, plan.k, options.seed);
+  const DeviceBuffer<float>& device_a = operands.device_a;
+  const DeviceBuffer<float>& device_b = operands.device_b;
+  DeviceBuffer<float>& device_c = operands.device_c;
   const bool aligned = sgemm_alignment_allows_vectors(config, device_a.address(),
                                                       device_b.address(), device_c.address(),
                                                       plan.n, plan.k);
@@ -43,7 +38,9 @@ Run run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
   run.rate = giga_per_second(2.0 * plan.m * plan.n * static_cast<double>(plan.k), run.median_ms);
   run.rate_unit = "GFLOP/s";
   if (options.verify)
-    record_comparison(run, device_c.download(), matmul(a, b, m, n, k), matmul_tolerance);
+    record_comparison(run, device_c.download(),
+                      matmul(operands.a, operands.b, operands.m, operands.n, operands.k),
+                      matmul_tolerance);
   return run;
 }
 
