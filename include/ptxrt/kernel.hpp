@@ -193,11 +193,19 @@ class PTXRT_API Kernel {
   // launching: what a graph's kernel node needs before the driver sees it.
   void prepare_launch(const LaunchConfig& config, const ArgumentSignature& signature) const;
 
+  // A launch whose argument list is known only at run time (a tuning problem's): `parameters[i]`
+  // points at argument i of `sizes[i]` bytes. Checked as launch() checks, every time.
+  void launch_untyped(const LaunchConfig& config, std::span<void* const> parameters,
+                      std::span<const std::size_t> sizes) const;
+
  private:
   void launch_raw(const LaunchConfig& config, const ArgumentSignature& signature,
                   void** parameters) const;
   // Geometry, arguments and the shared memory opt-in: what every launch checks.
   void check_plain_launch(const LaunchConfig& config, const ArgumentSignature& signature) const;
+  void opt_in_dynamic_shared_bytes(const LaunchConfig& config) const;
+  // The launch after the checks: cuLaunchKernel, or cuLaunchKernelEx for launch attributes.
+  void launch_checked(const LaunchConfig& config, void** parameters) const;
   void launch_with_attributes(const LaunchConfig& config, void** parameters) const;
   void check_attributes_and_residency(const LaunchConfig& config) const;
 
@@ -206,7 +214,8 @@ class PTXRT_API Kernel {
 };
 
 // Checks `signature` against a parameter layout; throws Error(invalid_argument) naming the kernel
-// (`who`), the position, both sizes and the C++ type. Exposed for tests: no GPU needed.
+// (`who`), the position, both sizes and the C++ type (when `signature.types` lists them).
+// Exposed for tests: no GPU needed.
 PTXRT_API void check_arguments_against_layout(const std::vector<ParameterInfo>& layout,
                                               const ArgumentSignature& signature,
                                               std::string_view who);

@@ -114,7 +114,9 @@ void check_arguments_against_layout(const std::vector<ParameterInfo>& layout,
       invalid_launch(who, "argument " + std::to_string(i) + " is " +
                               std::to_string(layout[i].bytes) + " bytes in the kernel, but a " +
                               std::to_string(signature.sizes[i]) + "-byte " +
-                              type_name(*signature.types[i]) + " was given");
+                              (signature.types.empty() ? std::string("value")
+                                                       : type_name(*signature.types[i])) +
+                              " was given");
   }
 }
 
@@ -221,17 +223,38 @@ void Kernel::check_arguments(const ArgumentSignature& signature) const {
 
 void Kernel::check_plain_launch(const LaunchConfig& config,
                                 const ArgumentSignature& signature) const {
-  detail::KernelState& state = *state_;
-  check_launch_geometry(config, state.limits, describe());
+  check_launch_geometry(config, state_->limits, describe());
   check_arguments(signature);
-  if (config.dynamic_shared_bytes > state.max_dynamic_shared_bytes.load(std::memory_order_relaxed))
+  opt_in_dynamic_shared_bytes(config);
+}
+
+void Kernel::opt_in_dynamic_shared_bytes(const LaunchConfig& config) const {
+  if (config.dynamic_shared_bytes >
+      state_->max_dynamic_shared_bytes.load(std::memory_order_relaxed))
     set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
 }
 
 void Kernel::launch_raw(const LaunchConfig& config, const ArgumentSignature& signature,
                         void** parameters) const {
-  detail::KernelState& state = *state_;
   check_plain_launch(config, signature);
+  launch_checked(config, parameters);
+}
+
+void Kernel::launch_untyped(const LaunchConfig& config, std::span<void* const> parameters,
+                            std::span<const std::size_t> sizes) const {
+  check_launch_geometry(config, state_->limits, describe());
+  // No verdict is remembered: a signature of this call's own lives no longer than the call.
+  if (state_->has_parameter_layout)
+    check_arguments_against_layout(state_->parameters, {sizes, {}}, describe());
+  if (parameters.size() != sizes.size())
+    invalid_launch(describe(), std::to_string(parameters.size()) + " argument pointers for " +
+                                   std::to_string(sizes.size()) + " argument sizes");
+  opt_in_dynamic_shared_bytes(config);
+  launch_checked(config, const_cast<void**>(parameters.data()));
+}
+
+void Kernel::launch_checked(const LaunchConfig& config, void** parameters) const {
+  detail::KernelState& state = *state_;
   if (config.has_attributes() || state.compiled_cluster) [[unlikely]] {
     launch_with_attributes(config, parameters);
     return;
@@ -311,8 +334,7 @@ long long Kernel::max_cooperative_blocks(const Dim3& block,
 int Kernel::max_active_clusters(const LaunchConfig& config) const {
   detail::KernelState& state = *state_;
   check_launch_geometry(config, state.limits, describe());
-  if (config.dynamic_shared_bytes > state.max_dynamic_shared_bytes.load(std::memory_order_relaxed))
-    set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
+  opt_in_dynamic_shared_bytes(config);
   const LaunchAttributeLimits limits = attribute_limits(state);
   check_launch_attributes(config, limits, describe());
   if (!launch_cluster(config, limits))
