@@ -52,7 +52,10 @@ struct PTXRT_API Placement {
   std::string describe() const;
 };
 
-// This rank's placement in `communicator`. Collective.
+// This rank's placement in `communicator`. Collective. Warns once (ptxrt's log) when the rank may
+// use only 1 of its node's CPUs, naming the launcher options that give it more: Open MPI's mpirun
+// binds each rank to one core when it starts 2 or fewer, and ptxrt's compile threads and CPU
+// methods would all share that core.
 PTXRT_API Placement placement(MPI_Comm communicator);
 
 // Every rank's `text`, by rank: for the little a program's ranks must tell each other beside

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
@@ -181,4 +182,27 @@ TEST_CASE(
     CHECK_MESSAGE(contains(result.output, " of 2 on "), result.output);
     CHECK_MESSAGE(contains(result.output, ": no CUDA"), result.output);
   }
+}
+
+TEST_CASE("distributed closest pair: a rank bound to one of several CPUs warns, naming the fix") {
+  if (std::thread::hardware_concurrency() < 2) {
+    MESSAGE("skipped: this machine has one CPU, so binding takes nothing away");
+    return;
+  }
+  ScratchDirectory scratch;
+  const std::vector<std::string> solve{PTXRT_CLI_PATH, "closest-pair", "--mpi", "--n",
+                                       "1000",         "--method",     "cpu-dc"};
+  // The later --bind-to wins: Open MPI's default for 2 ranks, one core each.
+  std::vector<std::string> bound{"--bind-to", "core"};
+  bound.insert(bound.end(), solve.begin(), solve.end());
+  const ProcessResult warned = mpirun(2, bound, with_cache(scratch));
+  REQUIRE_MESSAGE(warned.exit_code == 0, warned.output);
+  CHECK_MESSAGE(contains(warned.output, "ptxrt: warning: rank 0 of 2 on "), warned.output);
+  CHECK_MESSAGE(contains(warned.output, "ptxrt: warning: rank 1 of 2 on "), warned.output);
+  CHECK_MESSAGE(contains(warned.output, " may use 1 of the node's "), warned.output);
+  CHECK_MESSAGE(contains(warned.output, "`mpirun --bind-to none`"), warned.output);
+  // The tests' own mpirun command binds nothing.
+  const ProcessResult unbound = mpirun(2, solve, with_cache(scratch));
+  REQUIRE_MESSAGE(unbound.exit_code == 0, unbound.output);
+  CHECK_MESSAGE(!contains(unbound.output, "ptxrt: warning:"), unbound.output);
 }
