@@ -4,6 +4,7 @@
 // faults that end the job: an unreadable file, a rank without a GPU.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -65,10 +66,16 @@ void check_same_answer(const json& expected, const json& found, int ranks) {
   CHECK(slab_points == found["n"].get<std::uint64_t>());
 }
 
+// One rank splits nothing: its solver sees the points of one process, in their order, and so
+// returns the very pair one process does, ties included.
 void check_every_rank_count(const ScratchDirectory& scratch,
                             const std::vector<std::string>& arguments) {
   const json expected = one_process(scratch, arguments);
-  for (int ranks : {1, 2, 4})
+  const json one_rank = distributed(scratch, 1, arguments);
+  check_same_answer(expected, one_rank, 1);
+  CHECK(one_rank["i"] == expected["i"]);
+  CHECK(one_rank["j"] == expected["j"]);
+  for (int ranks : {2, 4})
     check_same_answer(expected, distributed(scratch, ranks, arguments), ranks);
 }
 
@@ -112,6 +119,18 @@ TEST_CASE("distributed closest pair: points on one vertical line still spread ov
   check_every_rank_count(scratch, {"--input", file.string(), "--method", "cpu-dc"});
   const json split = distributed(scratch, 4, {"--input", file.string(), "--method", "cpu-dc"});
   for (const json& rank : split["ranks"]) CHECK(rank["slab_points"].get<std::uint64_t>() > 1000);
+}
+
+TEST_CASE("distributed closest pair: columns of points sharing an x are cut between slabs") {
+  ScratchDirectory scratch;
+  // 7 columns of about 860 points: 4 slabs' splitters fall inside columns, so points of one x
+  // lie on both sides of a border, and the closest pair may be across it.
+  std::vector<Point2> points =
+      ptxrt::host::generate_points(6007, ptxrt::host::PointDistribution::uniform, 8);
+  for (Point2& point : points) point.x = std::floor(point.x * 7.0f) / 7.0f;
+  const std::filesystem::path file = scratch.path() / "columns.bin";
+  write_binary(file, points);
+  check_every_rank_count(scratch, {"--input", file.string(), "--method", "cpu-blocked"});
 }
 
 TEST_CASE("distributed closest pair: duplicates give distance 0, whichever slabs they fall in") {
