@@ -22,8 +22,9 @@ build=${1:-build-gpu}
 out=${OUT:-$build/mpi-logs}
 mkdir -p "$out"
 ptxrt="$build/ptxrt"
-# Root in a container must say so; more ranks than GPUs share them.
-mpirun=("${MPIRUN:-mpirun}" --allow-run-as-root --oversubscribe)
+# Root in a container must say so; more ranks than GPUs share them; --bind-to none: Open MPI
+# binds each of up to 2 ranks to one core, where its compile threads would all run.
+mpirun=("${MPIRUN:-mpirun}" --allow-run-as-root --oversubscribe --bind-to none)
 # Containers forbid the cross-memory attach of Open MPI's shared-memory transport.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export PTXRT_CACHE_DIR="$out/cache"

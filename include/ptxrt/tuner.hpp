@@ -20,7 +20,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "ptxrt/device.hpp"
@@ -30,6 +29,7 @@
 #include "ptxrt/resources.hpp"
 #include "ptxrt/tuning_database.hpp"
 #include "ptxrt/tuning_space.hpp"
+#include "ptxrt/usable_cpus.hpp"
 
 namespace ptxrt {
 
@@ -145,7 +145,7 @@ struct PTXRT_API TuneOptions {
   std::uint64_t seed = 1;                    // of the random order
   // Threads compiling ahead of the measurer; 0 compiles each config on the calling thread just
   // before it is timed (no overlap, for comparison).
-  unsigned compile_threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned compile_threads = usable_cpu_count();
   // Once this is true (set from any thread or a signal handler), start no further config: the
   // one being measured finishes and is recorded, the rest count as not reached. May be null.
   const std::atomic<bool>* stop = nullptr;
