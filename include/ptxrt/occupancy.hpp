@@ -99,7 +99,8 @@ PTXRT_API std::vector<int> gpc_sm_counts(const ArchLimits& arch, int sm_count);
 // Clusters of `cluster_blocks` blocks, each the block `occupancy` describes, resident at once
 // on a device of `sm_count` SMs, modelled like cuOccupancyMaxActiveClusters: a cluster's blocks
 // run within one GPC, so a GPC of s SMs holds floor(active_blocks_per_sm x s / cluster_blocks)
-// clusters. The approximation is the GPC grouping (gpc_sm_counts): clusters of 1 or 2 blocks
+// clusters, with at most 8 blocks per SM (what the driver allows a cluster launch on CC 9.0,
+// measured). The approximation is the GPC grouping (gpc_sm_counts): clusters of 1 or 2 blocks
 // divide every GPC's even SM count, so they come out as the driver says however the chip was
 // harvested; for larger ones the most even grouping is an upper bound, which a chip whose GPCs
 // are less even than the model's stays under (the GPU test checks both and prints the two).

@@ -229,9 +229,13 @@ int co_resident_clusters(const ArchLimits& arch, const Occupancy& occupancy, int
     throw Error(ErrorKind::invalid_argument, "a cluster of " + std::to_string(cluster_blocks) +
                                                  " blocks is outside 1.." +
                                                  std::to_string(max_cluster_blocks));
+  // Measured on the H100 (driver 580): cuOccupancyMaxActiveClusters holds at most 8 blocks of a
+  // cluster launch per SM, even where a plain launch of the same kernel holds 32 (32 threads, no
+  // shared memory: 1056 clusters of one block on 132 SMs).
+  constexpr int max_cluster_launch_blocks_per_sm = 8;
+  const int blocks_per_sm = std::min(occupancy.active_blocks_per_sm, max_cluster_launch_blocks_per_sm);
   int clusters = 0;
-  for (int sms : gpc_sm_counts(arch, sm_count))
-    clusters += occupancy.active_blocks_per_sm * sms / cluster_blocks;
+  for (int sms : gpc_sm_counts(arch, sm_count)) clusters += blocks_per_sm * sms / cluster_blocks;
   return clusters;
 }
 

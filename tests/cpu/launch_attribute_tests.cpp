@@ -215,6 +215,11 @@ TEST_CASE("clusters resident at once: each GPC holds its block slots over the cl
   REQUIRE(one_per_sm.active_blocks_per_sm == 1);
   CHECK(co_resident_clusters(hopper(), one_per_sm, 16, 132) == 8);
   CHECK(co_resident_clusters(hopper(), one_per_sm, 16, 114) == 1);
+  // 32 threads: a plain launch holds 32 blocks per SM, a cluster launch 8 (the driver's count).
+  const Occupancy thirty_two_per_sm = compute_occupancy(hopper(), kernel(32), 32, 0);
+  REQUIRE(thirty_two_per_sm.active_blocks_per_sm == 32);
+  CHECK(co_resident_clusters(hopper(), thirty_two_per_sm, 1, 132) == 1056);
+  CHECK(co_resident_clusters(hopper(), thirty_two_per_sm, 2, 132) == 528);
   CHECK_THROWS_WITH_AS(co_resident_clusters(hopper(), one_per_sm, 17, 132),
                        "a cluster of 17 blocks is outside 1..16", Error);
 }

@@ -212,7 +212,7 @@ TEST_CASE("a graph built node by node runs its diamond of dependencies and check
               scale.describe() + ": takes 4 argument(s), but 3 were given");
   check_error([&] { graph.add_kernel(scale, {.grid = 1, .block = 2048}, {}, x, doubled, 2.0f, n); },
               ErrorKind::invalid_argument,
-              "block 2048x1x1 = 2048 threads exceeds the kernel's max");
+              "block 2048x1x1 has x = 2048, over the device's max");
   LaunchConfig dependent = config;
   dependent.programmatic_serialization = true;
   check_error([&] { graph.add_kernel(scale, dependent, {}, x, doubled, 2.0f, n); },
