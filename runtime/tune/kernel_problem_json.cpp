@@ -185,7 +185,11 @@ class Reader {
 
   void tunables(KernelProblem& problem, const json& spec) const {
     object(spec, "tune");
-    for (const auto& [name, values] : spec.items()) {
+    // Named copies, not structured bindings: lambdas below capture them (clang before 16 refuses
+    // to capture a binding).
+    for (const auto& item : spec.items()) {
+      const std::string name = item.key();
+      const json& values = item.value();
       const std::string path = "tune." + name;
       std::optional<std::int64_t> fallback;
       const json* listed = &values;
@@ -344,8 +348,11 @@ class Reader {
       }
     }
     if (document.contains("defines"))
-      for (const auto& [name, value] : object(document["defines"], "defines").items())
+      for (const auto& item : object(document["defines"], "defines").items()) {
+        const std::string name = item.key();
+        const json& value = item.value();
         build([&] { problem.define(name, expression(value, "defines." + name)); });
+      }
     if (document.contains("tune")) tunables(problem, document["tune"]);
     if (manifest_space && !document.contains("tune")) from_manifest_lines(problem);
     if (document.contains("constraints"))

@@ -286,7 +286,9 @@ ProblemData make_problem_data(const KernelProblem& problem, const ProblemSizes& 
 
 ProblemData read_expected_files(const KernelProblem& problem, const ProblemSizes& sizes) {
   ProblemData expected;
-  for (const auto& [output, file] : problem.verification().files) {
+  for (const auto& entry : problem.verification().files) {
+    const std::string& output = entry.first;  // a lambda captures it: no structured binding
+    const auto& file = entry.second;
     const auto found = std::find_if(problem.arguments().begin(), problem.arguments().end(),
                                     [&](const ProblemArgument& a) { return a.name == output; });
     const std::int64_t count =
