@@ -29,6 +29,7 @@
 #include "ptxrt/tuning_database.hpp"
 #include "tools/cli.hpp"
 #include "tools/host_commands.hpp"
+#include "tools/run_sgemm.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Context;
@@ -65,6 +66,7 @@ const std::map<std::string, ProgramSpec>& programs() {
       {"vecadd", {{"--n"}, ""}},
       {"matadd", {{"--m", "--n"}, ""}},
       {"matmul", {{"--m", "--n", "--k"}, "tiled"}},
+      {"sgemm", {{"--m", "--n", "--k"}, ""}},
       {"transpose", {{"--m", "--n"}, "padded"}},
       {"reduce", {{"--n"}, "sum"}},
       {"sort", {{"--n"}, "keys"}},
@@ -177,21 +179,28 @@ std::optional<ptxrt::TunedChoice> tuned_choice(const CLI::App& command,
   return host::choose_tuned(host::make_tune_problem("matmul", size, device), device, database);
 }
 
-nlohmann::json tuned_json(const ptxrt::TunedChoice& choice) {
-  nlohmann::json config = nlohmann::json::object();
-  for (const ptxrt::Define& define : choice.config.defines()) config[define.name] = define.value;
-  nlohmann::json from;
-  if (choice.from)
-    from = {{"device", choice.from->device},
-            {"compute_capability", choice.from->compute_capability},
-            {"size", choice.from->size}};
-  return {{"level", ptxrt::to_string(choice.level)}, {"config", config}, {"from", from}};
+// sgemm: its own command (tools/run_sgemm.cpp), whose --tuned reads the sgemm tunes.
+void execute_sgemm(const CLI::App& command, const RunArguments& arguments) {
+  ptxrt::tools::SgemmRunArguments sgemm;
+  sgemm.m = size_or(command, "--m", arguments.m, sgemm.m);
+  sgemm.n = size_or(command, "--n", arguments.n, sgemm.n);
+  sgemm.k = size_or(command, "--k", arguments.k, sgemm.k);
+  sgemm.defines = arguments.defines;
+  sgemm.tuned = arguments.tuned;
+  sgemm.database = arguments.database;
+  sgemm.repeat = arguments.repeat;
+  sgemm.verify = arguments.verify;
+  sgemm.seed = arguments.seed;
+  sgemm.json = arguments.json;
+  sgemm.device = arguments.device;
+  ptxrt::tools::run_sgemm_command(sgemm);
 }
 
 void execute(const CLI::App& command, const RunArguments& arguments) {
   check_applicable(command, arguments);
   if (command.count("--db") && !arguments.tuned)
     throw Error(ErrorKind::invalid_argument, "--db applies with --tuned");
+  if (arguments.program == "sgemm") return execute_sgemm(command, arguments);
   const std::optional<ptxrt::TunedChoice> tuned = tuned_choice(command, arguments);
   const Runner run =
       plan_program(command, arguments,
@@ -207,7 +216,7 @@ void execute(const CLI::App& command, const RunArguments& arguments) {
     passed = passed && result.passed();
     if (arguments.json) {
       report.push_back(ptxrt::tools::run_to_json(result));
-      if (tuned) report.back()["tuned"] = tuned_json(*tuned);
+      if (tuned) report.back()["tuned"] = ptxrt::tools::tuned_json(*tuned);
     } else
       std::cout << host::format_run(result);
   }
@@ -218,6 +227,17 @@ void execute(const CLI::App& command, const RunArguments& arguments) {
 }  // namespace
 
 namespace ptxrt::tools {
+
+nlohmann::json tuned_json(const TunedChoice& choice) {
+  nlohmann::json config = nlohmann::json::object();
+  for (const Define& define : choice.config.defines()) config[define.name] = define.value;
+  nlohmann::json from;
+  if (choice.from)
+    from = {{"device", choice.from->device},
+            {"compute_capability", choice.from->compute_capability},
+            {"size", choice.from->size}};
+  return {{"level", to_string(choice.level)}, {"config", config}, {"from", from}};
+}
 
 nlohmann::json run_to_json(const host::Run& run) {
   nlohmann::json defines = nlohmann::json::object();
@@ -260,9 +280,9 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember(names));
   command->add_option("--n", arguments->n,
                       "Elements (vecadd, reduce, sort, aos-soa), intervals (simpson, even), or "
-                      "columns (matmul: B and C; matadd, transpose)");
-  command->add_option("--m", arguments->m, "Rows (matmul: A and C; matadd, transpose)");
-  command->add_option("--k", arguments->k, "matmul: columns of A, rows of B");
+                      "columns (matmul, sgemm: B and C; matadd, transpose)");
+  command->add_option("--m", arguments->m, "Rows (matmul, sgemm: A and C; matadd, transpose)");
+  command->add_option("--k", arguments->k, "matmul, sgemm: columns of A, rows of B");
   command->add_option("--width", arguments->width, "raytrace: image width in pixels");
   command->add_option("--height", arguments->height, "raytrace: image height in pixels");
   command->add_option("--spheres", arguments->spheres, "raytrace: spheres in the scene");
@@ -284,9 +304,10 @@ void add_run_command(CLI::App& app) {
   command->add_option("--device", arguments->device, "Device ordinal")
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--tuned", arguments->tuned,
-                    "matmul: use the config the tuning database picks for this size and device "
-                    "(exact size, nearest size, same compute capability, else the default); "
-                    "printed, and in --json as \"tuned\": {level, config, from}");
+                    "matmul, sgemm: use the config the tuning database picks for this size and "
+                    "device (exact size, nearest size, same compute capability, else the "
+                    "default: for sgemm the shape heuristic's); printed, and in --json as "
+                    "\"tuned\": {level, config, from}");
   ptxrt::cli::add_database_option(*command, arguments->database, "with --tuned: ");
   command->callback([command, arguments] { execute(*command, *arguments); });
 }
