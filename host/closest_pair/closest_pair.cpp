@@ -69,12 +69,6 @@ void validate_for_gpu(const Box& box, int base) {
                                                  " is not a power of two from 32 to 1024");
 }
 
-ClosestPairMethod resolve(ClosestPairMethod method, std::size_t n) {
-  if (method != ClosestPairMethod::automatic) return method;
-  if (n >= automatic_gpu_threshold && driver_status().usable) return ClosestPairMethod::grid;
-  return ClosestPairMethod::cpu_divide_conquer;
-}
-
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
@@ -136,6 +130,12 @@ ClosestPairMethod parse_closest_pair_method(std::string_view name) {
               "unknown closest-pair method '" + std::string(name) + "'; known: " + known);
 }
 
+ClosestPairMethod resolve_closest_pair_method(ClosestPairMethod method, std::size_t n) {
+  if (method != ClosestPairMethod::automatic) return method;
+  if (n >= automatic_gpu_threshold && driver_status().usable) return ClosestPairMethod::grid;
+  return ClosestPairMethod::cpu_divide_conquer;
+}
+
 bool is_gpu_method(ClosestPairMethod method) {
   return method == ClosestPairMethod::grid || method == ClosestPairMethod::divide_conquer ||
          method == ClosestPairMethod::brute_force;
@@ -149,7 +149,7 @@ ClosestPair closest_pair(std::span<const Point2> points, ClosestPairMethod metho
                          const ClosestPairOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const Box box = validate(points);
-  const ClosestPairMethod resolved = resolve(method, points.size());
+  const ClosestPairMethod resolved = resolve_closest_pair_method(method, points.size());
   const GpuResult found = is_gpu_method(resolved) ? run_gpu(points, resolved, box, options)
                                                   : run_cpu(points, resolved, options);
   ClosestPair result;
