@@ -129,12 +129,18 @@ SgemmShape sgemm_shape_of(int m, int n, int k) {
 
 const char* to_string(SgemmShape shape) {
   switch (shape) {
-    case SgemmShape::square: return "square";
-    case SgemmShape::ragged: return "ragged";
-    case SgemmShape::flat: return "flat";
-    case SgemmShape::small: return "small";
-    case SgemmShape::skinny: return "skinny";
-    case SgemmShape::deep: return "deep";
+    case SgemmShape::square:
+      return "square";
+    case SgemmShape::ragged:
+      return "ragged";
+    case SgemmShape::flat:
+      return "flat";
+    case SgemmShape::small:
+      return "small";
+    case SgemmShape::skinny:
+      return "skinny";
+    case SgemmShape::deep:
+      return "deep";
   }
   return "unknown";
 }

@@ -51,11 +51,11 @@ enum class SgemmChoice {
 
 struct PTXRT_API SgemmOptions {
   SgemmChoice choice = SgemmChoice::heuristic;
-  SgemmConfig config;                         // with SgemmChoice::given
-  const TuningDatabase* database = nullptr;   // tuned: null reads TuningDatabase::default_path()
-  CUstream stream = nullptr;                  // null: the context's default stream
-  SgemmWorkspace* workspace = nullptr;        // null: a split allocates for the call and waits
-  Jit* jit = nullptr;                         // null: Jit::shared()
+  SgemmConfig config;                        // with SgemmChoice::given
+  const TuningDatabase* database = nullptr;  // tuned: null reads TuningDatabase::default_path()
+  CUstream stream = nullptr;                 // null: the context's default stream
+  SgemmWorkspace* workspace = nullptr;       // null: a split allocates for the call and waits
+  Jit* jit = nullptr;                        // null: Jit::shared()
 };
 
 // The config sgemm() runs for an m×n×k product on `device` with `options`, before it looks at

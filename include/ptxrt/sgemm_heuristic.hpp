@@ -5,16 +5,18 @@
 //   The product runs as tiles(C) × split_k blocks, in rounds of sm_count × min_blocks. A full
 //   round takes min_blocks · 2·BM·BN·depth flop at the SM's share of the config's rate, plus an
 //   overhead (a fixed part, and the ring's first tiles arriving before the first FFMA: what
-//   makes deep rings and large tiles cost at short K); in the last, partial round the busiest SM holds
-//   ceil(rest / sm_count) blocks and runs at its occupancy's share of the rate (the square root
-//   of its resident warps over 8, at most 1: two warps per scheduler hide the latencies of these
-//   tiles). A split adds its reduction: the partial products written and read once at memory
+//   makes deep rings and large tiles cost at short K); in the last, partial round the busiest SM
+//   holds ceil(rest / sm_count) blocks and runs at its occupancy's share of the rate (the square
+//   root of its resident warps over 8, at most 1: two warps per scheduler hide the latencies of
+//   these tiles). A split adds its reduction: the partial products written and read once at memory
 //   speed, and a second launch.
 //
-// The menu's rates are measured (or, where marked, estimated) throughputs on full rounds of a
-// large product on an H100, per SM; tests/data/sgemm/h100-shapes.json records the measurements
-// they come from, and a CPU test checks the choices against it (docs/perf-notes.md says how to
-// re-derive them). Pure functions; thread-safe.
+// The menu's rates are full-round throughputs on an H100, per device: for the configs the H100
+// runs of issue 8 measured, fitted so that the model reproduces those runs (4096³, 8192³,
+// 4097³, 8192×8192×128); for the small tiles, estimates by their FFMA share (each entry says
+// which). docs/perf-notes.md, "Round 3", gives the derivation and the bench and tune commands
+// that check the choices; a CPU test checks the choice for a table of shapes. Pure functions;
+// thread-safe.
 #pragma once
 
 #include <string>
@@ -27,8 +29,8 @@
 namespace ptxrt {
 
 struct PTXRT_API SgemmMenuEntry {
-  SgemmConfig config;   // split_k 1; the heuristic picks the split
-  double tflops = 0.0;  // on full rounds of a large product, all 132 SMs of an H100
+  SgemmConfig config;                 // split_k 1; the heuristic picks the split
+  double tflops = 0.0;                // on full rounds of a large product, all 132 SMs of an H100
   double any_alignment_tflops = 0.0;  // the same through the any-alignment entry (N % 4 != 0)
   std::string source;                 // where the rates come from
 };

@@ -38,10 +38,9 @@ void require_elements(const char* matrix, std::size_t size, long long rows, long
 
 void require_address(const char* matrix, CUdeviceptr address, long long rows, long long columns) {
   if (address == 0 && rows * columns > 0)
-    throw Error(ErrorKind::invalid_argument, std::string("sgemm: ") + matrix +
-                                                 " is a null address for a " +
-                                                 std::to_string(rows) + "x" +
-                                                 std::to_string(columns) + " matrix");
+    throw Error(ErrorKind::invalid_argument,
+                std::string("sgemm: ") + matrix + " is a null address for a " +
+                    std::to_string(rows) + "x" + std::to_string(columns) + " matrix");
 }
 
 // C, or the workspace the split's partial products go to: options.workspace's, or one made for
@@ -79,14 +78,15 @@ std::size_t SgemmWorkspace::capacity_floats() const noexcept {
 SgemmConfig sgemm_choose_config(const DeviceProperties& device, int m, int n, int k,
                                 const SgemmOptions& options) {
   switch (options.choice) {
-    case SgemmChoice::given: return options.config;
-    case SgemmChoice::heuristic: return sgemm_heuristic_config(device, m, n, k);
+    case SgemmChoice::given:
+      return options.config;
+    case SgemmChoice::heuristic:
+      return sgemm_heuristic_config(device, m, n, k);
     case SgemmChoice::tuned: {
       const TunedChoice choice =
           options.database
               ? sgemm_tuned_choice(device, m, n, k, *options.database)
-              : sgemm_tuned_choice(device, m, n, k,
-                                   TuningDatabase(TuningDatabase::default_path()));
+              : sgemm_tuned_choice(device, m, n, k, TuningDatabase(TuningDatabase::default_path()));
       return sgemm_config_with(SgemmConfig{}, choice.config.defines());
     }
   }
@@ -122,7 +122,8 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
   SgemmLaunch product =
       sgemm_launch(config, m, n, sgemm_alignment_allows_vectors(config, a, b, destination, n, k));
   product.launch.stream = options.stream;
-  sgemm_kernel(jit, context, config, product.entry).launch(product.launch, a, b, destination, m, n, k);
+  sgemm_kernel(jit, context, config, product.entry)
+      .launch(product.launch, a, b, destination, m, n, k);
   if (config.split_k > 1) {
     LaunchConfig reduce = sgemm_reduce_launch(device, m, n);
     reduce.stream = options.stream;

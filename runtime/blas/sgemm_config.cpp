@@ -5,8 +5,8 @@
 #include <charconv>
 #include <utility>
 
-#include "ptxrt/error.hpp"
 #include "blas/sgemm_family.hpp"
+#include "ptxrt/error.hpp"
 #include "ptxrt/program.hpp"
 
 namespace ptxrt {
@@ -159,7 +159,8 @@ long long sgemm_tiles(const SgemmConfig& config, int m, int n) {
 
 int sgemm_slice_depth(const SgemmConfig& config, int k) {
   if (config.split_k <= 1) return k;
-  const long long per_slice = ceil_div(ceil_div(k, config.block_k), config.split_k) * config.block_k;
+  const long long per_slice =
+      ceil_div(ceil_div(k, config.block_k), config.split_k) * config.block_k;
   return static_cast<int>(std::min<long long>(per_slice, k));
 }
 
@@ -182,9 +183,11 @@ SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned) 
 
 LaunchConfig sgemm_reduce_launch(const DeviceProperties& device, int m, int n) {
   const long long quads = ceil_div(static_cast<long long>(m) * n, 4);
-  const long long most = static_cast<long long>(std::max(device.sm_count, 1)) * reduce_blocks_per_sm;
+  const long long most =
+      static_cast<long long>(std::max(device.sm_count, 1)) * reduce_blocks_per_sm;
   const long long blocks = std::clamp(ceil_div(quads, reduce_threads), 1ll, most);
-  return {.grid = Dim3(static_cast<unsigned>(blocks)), .block = Dim3(static_cast<unsigned>(reduce_threads))};
+  return {.grid = Dim3(static_cast<unsigned>(blocks)),
+          .block = Dim3(static_cast<unsigned>(reduce_threads))};
 }
 
 bool sgemm_alignment_allows_vectors(const SgemmConfig& config, CUdeviceptr a, CUdeviceptr b,

@@ -44,7 +44,9 @@ SgemmConfig menu_config(int warps_m, int warps_n, int lanes_m, int thread_m, int
 }
 
 // The share of its full rate an SM reaches with `warps` resident.
-double occupancy_share(double warps) { return std::min(1.0, std::sqrt(warps / warps_for_full_rate)); }
+double occupancy_share(double warps) {
+  return std::min(1.0, std::sqrt(warps / warps_for_full_rate));
+}
 
 double bandwidth_bytes_per_ms(const DeviceProperties& device) {
   const double theoretical = device.theoretical_bandwidth_gb_per_s();
@@ -128,8 +130,9 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
   const auto cost = [](const SgemmEstimate& estimate) {
     return estimate.milliseconds * (estimate.config.split_k > 1 ? split_penalty : 1.0);
   };
-  std::stable_sort(estimates.begin(), estimates.end(),
-                   [&](const SgemmEstimate& a, const SgemmEstimate& b) { return cost(a) < cost(b); });
+  std::stable_sort(
+      estimates.begin(), estimates.end(),
+      [&](const SgemmEstimate& a, const SgemmEstimate& b) { return cost(a) < cost(b); });
   return estimates;
 }
 

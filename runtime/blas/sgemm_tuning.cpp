@@ -38,8 +38,8 @@ std::optional<std::string> shape_problem(const SgemmConfig& config, const Device
     return "a " + std::to_string(config.block_m()) + "x" + std::to_string(config.block_n()) +
            " tile is larger than the product needs";
   const long long sms = std::max(device.sm_count, 1);
-  if (is_small_tile(config) && sgemm_tiles(SgemmConfig{}, m, n) >=
-                                   small_tiles_below_rounds * 2 * sms)
+  if (is_small_tile(config) &&
+      sgemm_tiles(SgemmConfig{}, m, n) >= small_tiles_below_rounds * 2 * sms)
     return std::string("small tiles are for products that the default 128x128 tiles cannot fill");
   if (config.split_k == 1) return std::nullopt;
   const long long slots = sms * config.min_blocks;
@@ -47,8 +47,7 @@ std::optional<std::string> shape_problem(const SgemmConfig& config, const Device
   if (sgemm_slice_depth(config, k) < sgemm_min_slice_depth)
     return "split " + std::to_string(config.split_k) + " leaves slices under " +
            std::to_string(sgemm_min_slice_depth) + " of K";
-  if (tiles >= split_below_rounds * slots)
-    return std::string("the tiles alone fill enough rounds");
+  if (tiles >= split_below_rounds * slots) return std::string("the tiles alone fill enough rounds");
   if (tiles * config.split_k > most_split_rounds * slots)
     return "split " + std::to_string(config.split_k) + " makes over " +
            std::to_string(most_split_rounds) + " rounds";
@@ -70,12 +69,8 @@ TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, int n, int
 }
 
 TuningKey sgemm_tuning_key(const DeviceProperties& device, int m, int n, int k) {
-  return {"sgemm",
-          source_hash(sgemm_program()),
-          sgemm_tuning_space(device, m, n, k).describe(),
-          device.name,
-          device.compute_capability(),
-          nvrtc_version(),
+  return {"sgemm",     source_hash(sgemm_program()), sgemm_tuning_space(device, m, n, k).describe(),
+          device.name, device.compute_capability(),  nvrtc_version(),
           {m, n, k}};
 }
 
@@ -85,8 +80,8 @@ TunedChoice sgemm_tuned_choice(const DeviceProperties& device, int m, int n, int
   TunedChoice choice = choose(database.records(), sgemm_tuning_key(device, m, n, k),
                               TuningConfig(heuristic.defines()));
   if (log::enabled(log::Level::info))
-    log::write(log::Level::info, "tuned sgemm " + format_size({m, n, k}) + ": " +
-                                     choice.describe());
+    log::write(log::Level::info,
+               "tuned sgemm " + format_size({m, n, k}) + ": " + choice.describe());
   return choice;
 }
 
