@@ -62,9 +62,9 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
   options.database = &database;
   const Context context = Context::primary(arguments.device);
   std::ostringstream quiet;
-  std::vector<host::SgemmBenchShape> shapes = host::run_sgemm_bench(
-      context, Jit::shared(), sizes_of(arguments), options,
-      arguments.json ? static_cast<std::ostream&>(quiet) : std::cout);
+  std::vector<host::SgemmBenchShape> shapes =
+      host::run_sgemm_bench(context, Jit::shared(), sizes_of(arguments), options,
+                            arguments.json ? static_cast<std::ostream&>(quiet) : std::cout);
   if (arguments.json) {
     std::cout << host::sgemm_bench_json(context.device().properties(), shapes).dump(2) << '\n';
   } else {

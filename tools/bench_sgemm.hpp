@@ -4,11 +4,10 @@
 // (host/matmul/sgemm_bench.hpp).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace ptxrt::tools {
 
@@ -17,7 +16,7 @@ struct SgemmBenchArguments {
   int rounds = 2;
   int repeat = 0;  // 0: 10, or 3 with quick
   bool every_listed = false;
-  bool quick = false;  // 1024³ and 2048³, one round, 3 samples
+  bool quick = false;    // 1024³ and 2048³, one round, 3 samples
   std::string database;  // empty: TuningDatabase::default_path()
   bool json = false;
   std::uint64_t seed = 1;

@@ -166,7 +166,7 @@ std::optional<ptxrt::TunedChoice> tuned_choice(const CLI::App& command,
   if (!arguments.tuned) return std::nullopt;
   if (arguments.program != "matmul" ||
       (command.count("--variant") && arguments.variant != "tiled"))
-    throw Error(ErrorKind::invalid_argument, "--tuned applies to matmul (tiled) only");
+    throw Error(ErrorKind::invalid_argument, "--tuned applies to matmul (tiled) and sgemm only");
   if (!arguments.defines.empty())
     throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
   const std::vector<std::int64_t> size{size_or(command, "--m", arguments.m, 1024),

@@ -100,8 +100,8 @@ class ShapeRun {
       return;
     }
     cublas_.emplace(found.library, context_);
-    const auto product = cublas_product(found, context_, device_a_, device_b_, size_.m, size_.n,
-                                        size_.k, samples_);
+    const auto product =
+        cublas_product(found, context_, device_a_, device_b_, size_.m, size_.n, size_.k, samples_);
     reference_ = product->c;
     shape.reference_ok = product->sampled_error <= matmul_tolerance;
     char line[160];
@@ -166,8 +166,8 @@ void prepare_all(const Context& context, Jit& jit, const std::vector<SgemmBenchS
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::future<void>> pending;
   for (const SgemmConfig& config : unique)
-    pending.push_back(std::async(std::launch::async,
-                                 [&, config] { sgemm_prepare(context, config, jit); }));
+    pending.push_back(
+        std::async(std::launch::async, [&, config] { sgemm_prepare(context, config, jit); }));
   for (std::future<void>& done : pending) done.get();
   char line[96];
   std::snprintf(line, sizeof line, "compiled and loaded %zu configs in %.1f s\n", unique.size(),
@@ -190,15 +190,15 @@ void print_shape(std::ostream& out, const SgemmBenchShape& shape) {
   const std::optional<double> cublas = shape.cublas_rate();
   if (cublas) {
     std::snprintf(line, sizeof line, "  %7.2f %-15s %6.1f%% %-20s %-8s %s\n", *cublas,
-                  rate_range(shape.cublas_rates, "[%.2f, %.2f]").c_str(),
-                  100 * shape.cublas_spread, "1", "-", "cuBLAS SGEMM (no TF32)");
+                  rate_range(shape.cublas_rates, "[%.2f, %.2f]").c_str(), 100 * shape.cublas_spread,
+                  "1", "-", "cuBLAS SGEMM (no TF32)");
     out << line;
   }
   const std::optional<std::size_t> best = shape.best();
   for (std::size_t i = 0; i < shape.rows.size(); ++i) {
     const SgemmBenchRow& row = shape.rows[i];
-    const std::string name = row.config.describe() + " (" + row.describe_roles() + ")" +
-                             (best == i ? "  <- best" : "");
+    const std::string name =
+        row.config.describe() + " (" + row.describe_roles() + ")" + (best == i ? "  <- best" : "");
     if (!row.ran()) {
       std::snprintf(line, sizeof line, "  %7s %-15s %7s %-20s %-8s %s: %s\n", "-", "-", "-", "-",
                     "FAIL", name.c_str(), row.failure.c_str());
@@ -259,17 +259,20 @@ std::optional<SgemmBenchSize> parse_sgemm_bench_size(std::string_view text) {
 
 const std::vector<SgemmBenchSize>& sgemm_bench_sizes() {
   static const std::vector<SgemmBenchSize> sizes{
-      {512, 512, 512},      {1024, 1024, 1024}, {2048, 2048, 2048},   {4096, 4096, 4096},
-      {8192, 8192, 8192},   {4097, 4097, 4097}, {1536, 1536, 12288},  {512, 512, 16384},
-      {8192, 64, 8192},     {128, 8192, 4096},  {8192, 8192, 128},    {4096, 4096, 256}};
+      {512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048},  {4096, 4096, 4096},
+      {8192, 8192, 8192}, {4097, 4097, 4097}, {1536, 1536, 12288}, {512, 512, 16384},
+      {8192, 64, 8192},   {128, 8192, 4096},  {8192, 8192, 128},   {4096, 4096, 256}};
   return sizes;
 }
 
 const char* to_string(SgemmBenchRole role) {
   switch (role) {
-    case SgemmBenchRole::default_config: return "default";
-    case SgemmBenchRole::listed: return "listed";
-    case SgemmBenchRole::tuned: return "tuned";
+    case SgemmBenchRole::default_config:
+      return "default";
+    case SgemmBenchRole::listed:
+      return "listed";
+    case SgemmBenchRole::tuned:
+      return "tuned";
   }
   return "unknown";
 }
@@ -282,7 +285,8 @@ bool SgemmBenchRow::has(SgemmBenchRole role) const {
 
 std::string SgemmBenchRow::describe_roles() const {
   std::string text;
-  for (const SgemmBenchRole role : roles) text += (text.empty() ? "" : ", ") + std::string(to_string(role));
+  for (const SgemmBenchRole role : roles)
+    text += (text.empty() ? "" : ", ") + std::string(to_string(role));
   return text;
 }
 
@@ -294,18 +298,16 @@ std::optional<double> SgemmBenchShape::cublas_rate() const {
 std::optional<std::size_t> SgemmBenchShape::best(std::vector<SgemmBenchRole> roles) const {
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const bool counts = roles.empty() || std::any_of(roles.begin(), roles.end(), [&](auto role) {
-                          return rows[i].has(role);
-                        });
+    const bool counts = roles.empty() || std::any_of(roles.begin(), roles.end(),
+                                                     [&](auto role) { return rows[i].has(role); });
     if (counts && rows[i].ran() && (!best || rows[i].rate() > rows[*best].rate())) best = i;
   }
   return best;
 }
 
 bool SgemmBenchShape::passed() const {
-  return reference_ok && std::all_of(rows.begin(), rows.end(), [](const SgemmBenchRow& row) {
-           return row.failure.empty();
-         });
+  return reference_ok && std::all_of(rows.begin(), rows.end(),
+                                     [](const SgemmBenchRow& row) { return row.failure.empty(); });
 }
 
 std::vector<SgemmBenchShape> run_sgemm_bench(const Context& context, Jit& jit,
@@ -314,8 +316,13 @@ std::vector<SgemmBenchShape> run_sgemm_bench(const Context& context, Jit& jit,
   const DeviceProperties& device = context.device().properties();
   std::vector<SgemmBenchShape> shapes;
   for (const SgemmBenchSize& size : sizes)
-    shapes.push_back({size, sgemm_shape_of(size.m, size.n, size.k),
-                      launches_per_sample(size, options), {}, true, {}, 0.0,
+    shapes.push_back({size,
+                      sgemm_shape_of(size.m, size.n, size.k),
+                      launches_per_sample(size, options),
+                      {},
+                      true,
+                      {},
+                      0.0,
                       rows_for(device, size, options)});
   out << "sgemm bench on " << device.name << ": " << options.rounds << " rounds x "
       << options.repeat << " timed samples (after a warm-up) per config\n";
@@ -379,17 +386,18 @@ nlohmann::json sgemm_bench_json(const DeviceProperties& device,
     nlohmann::json rows = nlohmann::json::array();
     for (const SgemmBenchRow& row : shape.rows) {
       nlohmann::json config = nlohmann::json::object();
-      for (const Define& define : row.config.defines()) config[define.name] = std::stoi(define.value);
+      for (const Define& define : row.config.defines())
+        config[define.name] = std::stoi(define.value);
       nlohmann::json roles = nlohmann::json::array();
       for (const SgemmBenchRole role : row.roles) roles.push_back(to_string(role));
-      rows.push_back({{"roles", roles},
-                      {"config", config},
-                      {"describe", row.config.describe()},
-                      {"tflops", row.ran() ? nlohmann::json(row.rate()) : nlohmann::json()},
-                      {"ratio", row.ran() && cublas ? nlohmann::json(row.rate() / *cublas)
-                                                    : nlohmann::json()},
-                      {"error", row.error ? nlohmann::json(*row.error) : nlohmann::json()},
-                      {"failure", row.failure}});
+      rows.push_back(
+          {{"roles", roles},
+           {"config", config},
+           {"describe", row.config.describe()},
+           {"tflops", row.ran() ? nlohmann::json(row.rate()) : nlohmann::json()},
+           {"ratio", row.ran() && cublas ? nlohmann::json(row.rate() / *cublas) : nlohmann::json()},
+           {"error", row.error ? nlohmann::json(*row.error) : nlohmann::json()},
+           {"failure", row.failure}});
     }
     list.push_back({{"m", shape.size.m},
                     {"n", shape.size.n},

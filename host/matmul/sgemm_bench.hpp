@@ -12,13 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "host/matmul/sgemm.hpp"
 #include "ptxrt/context.hpp"
@@ -44,9 +43,9 @@ const std::vector<SgemmBenchSize>& sgemm_bench_sizes();
 
 struct SgemmBenchOptions {
   int rounds = 2;
-  int repeat = 10;               // timed samples per config and round, after a warm-up
-  int launches_per_sample = 0;   // 0: enough for about 2 ms at 40 TFLOP/s
-  bool every_listed = false;     // every config of sgemm_configs, not just the candidates
+  int repeat = 10;              // timed samples per config and round, after a warm-up
+  int launches_per_sample = 0;  // 0: enough for about 2 ms at 40 TFLOP/s
+  bool every_listed = false;    // every config of sgemm_configs, not just the candidates
   std::uint64_t seed = 1;
   const TuningDatabase* database = nullptr;  // its exact winners join as "tuned" rows
 };
@@ -62,8 +61,8 @@ const char* to_string(SgemmBenchRole role);  // "default", "listed", "tuned"
 struct SgemmBenchRow {
   SgemmConfig config;
   std::vector<SgemmBenchRole> roles;
-  std::optional<double> error;  // of the checked output
-  std::string failure;          // why it could not run or failed the check; empty when fine
+  std::optional<double> error;      // of the checked output
+  std::string failure;              // why it could not run or failed the check; empty when fine
   std::vector<double> round_rates;  // TFLOP/s, one median per round
   double widest_spread = 0.0;       // the widest IQR/median of a round
   double rate() const;              // the median of round_rates (0 without any)
@@ -76,11 +75,11 @@ struct SgemmBenchShape {
   SgemmBenchSize size;
   SgemmShape shape = SgemmShape::square;
   int launches_per_sample = 1;
-  std::string reference;           // what outputs were checked against, and cuBLAS's own error
-  bool reference_ok = true;        // cuBLAS's C passed at the samples (or there is no cuBLAS)
+  std::string reference;             // what outputs were checked against, and cuBLAS's own error
+  bool reference_ok = true;          // cuBLAS's C passed at the samples (or there is no cuBLAS)
   std::vector<double> cublas_rates;  // empty without cuBLAS
   double cublas_spread = 0.0;
-  std::vector<SgemmBenchRow> rows;   // the default first
+  std::vector<SgemmBenchRow> rows;  // the default first
 
   std::optional<double> cublas_rate() const;
   // The fastest row that ran with one of `roles` (any row when none are given).
@@ -100,8 +99,8 @@ std::vector<SgemmBenchShape> run_sgemm_bench(const Context& context, Jit& jit,
 void print_sgemm_bench_summary(std::ostream& out, const std::vector<SgemmBenchShape>& shapes);
 
 // {device, compute_capability, shapes: [{m, n, k, class, cublas_tflops, reference, rows:
-// [{roles, config: {DEFINE: value}, describe, tflops, ratio, error, failure}]}]}: what
-// scripts/sgemm_record.py keeps in tests/data/sgemm/h100-shapes.json.
+// [{roles, config: {DEFINE: value}, describe, tflops, ratio, error, failure}]}]}: the record of
+// a run that docs/perf-notes.md's tables come from.
 nlohmann::json sgemm_bench_json(const DeviceProperties& device,
                                 const std::vector<SgemmBenchShape>& shapes);
 

@@ -47,8 +47,8 @@ void verify(Run& run, const Context& context, const std::vector<float>& a,
     return;
   }
   const ProductSamples samples = sample_product(a, b, plan.m, plan.n, plan.k);
-  if (const auto cublas =
-          cublas_product(find_cublas(), context, device_a, device_b, plan.m, plan.n, plan.k, samples);
+  if (const auto cublas = cublas_product(find_cublas(), context, device_a, device_b, plan.m, plan.n,
+                                         plan.k, samples);
       cublas && cublas->sampled_error <= matmul_tolerance) {
     record_comparison(run, c, cublas->c, matmul_tolerance);
     char measure[128];
@@ -61,8 +61,8 @@ void verify(Run& run, const Context& context, const std::vector<float>& a,
   std::vector<float> sampled;
   for (const std::size_t index : samples.indices) sampled.push_back(c[index]);
   record_comparison(run, sampled, samples.expected, matmul_tolerance);
-  run.error_measure = "max |gpu - fp64| / max |fp64| at " +
-                      std::to_string(samples.indices.size()) + " elements (no usable cuBLAS)";
+  run.error_measure = "max |gpu - fp64| / max |fp64| at " + std::to_string(samples.indices.size()) +
+                      " elements (no usable cuBLAS)";
 }
 
 }  // namespace
@@ -70,8 +70,7 @@ void verify(Run& run, const Context& context, const std::vector<float>& a,
 SgemmRunPlan plan_sgemm_run(std::int64_t m, std::int64_t n, std::int64_t k,
                             std::vector<Define> defines, bool tuned,
                             std::filesystem::path database) {
-  // The same size checks as the tiled matmul's (its defines are its own, so none go there).
-  const MatmulPlan sizes = plan_matmul(m, n, k, MatmulVariant::tiled);
+  const ProductSizes sizes = checked_product_sizes("sgemm", m, n, k);
   if (tuned && !defines.empty())
     throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
   resolve_defines(Program::builtin("sgemm"), defines);
@@ -106,8 +105,7 @@ SgemmRun run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
   run.rate = giga_per_second(2.0 * plan.m * plan.n * static_cast<double>(plan.k), run.median_ms);
   run.rate_unit = "GFLOP/s";
   run.note = config.describe() + ", chosen by " + chosen_by(plan, tuned);
-  if (options.verify)
-    verify(run, context, a, b, device_a, device_b, device_c.download(), plan);
+  if (options.verify) verify(run, context, a, b, device_a, device_b, device_c.download(), plan);
   return {std::move(run), config, std::move(tuned)};
 }
 

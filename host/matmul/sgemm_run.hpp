@@ -23,7 +23,7 @@ struct SgemmRunPlan {
   std::filesystem::path database;  // with tuned
 };
 
-// Checks the sizes (as plan_matmul: ints >= 1 whose matrices' floats fit in size_t), that each
+// Checks the sizes (ints >= 1 whose matrices' floats fit in size_t), that each
 // define is one of sgemm.cu's constants with one of its declared values, that defines and tuned
 // are not both given, and reads the database when tuned (a corrupt one is an Error naming it);
 // needs no GPU.
