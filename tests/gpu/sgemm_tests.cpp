@@ -12,6 +12,7 @@
 #include "host/common/reference.hpp"
 #include "host/matmul/sgemm.hpp"
 #include "ptxrt/sgemm.hpp"
+#include "ptxrt/sgemm_heuristic.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::poison_word;
