@@ -137,6 +137,7 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
 }
 
 SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n, int k) {
+  m = std::max(m, 1), n = std::max(n, 1), k = std::max(k, 1);
   const std::vector<SgemmEstimate> estimates = sgemm_estimates(device, m, n, k);
   if (estimates.empty())
     throw Error(ErrorKind::invalid_argument, "sgemm: no config suits " + device.name + " (sm_" +
