@@ -27,6 +27,8 @@ struct ClosestPairArguments {
   std::size_t bench_max_n = 100'000'000;
   bool mpi = false;
   std::string devices;  // --mpi: the GPUs the ranks of a node take turns on; empty: all
+  bool tuned = false;
+  std::string database;  // --tuned: the tuning database; empty: the default
 };
 
 void add_closest_pair_command(CLI::App& app);

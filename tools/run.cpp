@@ -1,5 +1,7 @@
 // `ptxrt run <program>`: plan (all arguments checked, no driver), then run on the device and
-// report what ran, the median time, the rate and the verdict.
+// report what ran, the median time, the rate and the verdict. <program> is a classic kernel's
+// name, sgemm (the library's SGEMM family: host/matmul/sgemm_run.hpp) or a kernel file with its
+// tuning problem (run_problem.cpp).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -14,8 +16,10 @@
 #include <vector>
 
 #include "host/classic/aos_soa.hpp"
+#include "host/classic/histogram.hpp"
 #include "host/matmul/matmul.hpp"
 #include "host/matmul/matrix_add.hpp"
+#include "host/matmul/sgemm_run.hpp"
 #include "host/classic/raytrace.hpp"
 #include "host/classic/reduce.hpp"
 #include "host/classic/simpson.hpp"
@@ -29,7 +33,7 @@
 #include "ptxrt/tuning_database.hpp"
 #include "tools/cli.hpp"
 #include "tools/host_commands.hpp"
-#include "tools/run_sgemm.hpp"
+#include "tools/run_problem.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Context;
@@ -52,6 +56,8 @@ struct RunArguments {
   int device = 0;
   bool tuned = false;
   std::string database;
+  std::string problem;  // a kernel file's: --problem
+  std::string sizes;    // a kernel file's: --size
 };
 
 using Runner = std::function<std::vector<host::Run>(Jit&, const Context&, const host::RunOptions&)>;
@@ -69,6 +75,7 @@ const std::map<std::string, ProgramSpec>& programs() {
       {"sgemm", {{"--m", "--n", "--k"}, ""}},
       {"transpose", {{"--m", "--n"}, "padded"}},
       {"reduce", {{"--n"}, "sum"}},
+      {"histogram", {{"--n"}, "block"}},
       {"sort", {{"--n"}, "keys"}},
       {"raytrace", {{"--width", "--height", "--spheres", "--output"}, ""}},
       {"simpson", {{"--n"}, "pi"}},
@@ -138,6 +145,10 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
     return runner(
         host::plan_reduce(size("--n", n, 1 << 24), host::parse_reduce_variant(variant), defines),
         host::run_reduce);
+  if (program == "histogram")
+    return runner(host::plan_histogram(size("--n", n, 1 << 26),
+                                       host::parse_histogram_variant(variant), defines),
+                  host::run_histogram);
   if (program == "sort")
     return runner(
         host::plan_sort(size("--n", n, 1 << 20), host::parse_sort_variant(variant), defines),
@@ -160,68 +171,99 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
   };
 }
 
-// --tuned: the config the tuning database picks for this matmul on this device.
+ptxrt::TuningDatabase tuning_database(const RunArguments& arguments) {
+  return ptxrt::TuningDatabase(arguments.database.empty()
+                                   ? ptxrt::TuningDatabase::default_path()
+                                   : std::filesystem::path(arguments.database));
+}
+
+// --tuned: the config the tuning database picks for this matmul on this device (sgemm's: its
+// run's, execute_sgemm).
 std::optional<ptxrt::TunedChoice> tuned_choice(const CLI::App& command,
                                                const RunArguments& arguments) {
   if (!arguments.tuned) return std::nullopt;
-  if (arguments.program != "matmul" ||
-      (command.count("--variant") && arguments.variant != "tiled"))
-    throw Error(ErrorKind::invalid_argument, "--tuned applies to matmul (tiled) and sgemm only");
+  const bool tiled_matmul = arguments.program == "matmul" &&
+                            (!command.count("--variant") || arguments.variant == "tiled");
+  if (!tiled_matmul)
+    throw Error(ErrorKind::invalid_argument,
+                "--tuned applies to matmul (tiled), sgemm and kernel files with a problem "
+                "(closest-pair: `ptxrt closest-pair --tuned`)");
   if (!arguments.defines.empty())
     throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
   const std::vector<std::int64_t> size{size_or(command, "--m", arguments.m, 1024),
                                        size_or(command, "--n", arguments.n, 1024),
                                        size_or(command, "--k", arguments.k, 1024)};
   const ptxrt::DeviceProperties device = ptxrt::Device::get(arguments.device).properties();
-  const ptxrt::TuningDatabase database(arguments.database.empty()
-                                           ? ptxrt::TuningDatabase::default_path()
-                                           : std::filesystem::path(arguments.database));
-  return host::choose_tuned(host::make_tune_problem("matmul", size, device), device, database);
+  return host::choose_tuned(host::make_tune_problem("matmul", size, device), device,
+                            tuning_database(arguments));
 }
 
-// sgemm: its own command (tools/run_sgemm.cpp), whose --tuned reads the sgemm tunes.
+host::RunOptions run_options(const RunArguments& arguments) {
+  return {.seed = arguments.seed, .repeats = arguments.repeat, .verify = arguments.verify};
+}
+
+// The runs as text or one JSON array, each with the tuning database's choice when there is one;
+// throws CLI::RuntimeError(1) after the report when a verification failed.
+void report(const std::vector<host::Run>& runs, const std::optional<ptxrt::TunedChoice>& tuned,
+            bool json) {
+  if (tuned && !json) std::cout << "tuned: " << tuned->describe() << '\n';
+  bool passed = true;
+  nlohmann::json document = nlohmann::json::array();
+  for (const host::Run& result : runs) {
+    passed = passed && result.passed();
+    if (json) {
+      document.push_back(ptxrt::tools::run_to_json(result));
+      if (tuned) document.back()["tuned"] = ptxrt::tools::tuned_json(*tuned);
+    } else
+      std::cout << host::format_run(result);
+  }
+  if (json) std::cout << document.dump(2) << '\n';
+  if (!passed) throw CLI::RuntimeError(1);
+}
+
+// sgemm: everything checked (and the database read, for --tuned) before the driver is touched;
+// the run picks its config on the device as ptxrt::sgemm() would (sgemm_run.hpp).
 void execute_sgemm(const CLI::App& command, const RunArguments& arguments) {
-  ptxrt::tools::SgemmRunArguments sgemm;
-  sgemm.m = size_or(command, "--m", arguments.m, sgemm.m);
-  sgemm.n = size_or(command, "--n", arguments.n, sgemm.n);
-  sgemm.k = size_or(command, "--k", arguments.k, sgemm.k);
-  sgemm.defines = arguments.defines;
-  sgemm.tuned = arguments.tuned;
-  sgemm.database = arguments.database;
-  sgemm.repeat = arguments.repeat;
-  sgemm.verify = arguments.verify;
-  sgemm.seed = arguments.seed;
-  sgemm.json = arguments.json;
-  sgemm.device = arguments.device;
-  ptxrt::tools::run_sgemm_command(sgemm);
+  const host::SgemmRunPlan plan = host::plan_sgemm_run(
+      size_or(command, "--m", arguments.m, 1024), size_or(command, "--n", arguments.n, 1024),
+      size_or(command, "--k", arguments.k, 1024), ptxrt::cli::parse_defines(arguments.defines),
+      arguments.tuned ? std::optional(tuning_database(arguments)) : std::nullopt);
+  const Context context = Context::primary(arguments.device);
+  const host::SgemmRun result =
+      host::run_sgemm(Jit::shared(), context, plan, run_options(arguments));
+  report({result.run}, result.tuned, arguments.json);
+}
+
+// A kernel file: its problem run once (run_problem.cpp).
+void execute_kernel_file(const CLI::App& command, const RunArguments& arguments) {
+  for (const char* option : {"--n", "--m", "--k", "--width", "--height", "--spheres", "--variant"})
+    if (command.count(option))
+      throw Error(ErrorKind::invalid_argument,
+                  std::string(option) + " does not apply to a kernel file: its sizes are --size");
+  if (arguments.tuned && !arguments.defines.empty())
+    throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
+  const ptxrt::TuningDatabase database = tuning_database(arguments);
+  ptxrt::cli::run_kernel_file({arguments.program, arguments.problem, arguments.sizes,
+                               ptxrt::cli::parse_defines(arguments.defines),
+                               arguments.tuned ? &database : nullptr, arguments.repeat,
+                               arguments.verify, arguments.json, arguments.device});
 }
 
 void execute(const CLI::App& command, const RunArguments& arguments) {
-  check_applicable(command, arguments);
   if (command.count("--db") && !arguments.tuned)
     throw Error(ErrorKind::invalid_argument, "--db applies with --tuned");
+  if (!programs().contains(arguments.program)) return execute_kernel_file(command, arguments);
+  if (command.count("--problem") || command.count("--size"))
+    throw Error(ErrorKind::invalid_argument,
+                "--problem and --size apply to a kernel file, not to " + arguments.program);
+  check_applicable(command, arguments);
   if (arguments.program == "sgemm") return execute_sgemm(command, arguments);
   const std::optional<ptxrt::TunedChoice> tuned = tuned_choice(command, arguments);
   const Runner run =
       plan_program(command, arguments,
                    tuned ? tuned->config.defines() : ptxrt::cli::parse_defines(arguments.defines));
-  if (tuned && !arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
   const Context context = Context::primary(arguments.device);
-  const host::RunOptions options{
-      .seed = arguments.seed, .repeats = arguments.repeat, .verify = arguments.verify};
-  const std::vector<host::Run> runs = run(Jit::shared(), context, options);
-  bool passed = true;
-  nlohmann::json report = nlohmann::json::array();
-  for (const host::Run& result : runs) {
-    passed = passed && result.passed();
-    if (arguments.json) {
-      report.push_back(ptxrt::tools::run_to_json(result));
-      if (tuned) report.back()["tuned"] = ptxrt::tools::tuned_json(*tuned);
-    } else
-      std::cout << host::format_run(result);
-  }
-  if (arguments.json) std::cout << report.dump(2) << '\n';
-  if (!passed) throw CLI::RuntimeError(1);
+  report(run(Jit::shared(), context, run_options(arguments)), tuned, arguments.json);
 }
 
 }  // namespace
@@ -275,12 +317,20 @@ void add_run_command(CLI::App& app) {
   auto arguments = std::make_shared<RunArguments>();
   std::vector<std::string> names;
   for (const auto& [name, spec] : programs()) names.push_back(name);
-  command->add_option("program", arguments->program, "The program to run")
+  command
+      ->add_option("program", arguments->program,
+                   "The program to run, or a kernel file with its tuning problem (--problem, or "
+                   "the file's \"// ptxrt: problem\" lines)")
       ->required()
-      ->check(CLI::IsMember(names));
+      ->check(CLI::IsMember(names) | CLI::ExistingFile);
+  command->add_option("--problem", arguments->problem,
+                      "A kernel file's problem (JSON; docs/tuning.md)")
+      ->check(CLI::ExistingFile);
+  command->add_option("--size", arguments->sizes,
+                      "A kernel file's problem sizes, NAME=VALUE,... (W=4096,H=4096)");
   command->add_option("--n", arguments->n,
-                      "Elements (vecadd, reduce, sort, aos-soa), intervals (simpson, even), or "
-                      "columns (matmul, sgemm: B and C; matadd, transpose)");
+                      "Elements (vecadd, reduce, histogram, sort, aos-soa), intervals (simpson, "
+                      "even), or columns (matmul, sgemm: B and C; matadd, transpose)");
   command->add_option("--m", arguments->m, "Rows (matmul, sgemm: A and C; matadd, transpose)");
   command->add_option("--k", arguments->k, "matmul, sgemm: columns of A, rows of B");
   command->add_option("--width", arguments->width, "raytrace: image width in pixels");
@@ -293,8 +343,9 @@ void add_run_command(CLI::App& app) {
   command->add_option("-D,--define", arguments->defines,
                       "A compile-time constant NAME=VALUE of the kernel file (repeatable)");
   command->add_option("--variant", arguments->variant,
-                      "matmul naive|tiled, transpose naive|shared|padded, reduce sum|argmin, sort "
-                      "keys|pairs, simpson pi|square|sine");
+                      "matmul naive|tiled, transpose naive|shared|padded, reduce "
+                      "sum|argmin|cooperative, histogram block|cluster, sort keys|pairs, simpson "
+                      "pi|square|sine");
   command->add_option("--repeat", arguments->repeat, "Timed runs after the warm-up")
       ->check(CLI::Range(1, 1000000));
   command->add_flag("--verify", arguments->verify, "Compare the output with the CPU reference");
@@ -304,10 +355,10 @@ void add_run_command(CLI::App& app) {
   command->add_option("--device", arguments->device, "Device ordinal")
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--tuned", arguments->tuned,
-                    "matmul, sgemm: use the config the tuning database picks for this size and "
-                    "device (exact size, nearest size, same compute capability, else the "
-                    "default: for sgemm the shape heuristic's); printed, and in --json as "
-                    "\"tuned\": {level, config, from}");
+                    "matmul, sgemm, a kernel file: use the config the tuning database picks for "
+                    "this size and device (exact size, nearest size, same compute capability, "
+                    "else the default: for sgemm the shape heuristic's); printed, and in --json "
+                    "as \"tuned\": {level, config, from}");
   ptxrt::cli::add_database_option(*command, arguments->database, "with --tuned: ");
   command->callback([command, arguments] { execute(*command, *arguments); });
 }

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "host/common/kernel_defines.hpp"
-#include "host/common/random_data.hpp"
 #include "host/common/reference.hpp"
 #include "host/common/timing.hpp"
 #include "host/matmul/matmul.hpp"
@@ -21,8 +20,7 @@ namespace {
 std::pair<SgemmConfig, std::optional<TunedChoice>> choose(const DeviceProperties& device,
                                                           const SgemmRunPlan& plan) {
   if (plan.tuned) {
-    TunedChoice choice =
-        sgemm_tuned_choice(device, plan.m, plan.n, plan.k, TuningDatabase(plan.database));
+    TunedChoice choice = sgemm_tuned_choice(device, plan.m, plan.n, plan.k, *plan.tuned);
     return {sgemm_config_with(SgemmConfig{}, choice.config.defines()), std::move(choice)};
   }
   return {sgemm_config_with(sgemm_heuristic_config(device, plan.m, plan.n, plan.k), plan.defines),
@@ -30,25 +28,26 @@ std::pair<SgemmConfig, std::optional<TunedChoice>> choose(const DeviceProperties
 }
 
 std::string chosen_by(const SgemmRunPlan& plan, const std::optional<TunedChoice>& tuned) {
+  if (tuned && tuned->level == ChoiceLevel::declared_default)
+    return "the shape heuristic: the database has no sgemm tune for this device or compute "
+           "capability";
   if (tuned) return "tuned (" + std::string(to_string(tuned->level)) + ")";
   return plan.defines.empty() ? "the shape heuristic" : "the shape heuristic with -D";
 }
 
 // Compares the output with the most complete reference there is time for.
-void verify(Run& run, const Context& context, const std::vector<float>& a,
-            const std::vector<float>& b, const DeviceBuffer<float>& device_a,
-            const DeviceBuffer<float>& device_b, const std::vector<float>& c,
-            const SgemmRunPlan& plan) {
-  const auto m = static_cast<std::size_t>(plan.m), n = static_cast<std::size_t>(plan.n),
-             k = static_cast<std::size_t>(plan.k);
-  if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <=
-      full_cpu_reference_limit) {
-    record_comparison(run, c, matmul(a, b, m, n, k), matmul_tolerance);
+void verify(Run& run, const Context& context, const MatmulOperands& operands,
+            const std::vector<float>& c) {
+  const int m = static_cast<int>(operands.m), n = static_cast<int>(operands.n),
+            k = static_cast<int>(operands.k);
+  if (static_cast<double>(m) * n * static_cast<double>(k) <= full_cpu_reference_limit) {
+    record_comparison(run, c, matmul(operands.a, operands.b, operands.m, operands.n, operands.k),
+                      matmul_tolerance);
     return;
   }
-  const ProductSamples samples = sample_product(a, b, plan.m, plan.n, plan.k);
-  if (const auto cublas = cublas_product(find_cublas(), context, device_a, device_b, plan.m, plan.n,
-                                         plan.k, samples);
+  const ProductSamples samples = sample_product(operands.a, operands.b, m, n, k);
+  if (const auto cublas = cublas_product(find_cublas(), context, operands.device_a,
+                                         operands.device_b, m, n, k, samples);
       cublas && cublas->sampled_error <= matmul_tolerance) {
     record_comparison(run, c, cublas->c, matmul_tolerance);
     char measure[128];
@@ -68,26 +67,22 @@ void verify(Run& run, const Context& context, const std::vector<float>& a,
 }  // namespace
 
 SgemmRunPlan plan_sgemm_run(std::int64_t m, std::int64_t n, std::int64_t k,
-                            std::vector<Define> defines, bool tuned,
-                            std::filesystem::path database) {
+                            std::vector<Define> defines, std::optional<TuningDatabase> tuned) {
   const ProductSizes sizes = checked_product_sizes("sgemm", m, n, k);
   if (tuned && !defines.empty())
     throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
   resolve_defines(Program::builtin("sgemm"), defines);
-  if (tuned) TuningDatabase(database).records();
-  return {sizes.m, sizes.n, sizes.k, std::move(defines), tuned, std::move(database)};
+  if (tuned) tuned->records();
+  return {sizes.m, sizes.n, sizes.k, std::move(defines), std::move(tuned)};
 }
 
 SgemmRun run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
                    const RunOptions& options) {
   auto [config, tuned] = choose(context.device().properties(), plan);
-  const auto m = static_cast<std::size_t>(plan.m), n = static_cast<std::size_t>(plan.n),
-             k = static_cast<std::size_t>(plan.k);
-  const std::vector<float> a = random_floats(m * k, options.seed, 0);
-  const std::vector<float> b = random_floats(k * n, options.seed, 1);
-  const DeviceBuffer<float> device_a(context, std::span<const float>(a));
-  const DeviceBuffer<float> device_b(context, std::span<const float>(b));
-  DeviceBuffer<float> device_c(context, m * n);
+  MatmulOperands operands = make_matmul_operands(context, plan.m, plan.n, plan.k, options.seed);
+  const DeviceBuffer<float>& device_a = operands.device_a;
+  const DeviceBuffer<float>& device_b = operands.device_b;
+  DeviceBuffer<float>& device_c = operands.device_c;
   SgemmWorkspace workspace(context);
   const SgemmOptions given{
       .choice = SgemmChoice::given, .config = config, .workspace = &workspace, .jit = &jit};
@@ -105,7 +100,7 @@ SgemmRun run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
   run.rate = giga_per_second(2.0 * plan.m * plan.n * static_cast<double>(plan.k), run.median_ms);
   run.rate_unit = "GFLOP/s";
   run.note = config.describe() + ", chosen by " + chosen_by(plan, tuned);
-  if (options.verify) verify(run, context, a, b, device_a, device_b, device_c.download(), plan);
+  if (options.verify) verify(run, context, operands, device_c.download());
   return {std::move(run), config, std::move(tuned)};
 }
 
