@@ -52,9 +52,12 @@ struct PTXRT_API SgemmEstimate {
 PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops,
                                        const DeviceProperties& device, int m, int n, int k);
 
+// How much slower than predicted sgemm_estimates counts a split, so that it must win clearly to
+// be chosen (it needs a workspace and a second launch).
+inline constexpr double sgemm_split_penalty = 1.04;
+
 // Every menu config that suits `device` at every split worth trying (slices at least 256 deep),
-// predicted, fastest first; a split counts 3 % slower than it is predicted, so that it must win
-// clearly to be chosen (it needs a workspace and a second launch).
+// predicted, fastest first, a split's time times sgemm_split_penalty.
 PTXRT_API std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m, int n,
                                                      int k);
 

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Fits the SGEMM shape heuristic (runtime/blas/sgemm_heuristic.cpp) to a recorded bench.
+
+    scripts/fit_sgemm_heuristic.py docs/perf-data/sgemm-bench-h100.txt [--search N]
+
+The bench (`ptxrt bench sgemm --all`) times every listed config on each shape. This script
+mirrors the C++ model (rounds of resident blocks, each block's flop at its config's full rate, a
+per-round overhead and ring fill, the split's reduction) and prints, per shape, the config the
+model picks, its measured rate and the best measured. With --search N it runs N steps of a
+seeded random search over the model's constants and the menu's rates, each kept within bounds
+that preserve its physical meaning, scoring the measured rate of each pick against the shape's
+best (the worst shape counted thrice), and prints the best set found. The C++ file is the
+reference: copy a chosen set there by hand, then rerun this without --search to check it.
+"""
+import argparse
+import math
+import random
+import re
+
+SM_COUNT = 132
+DRAM_GB_PER_S = 3352.0  # the H100 SXM's theoretical: 2 x 2619 MHz x 5120 bits
+MIN_SLICE_DEPTH = 256
+SPLITS = [1, 2, 3, 4, 6, 8, 12, 16]
+
+# The C++ constants (sgemm_heuristic.cpp) and their search bounds.
+CONSTANTS = dict(round_overhead_ms=0.34e-3, fill_bytes_per_ms=32e6, warps_for_full_rate=6.75,
+                 reduce_launch_ms=2.3e-3, memory_efficiency=2.5, split_penalty=1.04)
+BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
+              warps_for_full_rate=(4.0, 16.0), reduce_launch_ms=(1e-3, 3e-3),
+              memory_efficiency=(0.6, 3.0), split_penalty=(1.0, 1.05))
+# The menu: (warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks,
+# vector_a), full rate aligned, any alignment (TFLOP/s).
+MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 50.5, 45.5),
+        ((2, 4, 4, 8, 8, 16, 4, 1, True), 50.3, 45.3),
+        ((4, 2, 4, 8, 8, 16, 3, 2, False), 45.2, 40.9),
+        ((2, 2, 8, 8, 8, 16, 3, 2, True), 48.0, 47.0),
+        ((2, 2, 4, 8, 8, 16, 3, 3, True), 42.2, 38.0),
+        ((2, 2, 4, 8, 4, 16, 3, 4, True), 42.0, 37.8),
+        ((2, 2, 4, 4, 4, 16, 3, 4, True), 33.1, 29.8)]
+
+ROW = re.compile(r'[* ]\s+([\d.]+) \[.*?\]\s+[\d.]+%\s+\S+.*?\s(\d+x\d+x\d+ \d+x\d+/thread .*?)'
+                 r'(?: \((?:default, )?listed\))?(?:\s+<- best)?\s*$')
+CONFIG = re.compile(r'(\d+)x(\d+)x(\d+) (\d+)x(\d+)/thread (\d+)x(\d+) warps lanes (\d+)x(\d+) '
+                    r'(\d+) stages min (\d+) blocks/SM(.*)')
+
+
+def config_key(text):
+    g = CONFIG.match(text).groups()
+    rest = g[11]
+    if 'group' in rest or 'skip' in rest:
+        return None
+    split = int(re.search(r'split (\d+)', rest).group(1)) if 'split' in rest else 1
+    return (int(g[5]), int(g[6]), int(g[7]), int(g[3]), int(g[4]), int(g[2]), int(g[9]),
+            int(g[10]), 'vector A' in rest, split)
+
+
+def read_bench(path):
+    shapes, shape = {}, None
+    for line in open(path):
+        header = re.match(r'== (\d+)x(\d+)x(\d+)', line)
+        if header:
+            shape = tuple(map(int, header.groups()))
+            shapes[shape] = {}
+        elif shape and 'cuBLAS SGEMM (no TF32)' in line:
+            shapes[shape]['cublas'] = float(line.split()[0])
+        elif shape:
+            row = ROW.match(line)
+            if row and config_key(row.group(2)):
+                shapes[shape][config_key(row.group(2))] = float(row.group(1))
+    return shapes
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def tile(config):
+    warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks, _ = config
+    return (warps_m * lanes_m * thread_m, warps_n * (32 // lanes_m) * thread_n, block_k, stages,
+            min_blocks, warps_m * warps_n)
+
+
+def slice_depth(config, split, k):
+    block_k = tile(config)[2]
+    return k if split <= 1 else min(ceil_div(ceil_div(k, block_k), split) * block_k, k)
+
+
+def estimate_ms(config, split, tflops, m, n, k, c):
+    block_m, block_n, block_k, stages, min_blocks, warps = tile(config)
+    blocks = ceil_div(m, block_m) * ceil_div(n, block_n) * split
+    slots = SM_COUNT * min_blocks
+    sm_rate = tflops * 1e9 / SM_COUNT
+    depth = slice_depth(config, split, k)
+    block_flop = 2.0 * block_m * block_n * depth
+    fill = min_blocks * min((stages - 1) * block_k, depth) * (block_m + block_n) * 4
+    overhead = c['round_overhead_ms'] + fill / c['fill_bytes_per_ms']
+    milliseconds = blocks // slots * (min_blocks * block_flop / sm_rate + overhead)
+    rest = blocks % slots
+    if rest:
+        def share(resident_warps):
+            return min(1.0, math.sqrt(resident_warps / c['warps_for_full_rate']))
+        busiest = math.ceil(rest / SM_COUNT)
+        milliseconds += (busiest * block_flop /
+                         (sm_rate * share(busiest * warps) / share(min_blocks * warps)) + overhead)
+    if split > 1:
+        milliseconds += (2.0 * split * m * n * 4 /
+                         (DRAM_GB_PER_S * c['memory_efficiency'] * 1e6) + c['reduce_launch_ms'])
+    return milliseconds
+
+
+def choose(m, n, k, c, menu):
+    best = None
+    for config, tflops, any_alignment_tflops in menu:
+        for split in SPLITS:
+            if split > 1 and slice_depth(config, split, k) < MIN_SLICE_DEPTH:
+                break
+            rate = tflops if n % 4 == 0 else any_alignment_tflops
+            cost = estimate_ms(config, split, rate, m, n, k, c) * (
+                c['split_penalty'] if split > 1 else 1.0)
+            if best is None or cost < best[0]:
+                best = (cost, config, split)
+    config, split = best[1], best[2]
+    return config[:8] + (config[8] and k % 4 == 0 and n % 4 == 0, split)
+
+
+def picks(shapes, c, menu):
+    """(shape, pick, its measured rate or None, the best measured, cuBLAS) per shape."""
+    for shape, rows in shapes.items():
+        pick = choose(*shape, c, menu)
+        best = max(rate for key, rate in rows.items() if key != 'cublas')
+        yield shape, pick, rows.get(pick), best, rows['cublas']
+
+
+def score(shapes, c, menu):
+    # A pick the bench did not time counts as 0.85 of the best.
+    shares = [(got / best if got else 0.85) for _, _, got, best, _ in picks(shapes, c, menu)]
+    return sum(shares) + 2 * min(shares)
+
+
+def search(shapes, steps, seed=1):
+    rng = random.Random(seed)
+    constants, menu = dict(CONSTANTS), [list(entry) for entry in MENU]
+    best = score(shapes, constants, menu)
+    for _ in range(steps):
+        trial_constants, trial_menu = dict(constants), [list(entry) for entry in menu]
+        if rng.random() < 0.6:
+            name = rng.choice(list(BOUNDS))
+            trial_constants[name] = rng.uniform(*BOUNDS[name])
+        else:
+            index = rng.randrange(len(MENU))
+            factor = rng.uniform(0.95, 1.05)
+            trial_menu[index][1] = MENU[index][1] * factor
+            trial_menu[index][2] = MENU[index][2] * factor
+        trial = score(shapes, trial_constants, trial_menu)
+        if trial >= best:
+            best, constants, menu = trial, trial_constants, trial_menu
+    return constants, menu
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('bench')
+    parser.add_argument('--search', type=int, default=0, metavar='N')
+    arguments = parser.parse_args()
+    shapes = read_bench(arguments.bench)
+    constants, menu = CONSTANTS, MENU
+    if arguments.search:
+        constants, menu = search(shapes, arguments.search)
+        print('constants:', {name: float(f'{value:.4g}') for name, value in constants.items()})
+        print('menu rates:', [(round(entry[1], 2), round(entry[2], 2)) for entry in menu])
+    at_best = 0
+    for shape, pick, got, best, cublas in picks(shapes, constants, menu):
+        block_m, block_n, block_k = tile(pick[:9])[:3]
+        at_best += got == best
+        print(f'{"x".join(map(str, shape)):>16}: {block_m}x{block_n}x{block_k} split {pick[9]:<2} '
+              f'measured {got or float("nan"):6.2f} best {best:6.2f} TFLOP/s, '
+              f'{(got or float("nan")) / cublas:.3f}x cuBLAS')
+    print(f'the pick is the measured best on {at_best} of {len(shapes)} shapes')
+
+
+if __name__ == '__main__':
+    main()
