@@ -67,7 +67,7 @@ const std::map<std::string, ProgramSpec>& programs() {
       {"matmul", {{"--m", "--n", "--k"}, "tiled"}},
       {"transpose", {{"--m", "--n"}, "padded"}},
       {"reduce", {{"--n"}, "sum"}},
-      {"sort", {{"--n"}, "keys"}},
+      {"sort", {{"--n"}, "bitonic"}},
       {"raytrace", {{"--width", "--height", "--spheres", "--output"}, ""}},
       {"simpson", {{"--n"}, "pi"}},
       {"aos-soa", {{"--n"}, ""}},
@@ -273,8 +273,8 @@ void add_run_command(CLI::App& app) {
   command->add_option("-D,--define", arguments->defines,
                       "A compile-time constant NAME=VALUE of the kernel file (repeatable)");
   command->add_option("--variant", arguments->variant,
-                      "matmul naive|tiled, transpose naive|shared|padded, reduce sum|argmin, sort "
-                      "keys|pairs, simpson pi|square|sine");
+                      "matmul naive|tiled, transpose naive|shared|padded|vector, reduce sum|argmin, "
+                      "sort bitonic|bitonic-pairs|radix|radix-pairs, simpson pi|square|sine");
   command->add_option("--repeat", arguments->repeat, "Timed runs after the warm-up")
       ->check(CLI::Range(1, 1000000));
   command->add_flag("--verify", arguments->verify, "Compare the output with the CPU reference");
