@@ -9,12 +9,27 @@ install(TARGETS ptxrt EXPORT ptxrtTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ptxrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# include/ptxrt/mpi.hpp belongs to ptxrt::mpi: installed only with it.
+set(PTXRT_HEADERS_LEFT_OUT "")
+if(NOT TARGET ptxrt_mpi)
+  set(PTXRT_HEADERS_LEFT_OUT PATTERN mpi.hpp EXCLUDE)
+endif()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ptxrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        ${PTXRT_HEADERS_LEFT_OUT})
 if(TARGET ptxrt_cli)
   install(TARGETS ptxrt_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
 install(EXPORT ptxrtTargets NAMESPACE ptxrt:: DESTINATION ${PTXRT_CMAKE_DIR})
+# ptxrt::mpi (cmake/Mpi.cmake), when built: an export set of its own, which ptxrtConfig.cmake
+# loads for find_package(ptxrt COMPONENTS mpi).
+if(TARGET ptxrt_mpi)
+  install(TARGETS ptxrt_mpi EXPORT ptxrtMpiTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT ptxrtMpiTargets NAMESPACE ptxrt:: DESTINATION ${PTXRT_CMAKE_DIR})
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ptxrtConfig.cmake.in
   ${PROJECT_BINARY_DIR}/ptxrtConfig.cmake INSTALL_DESTINATION ${PTXRT_CMAKE_DIR})
 # A 0.x release may change its API with each minor version.
@@ -28,7 +43,8 @@ install(FILES ${PROJECT_BINARY_DIR}/ptxrtConfig.cmake ${PROJECT_BINARY_DIR}/ptxr
 # is honoured. A static libptxrt lists what it needs on Libs, a shared one on Libs.private.
 file(RELATIVE_PATH PTXRT_PC_PREFIX_FROM_PCDIR
      /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
-set(PTXRT_PC_DEPENDENCIES "${CUDA_nvrtc_LIBRARY} ${CMAKE_THREAD_LIBS_INIT}")
+set(PTXRT_PC_DEPENDENCIES
+    "${CUDA_nvrtc_LIBRARY} ${CUDA_nvJitLink_LIBRARY} ${CUDA_nvfatbin_LIBRARY} ${CMAKE_THREAD_LIBS_INIT}")
 foreach(library IN LISTS CMAKE_DL_LIBS)
   string(APPEND PTXRT_PC_DEPENDENCIES " -l${library}")
 endforeach()

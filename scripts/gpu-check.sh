@@ -4,12 +4,15 @@
 # short summary last. Logs go to $OUT (when set, as on the lent GPU machine) or build-gpu/logs.
 # One call of the lent machine may run 10 minutes, so the parts can be left out or added:
 #   scripts/gpu-check.sh [--no-tests|--gpu-tests-only] [--sanitize|--sanitize-all] [--no-bench] [--tune]
+#                      [--mpi|--mpi-checks|--mpi-bench]
 #                      [--bench-args "..."] [--sanitize-args "..."]
-# --tune runs scripts/tune-check.sh on the same build afterwards.
+# --tune runs scripts/tune-check.sh on the same build afterwards; --mpi (--mpi-checks, --mpi-bench:
+# one half) scripts/mpi-check.sh, which needs mpirun (MPIRUN) and a build with ptxrt::mpi.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 sanitize_tests='^gpu:sanitize: ' ctest_filter=() tests=1 sanitize=0 bench=1 tune=0 bench_args="" sanitize_args=""
+mpi_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize=1 ;;
@@ -18,6 +21,9 @@ while [ $# -gt 0 ]; do
     --gpu-tests-only) ctest_filter=(-R '^gpu:') ;;  # the CPU ones ran in CI
     --no-bench) bench=0 ;;
     --tune) tune=1 ;;
+    --mpi) mpi_args=(all) ;;
+    --mpi-checks) mpi_args=(--checks) ;;
+    --mpi-bench) mpi_args=(--bench) ;;
     --bench-args) bench_args="$2"; shift ;;
     --sanitize-args) sanitize_args="$2"; shift ;;  # e.g. "--jobs 16 --deadline 480"
     *) echo "unknown option $1" >&2; exit 2 ;;
@@ -38,7 +44,7 @@ if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$logs/configure.
    cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1; then
   summary+=("build: ok ($(( $(date +%s) - started )) s)")
 else
-  tail -40 "$logs/configure.log" "$logs/build.log"
+  tail -n 40 "$logs/configure.log" "$logs/build.log"
   echo "SUMMARY: build FAILED"
   exit 1
 fi
@@ -85,6 +91,7 @@ run_bench() {  # name, command...
 if [ "$bench" = 1 ]; then
   run_bench kernels "$build/ptxrt" bench $bench_args
   run_bench jit-cache "$build/tests/ptxrt_jit_cache_bench"
+  run_bench compile "$build/tests/ptxrt_compile_bench"
   run_bench launch "$build/tests/ptxrt_launch_overhead_bench"
   run_bench sgemm "$build/tests/ptxrt_sgemm_bench"
   run_bench closest-pair "$build/ptxrt" closest-pair --bench
@@ -101,7 +108,17 @@ if [ "$tune" = 1 ]; then
   while read -r line; do summary+=("  $line"); done < <(grep -E "^(matmul|sgemm|closest)" "$logs/tune-check.txt" | grep -v "exit")
 fi
 
+mpi_rc=0
+if [ ${#mpi_args[@]} -gt 0 ]; then
+  [ "${mpi_args[0]}" = all ] && mpi_args=()
+  OUT="$logs/mpi" scripts/mpi-check.sh "${mpi_args[@]}" "$build" | tee "$logs/mpi-check.txt"
+  mpi_rc=${PIPESTATUS[0]}
+  summary+=("mpi-check: rc $mpi_rc")
+  while read -r line; do summary+=("  $line"); done < <(grep -E "^(closest|sgemm|  MPI)" "$logs/mpi-check.txt")
+fi
+
 echo
 echo "SUMMARY ($(( $(date +%s) - started )) s)"
 printf '  %s\n' "${summary[@]}"
-[ "$ctest_rc" = 0 ] && [ "${examples_rc:-0}" = 0 ] && [ "$sanitize_rc" = 0 ] && [ "$tune_rc" = 0 ]
+[ "$ctest_rc" = 0 ] && [ "${examples_rc:-0}" = 0 ] && [ "$sanitize_rc" = 0 ] && [ "$tune_rc" = 0 ] &&
+  [ "$mpi_rc" = 0 ]

@@ -36,7 +36,7 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 sanitized_build() {  # folder, sanitizers
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTXRT_WERROR=ON \
     -DPTXRT_SANITIZE="$2" >/dev/null
-  cmake --build "$1" -j "$jobs" --target ptxrt_cpu_tests ptxrt_jit_cache_bench
+  cmake --build "$1" -j "$jobs" --target ptxrt_cpu_tests ptxrt_jit_cache_bench ptxrt_compile_bench
 }
 
 # AddressSanitizer + UBSan: every CPU test but the one compiling every kernel for every arch,

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,6 +29,7 @@ struct WarmArguments {
   std::vector<std::string> defines;
   bool all_values = false;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::string fatbin_directory;  // --fatbin-dir: also one fatbin per kernel and configuration
 };
 
 struct WarmJob {
@@ -174,6 +177,27 @@ std::vector<Target> warm_targets(const std::vector<std::string>& archs) {
   return targets;
 }
 
+// One fatbin per kernel and configuration, of the CUBINs warmed for every arch, for shipping:
+// DIR/<kernel>[.NAME=VALUE...].fatbin. `images` lines up with `jobs`.
+void write_fatbins(const fs::path& directory, const std::vector<WarmJob>& jobs,
+                   const std::vector<Image>& images) {
+  std::map<std::string, std::vector<Image>> parts;
+  for (std::size_t index = 0; index < jobs.size(); ++index) {
+    std::string file = fs::path(jobs[index].program->name()).stem().string();
+    for (const Define& define : jobs[index].defines) file += "." + define.name + "=" + define.value;
+    parts[file + ".fatbin"].push_back(images[index]);
+  }
+  fs::create_directories(directory);
+  for (const auto& [file, images_of_file] : parts) {
+    const Image fatbin = make_fatbin(images_of_file, file);
+    std::ofstream out(directory / file, std::ios::binary | std::ios::trunc);
+    out.write(fatbin.data.data(), static_cast<std::streamsize>(fatbin.data.size()));
+    out.close();
+    if (!out) throw Error(ErrorKind::io, "cannot write " + (directory / file).string());
+    std::cout << "wrote " << (directory / file).string() << " (" << fatbin.arch << ")\n";
+  }
+}
+
 void warm(const WarmArguments& arguments) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Target> targets = warm_targets(arguments.archs);
@@ -189,16 +213,21 @@ void warm(const WarmArguments& arguments) {
 
   DiskCache cache(cache_directory());
   require_usable(cache);
+  // Kept only when they are written into fatbins as well.
+  std::vector<Image> images(arguments.fatbin_directory.empty() ? 0 : jobs.size());
   run_parallel(jobs.size(), arguments.jobs, [&](std::size_t index) {
     WarmJob& job = jobs[index];
     CompileOptions options;
     options.defines = job.defines;
     options.target = job.target;
     job.key = cache_key(*job.program, options);
-    job.compiled =
-        cache.load_or_compile(job.key, [&] { return compile(*job.program, options); }).compiled;
+    CachedImage cached =
+        cache.load_or_compile(job.key, [&] { return compile(*job.program, options); });
+    job.compiled = cached.compiled;
+    if (!images.empty()) images[index] = std::move(cached.image);
   });
   require_usable(cache);
+  if (!images.empty()) write_fatbins(arguments.fatbin_directory, jobs, images);
 
   std::vector<std::vector<std::string>> rows;
   std::size_t compiled = 0;
@@ -231,6 +260,9 @@ void add_warm_command(CLI::App& cache) {
   command->add_option("-j,--jobs", arguments->jobs, "compiles run at once")
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
+  command->add_option("--fatbin-dir", arguments->fatbin_directory,
+                      "also write one fatbin per kernel and configuration into this folder, "
+                      "holding the CUBIN of every --arch, for shipping");
   command->callback([arguments] { warm(*arguments); });
 }
 

@@ -80,6 +80,33 @@ void add_nvrtc_arguments(CLI::App& command, NvrtcArguments& arguments) {
                      "repeatable");
 }
 
+Program LinkArguments::add_to(Program program) const {
+  for (const std::string& source : sources) program.add_source_file(source);
+  for (const std::string& object : objects)
+    program.add_device_object(DeviceObject::from_file(object));
+  return program;
+}
+
+void LinkArguments::apply_to(CompileOptions& compile) const {
+  compile.lto = lto;
+  compile.link_options = options;
+}
+
+void add_link_arguments(CLI::App& command, LinkArguments& arguments) {
+  command.add_option("sources", arguments.sources,
+                     "more .cu files of the same program: compiled as relocatable device code and "
+                     "linked with the first");
+  command.add_option("--link", arguments.objects,
+                     "a prebuilt device object to link in: a static library or object from nvcc "
+                     "-dc, PTX, CUBIN, fatbin or LTO-IR (recognised by content); repeatable");
+  command.add_flag("--lto", arguments.lto,
+                   "link-time optimisation: the sources compile to LTO-IR and nvJitLink optimises "
+                   "across them");
+  command.add_option("--link-option", arguments.options,
+                     "an option passed to nvJitLink as is (--link-option -maxrregcount=64); "
+                     "repeatable");
+}
+
 void add_database_option(CLI::App& command, std::string& database, std::string_view condition) {
   command.add_option("--db", database,
                      std::string(condition) +

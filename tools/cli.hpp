@@ -43,6 +43,19 @@ struct NvrtcArguments {
   void apply_to(CompileOptions& compile) const;
 };
 void add_nvrtc_arguments(CLI::App& command, NvrtcArguments& arguments);
+// A program of several files: more sources after the kernel argument, prebuilt device objects
+// and libraries (--link), link-time optimisation (--lto) and nvJitLink options (--link-option).
+struct LinkArguments {
+  std::vector<std::string> sources;
+  std::vector<std::string> objects;
+  bool lto = false;
+  std::vector<std::string> options;
+
+  // `program` with the further sources and device objects (each recognised by its content).
+  Program add_to(Program program) const;
+  void apply_to(CompileOptions& compile) const;
+};
+void add_link_arguments(CLI::App& command, LinkArguments& arguments);
 // --db: the tuning database; `condition` ("with --tuned: ") prefixes its help.
 void add_database_option(CLI::App& command, std::string& database, std::string_view condition = "");
 

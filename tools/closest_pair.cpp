@@ -1,6 +1,7 @@
 #include "closest_pair.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <iomanip>
 #include <iostream>
@@ -20,28 +21,11 @@
 #include "ptxrt/memory.hpp"
 
 namespace ptxrt::cli {
-namespace {
 
-struct Arguments {
-  std::size_t n = 1'000'000;
-  std::string distribution = "uniform";
-  std::uint64_t seed = 1;
-  std::string input;
-  std::string method = "auto";
-  std::vector<std::string> defines;
-  std::size_t cpu_block = 256;
-  bool verify = false;
-  bool json = false;
-  bool bench = false;
-  std::size_t bench_max_n = 100'000'000;
-  std::string from = "host";
-  int repeat = 1;
-};
-
-// -D takes BASE only (the divide & conquer's and brute force's block size).
-int base_from(const std::vector<std::string>& defines) {
+host::ClosestPairOptions closest_pair_options(const ClosestPairArguments& arguments) {
+  // -D takes BASE only (the divide & conquer's and brute force's block size).
   int base = 128;
-  for (const std::string& text : defines) {
+  for (const std::string& text : arguments.defines) {
     const Define define = parse_define(text);
     if (define.name != "BASE")
       throw Error(ErrorKind::invalid_argument,
@@ -55,7 +39,13 @@ int base_from(const std::vector<std::string>& defines) {
                   "closest-pair: BASE '" + define.value + "' is not a number");
     }
   }
-  return base;
+  return {.base = base, .cpu_block = arguments.cpu_block};
+}
+
+std::string describe_input(const ClosestPairArguments& arguments) {
+  return arguments.input.empty()
+             ? arguments.distribution + ", seed " + std::to_string(arguments.seed)
+             : arguments.input;
 }
 
 std::string describe_point(const host::Point2& p) {
@@ -63,6 +53,8 @@ std::string describe_point(const host::Point2& p) {
   out << std::setprecision(9) << '(' << p.x << ", " << p.y << ')';
   return out.str();
 }
+
+namespace {
 
 nlohmann::json times_json(const host::ClosestPairTimes& times) {
   return {{"setup_ms", times.setup_ms}, {"upload_ms", times.upload_ms},
@@ -86,7 +78,7 @@ std::string describe_times(const host::ClosestPairTimes& times, bool gpu) {
 
 // The calls of one run: the points from host memory, pinned host memory, or the device (uploaded
 // once beforehand, untimed: "already there").
-std::vector<host::ClosestPair> find_pairs(const Arguments& arguments,
+std::vector<host::ClosestPair> find_pairs(const ClosestPairArguments& arguments,
                                           const std::vector<host::Point2>& points,
                                           const host::ClosestPairOptions& options) {
   const host::ClosestPairMethod method = host::parse_closest_pair_method(arguments.method);
@@ -113,20 +105,22 @@ std::vector<host::ClosestPair> find_pairs(const Arguments& arguments,
 }
 
 // With --verify, a distance that differs from cpu-dc's is an error (exit 1) after the report.
-void run_one(const Arguments& arguments) {
+void run_one(const ClosestPairArguments& arguments) {
+  if (arguments.input.empty() && arguments.n > static_cast<std::size_t>(INT_MAX))
+    throw Error(ErrorKind::invalid_argument,
+                "closest-pair --n " + std::to_string(arguments.n) +
+                    " exceeds the 2147483647 points one process takes: spread them over MPI "
+                    "ranks (--mpi)");
   const std::vector<host::Point2> points =
       arguments.input.empty()
           ? host::generate_points(
                 arguments.n, host::parse_point_distribution(arguments.distribution), arguments.seed)
           : host::read_point_file(arguments.input);
-  const host::ClosestPairOptions options{.base = base_from(arguments.defines),
-                                         .cpu_block = arguments.cpu_block};
+  const host::ClosestPairOptions options = closest_pair_options(arguments);
   const std::vector<host::ClosestPair> calls = find_pairs(arguments, points, options);
   const host::ClosestPair& found = calls.back();
   const bool gpu = host::is_gpu_method(found.method);
-  const std::string source =
-      arguments.input.empty() ? arguments.distribution + ", seed " + std::to_string(arguments.seed)
-                              : arguments.input;
+  const std::string source = describe_input(arguments);
   nlohmann::json json{{"n", points.size()},
                       {"input", source},
                       {"from", arguments.from},
@@ -168,12 +162,12 @@ void run_one(const Arguments& arguments) {
 }
 
 // A method whose distance differs from the others' at the same n is an error after the table.
-void run_bench(const Arguments& arguments) {
+void run_bench(const ClosestPairArguments& arguments) {
   host::ClosestPairBenchOptions options;
   options.max_n = arguments.bench_max_n;
   options.distribution = host::parse_point_distribution(arguments.distribution);
   options.seed = arguments.seed;
-  options.closest_pair.base = base_from(arguments.defines);
+  options.closest_pair.base = closest_pair_options(arguments).base;
   const std::vector<host::ClosestPairBenchRow> rows = host::run_closest_pair_bench(options);
   bool all_agree = true;
   nlohmann::json json = nlohmann::json::array();
@@ -210,12 +204,16 @@ void run_bench(const Arguments& arguments) {
 }  // namespace
 
 void add_closest_pair_command(CLI::App& app) {
-  auto arguments = std::make_shared<Arguments>();
+  auto arguments = std::make_shared<ClosestPairArguments>();
   CLI::App* command = app.add_subcommand(
       "closest-pair", "The closest pair of 2-D points (generated or from a file) on CPU or GPU");
+  // One process takes at most 2^31 - 1 points (closest_pair()); --mpi spreads more.
   CLI::Option* n =
-      command->add_option("--n", arguments->n, "how many points to generate (default 1000000)")
-          ->check(CLI::Range(std::size_t{2}, std::size_t{2147483647}));
+      command
+          ->add_option("--n", arguments->n,
+                       "how many points to generate (default 1000000; at most 2147483647, with "
+                       "--mpi at most that many per rank)")
+          ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 62));
   CLI::Option* distribution =
       command->add_option("--dist", arguments->distribution, "uniform | normal | clustered")
           ->check(CLI::IsMember({"uniform", "normal", "clustered"}));
@@ -234,28 +232,50 @@ void add_closest_pair_command(CLI::App& app) {
                       "and brute (default 128)");
   command->add_option("--block", arguments->cpu_block, "cpu-blocked: points per cache block")
       ->check(CLI::PositiveNumber);
-  command->add_option("--from", arguments->from,
+  CLI::Option* from = command->add_option("--from", arguments->from,
                       "where the points are when the search starts: host (a std::vector), pinned "
                       "(page-locked host memory) or device (uploaded beforehand, untimed); "
                       "pinned and device need a GPU method (auto: grid)")
       ->check(CLI::IsMember({"host", "pinned", "device"}));
-  command->add_option("--repeat", arguments->repeat,
+  CLI::Option* repeat = command->add_option("--repeat", arguments->repeat,
                       "calls in one process, each reported (the first pays the set-up)")
       ->check(CLI::Range(1, 1000));
   command->add_flag("--verify", arguments->verify,
-                    "also run cpu-dc and exit 1 unless the distances are equal");
+                    "also run cpu-dc (with --mpi: rank 0, on the whole set in one process) and "
+                    "exit 1 unless the distances are equal");
   command->add_flag("--json", arguments->json,
                     "print {n, input, from, method, i, j, point_i, point_j, distance, "
                     "times{setup_ms, upload_ms, sort_ms, rest_ms, gpu_ms, total_ms} of the last "
-                    "call, calls[times of each], verify{...}}");
-  command->add_flag("--bench", arguments->bench,
-                    "time every method on 1M, 10M, 100M points of --dist (GPU methods from "
-                    "pinned memory, warm) and print a table");
-  command->add_option("--bench-max-n", arguments->bench_max_n,
-                      "--bench: the largest size (default 100000000)");
+                    "call, calls[times of each], verify{...}}; with --mpi times{split_ms, "
+                    "slab_ms, border_ms, total_ms} (the slowest rank's) and ranks[{input_points, "
+                    "slab_points, border_points_sent, border_points_received}]");
+  CLI::Option* bench = command->add_flag(
+      "--bench", arguments->bench,
+      "time every method on 1M, 10M, 100M points of --dist (GPU methods from pinned memory, "
+      "warm) and print a table");
+  CLI::Option* bench_max_n = command->add_option("--bench-max-n", arguments->bench_max_n,
+                                                 "--bench: the largest size (default 100000000)");
+  CLI::Option* mpi =
+      command
+          ->add_flag("--mpi", arguments->mpi,
+                     "run as one rank of an MPI job (mpirun -n R ptxrt closest-pair --mpi ...): "
+                     "each rank generates or reads its part of the set, the ranks split it into "
+                     "x-slabs, each solves its slab with --method (GPU methods on the node-local "
+                     "rank's GPU) and the pairs across slab borders are resolved on the CPU")
+          ->excludes(bench)
+          ->excludes(bench_max_n)
+          ->excludes(from)
+          ->excludes(repeat);
+  command
+      ->add_option("--devices", arguments->devices,
+                   "--mpi: the GPUs the ranks of a node take in turn, 'all' (default) or "
+                   "ordinals such as 0,1")
+      ->needs(mpi);
   command->callback([arguments] {
     if (arguments->bench) {
       run_bench(*arguments);
+    } else if (arguments->mpi) {
+      run_closest_pair_as_rank(*arguments);
     } else {
       run_one(*arguments);
     }

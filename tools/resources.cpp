@@ -2,6 +2,7 @@
 // follows, for every configuration of a sweep over compile-time constants. No GPU needed.
 #include "ptxrt/resources.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "host/common/disassembly.hpp"
 #include "host/common/kernel_defines.hpp"
 #include "ptxrt/demangle.hpp"
 #include "ptxrt/error.hpp"
@@ -40,16 +42,23 @@ constexpr const char* json_fields =
   occupancy_percent       active warps over the SM's maximum, in percent
   limit                   what keeps more blocks off: warps, registers, shared_memory, blocks,
                           barriers, or none_fits
-  reason                  why not even one block fits; empty otherwise)";
+  reason                  why not even one block fits; empty otherwise
+  file                    (a program of several files) the source whose ptxas report names the
+                          kernel; empty after LTO, which compiles them as one
+  sass                    (--sass) instruction counts of the kernel's machine code: instructions
+                          (all that can execute), FFMA, LDG/STG (global), LDS/STS (shared),
+                          LDL/STL (local), LDC (constant), BAR (barriers), BRA (branches))";
 
 struct ResourcesArguments {
   std::string kernel;
   std::vector<std::string> defines;
   std::vector<std::string> sweeps;
   NvrtcArguments nvrtc;
+  LinkArguments link;
   std::string arch = "auto";
   std::vector<int> blocks{256};
   bool json = false;
+  bool sass = false;
 };
 
 struct Sweep {
@@ -63,6 +72,8 @@ struct Row {
   KernelResources kernel;
   int block_threads = 0;
   Occupancy occupancy;
+  std::string file;  // of a linked program: the source the kernel was compiled in
+  std::optional<host::KernelInstructions> instructions;  // with --sass
 };
 
 Sweep parse_sweep(const std::string& text) {
@@ -98,19 +109,37 @@ std::vector<std::vector<Define>> configurations(const std::vector<Define>& fixed
   return product;
 }
 
+// The source whose section of a linked image's log ("== a.cu ==") holds ptxas' report of
+// `kernel`; empty when none does (a single source, or LTO, which compiles them as one).
+std::string defining_file(const std::string& log, const std::string& kernel) {
+  const std::size_t report = log.find("Compiling entry function '" + kernel + "'");
+  const std::size_t section = log.rfind("== ", report);
+  if (report == std::string::npos || section == std::string::npos) return {};
+  const std::size_t end = log.find(" ==", section + 3);
+  const std::string file = log.substr(section + 3, end - section - 3);
+  return file == "link" ? std::string() : file;
+}
+
 std::vector<Row> rows_for(const Image& image, const ArchLimits& limits,
-                          const std::vector<int>& blocks) {
+                          const std::vector<int>& blocks, bool sass) {
+  std::vector<host::KernelInstructions> instructions;
+  if (sass) instructions = host::count_instructions(host::disassemble(image.data));
   std::vector<Row> rows;
   for (const KernelResources& kernel :
-       merge(read_cubin_resources(image.data), parse_ptxas_info(image.compile_log)))
+       merge(read_cubin_resources(image.data), parse_ptxas_info(image.compile_log))) {
+    std::optional<host::KernelInstructions> counted;
+    for (const host::KernelInstructions& candidate : instructions)
+      if (candidate.kernel == kernel.name) counted = candidate;
     for (int block : blocks)
-      rows.push_back(
-          {image.defines, image.arch, kernel, block, compute_occupancy(limits, kernel, block, 0)});
+      rows.push_back({image.defines, image.arch, kernel, block,
+                      compute_occupancy(limits, kernel, block, 0),
+                      defining_file(image.compile_log, kernel.name), counted});
+  }
   return rows;
 }
 
 std::vector<Row> measure(const ResourcesArguments& arguments) {
-  const Program program = load_program(arguments.kernel);
+  const Program program = arguments.link.add_to(load_program(arguments.kernel));
   std::vector<Sweep> sweeps;
   for (const std::string& text : arguments.sweeps) sweeps.push_back(parse_sweep(text));
   const std::vector<std::vector<Define>> defines =
@@ -130,9 +159,11 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
     CompileOptions options;
     options.defines = defines[index];
     arguments.nvrtc.apply_to(options);
+    arguments.link.apply_to(options);
     options.target = target;
     options.resource_usage = true;
-    per_configuration[index] = rows_for(compile(program, options), limits, arguments.blocks);
+    per_configuration[index] =
+        rows_for(compile(program, options), limits, arguments.blocks, arguments.sass);
   });
   std::vector<Row> rows;
   for (std::vector<Row>& some : per_configuration)
@@ -143,6 +174,13 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
 
 nlohmann::json optional_bytes(const std::optional<std::size_t>& bytes) {
   return bytes ? nlohmann::json(*bytes) : nlohmann::json(nullptr);
+}
+
+nlohmann::json instructions_json(const host::KernelInstructions& instructions) {
+  nlohmann::json counts{{"instructions", instructions.total}};
+  for (const std::string& name : host::instruction_classes())
+    counts[name] = instructions.count(name);
+  return counts;
 }
 
 nlohmann::json to_json(const Row& row) {
@@ -173,6 +211,14 @@ nlohmann::json to_json(const Row& row) {
           {"reason", row.occupancy.reason}};
 }
 
+// to_json, and the fields a linked program (file) and --sass (sass) add.
+nlohmann::json to_json_with_extras(const Row& row) {
+  nlohmann::json object = to_json(row);
+  if (!row.file.empty()) object["file"] = row.file;
+  if (row.instructions) object["sass"] = instructions_json(*row.instructions);
+  return object;
+}
+
 std::string optional_text(const std::optional<std::size_t>& bytes) {
   return bytes ? std::to_string(*bytes) : "?";
 }
@@ -195,19 +241,48 @@ std::vector<std::string> cells(const Row& row) {
           std::string(to_string(row.occupancy.limit))};
 }
 
+// The columns --sass and a linked program add after the resources.
+std::vector<std::string> extra_header(const std::vector<Row>& rows) {
+  std::vector<std::string> header;
+  if (std::any_of(rows.begin(), rows.end(), [](const Row& row) { return !row.file.empty(); }))
+    header.push_back("file");
+  if (rows.front().instructions) {
+    header.push_back("instr");
+    for (const std::string& name : host::instruction_classes()) header.push_back(name);
+  }
+  return header;
+}
+
+std::vector<std::string> extra_cells(const Row& row, bool with_file) {
+  std::vector<std::string> cells;
+  if (with_file) cells.push_back(row.file.empty() ? "-" : row.file);
+  if (row.instructions) {
+    cells.push_back(std::to_string(row.instructions->total));
+    for (const std::string& name : host::instruction_classes())
+      cells.push_back(std::to_string(row.instructions->count(name)));
+  }
+  return cells;
+}
+
 void print_rows(const std::vector<Row>& rows) {
   if (rows.empty()) {
     std::cout << "no kernels in the compiled CUBIN\n";
     return;
   }
+  std::vector<std::string> header{"defines",   "kernel",   "regs",      "smem",    "const",
+                                  "local",     "spill",    "bars",      "max thr", "block",
+                                  "blocks/SM", "warps/SM", "occupancy", "limit"};
+  const std::vector<std::string> extra = extra_header(rows);
+  const bool with_file = !extra.empty() && extra.front() == "file";
+  header.insert(header.end(), extra.begin(), extra.end());
   std::vector<std::vector<std::string>> table;
-  for (const Row& row : rows) table.push_back(cells(row));
+  for (const Row& row : rows) {
+    table.push_back(cells(row));
+    for (std::string& cell : extra_cells(row, with_file)) table.back().push_back(std::move(cell));
+  }
   std::cout << "arch " << rows.front().arch << "; bytes per block (smem), module (const), thread "
             << "(local, spill stores/loads)\n";
-  print_table(std::cout,
-              {"defines", "kernel", "regs", "smem", "const", "local", "spill", "bars", "max thr",
-               "block", "blocks/SM", "warps/SM", "occupancy", "limit"},
-              table);
+  print_table(std::cout, header, table);
   for (const Row& row : rows)
     if (!row.occupancy.reason.empty())
       std::cout << demangle(row.kernel.name) << " [" << format_defines(row.defines) << "] block "
@@ -221,7 +296,7 @@ void run_resources(const ResourcesArguments& arguments) {
     return;
   }
   nlohmann::json listed = nlohmann::json::array();
-  for (const Row& row : rows) listed.push_back(to_json(row));
+  for (const Row& row : rows) listed.push_back(to_json_with_extras(row));
   std::cout << listed.dump(2) << '\n';
 }
 
@@ -234,6 +309,7 @@ void add_resources_commands(CLI::App& app) {
       "Registers, shared/constant/local memory, spills and barriers of each kernel, and its "
       "occupancy per block size, for every configuration of the sweeps (no GPU needed)");
   add_kernel_argument(*command, arguments->kernel);
+  add_link_arguments(*command, arguments->link);
   add_define_option(*command, arguments->defines);
   command->add_option("--sweep", arguments->sweeps,
                       "NAME=v1,v2,...: compile once per value; several --sweep give their "
@@ -245,6 +321,10 @@ void add_resources_commands(CLI::App& app) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   command->add_flag("--json", arguments->json, "print JSON (fields below)");
+  command->add_flag("--sass", arguments->sass,
+                    "add each kernel's instruction counts by class (FFMA, loads and stores by "
+                    "memory space, barriers, branches), read from its machine code through the "
+                    "toolkit's nvdisasm or cuobjdump");
   command->footer(json_fields);
   command->callback([arguments] {
     // NVRTC answers a repeated compile from the CUDA compute cache without ptxas' report, and

@@ -5,10 +5,15 @@
 // `--devices all|0,1` one worker per device, all timing at once (devices of one model only).
 // Ctrl-C (or SIGTERM) stops a tune after the configs in progress: what was measured is in the
 // database, the report and a command to resume are printed, and the exit code is 130 (143).
+// `--shard I/N` tunes one share of the configs (for the jobs of a scheduler), `ptxrt tune merge`
+// joins databases, and `--mpi` spreads the configs over the ranks of an MPI job.
+#include "tune.hpp"
+
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -29,24 +34,15 @@
 #include "tune_report.hpp"
 
 namespace ptxrt::cli {
-namespace {
 
-struct TuneArguments {
-  std::string kernel;
-  std::vector<std::string> sizes;
-  std::string source;
-  std::string strategy = "exhaustive";
-  std::size_t budget = 0;
-  double time_limit = 0.0;
-  std::uint64_t seed = 1;
-  std::string database;
-  bool resume = false;
-  bool json = false;
-  bool no_parallel_compile = false;
-  int device = 0;
-  std::string devices;  // --devices: "all" or "0,1"; empty: --device alone
-  bool worker = false;
-};
+std::optional<std::vector<int>> listed_devices(const TuneArguments& arguments) {
+  if (!arguments.devices.empty()) return host::parse_device_list(arguments.devices);
+  if (arguments.device) return std::vector<int>{*arguments.device};
+  if (arguments.mpi) return std::nullopt;
+  return std::vector<int>{0};
+}
+
+namespace {
 
 std::filesystem::path database_path(const std::string& given) {
   return given.empty() ? TuningDatabase::default_path() : std::filesystem::path(given);
@@ -65,10 +61,22 @@ std::filesystem::path source_path(const TuneArguments& arguments) {
   return std::filesystem::absolute(arguments.source);
 }
 
-// The devices --device or --devices names (nothing: every device); no GPU is asked.
-std::optional<std::vector<int>> listed_devices(const TuneArguments& arguments) {
-  if (arguments.devices.empty()) return std::vector<int>{arguments.device};
-  return host::parse_device_list(arguments.devices);
+// "I/N" as share I of N. Error (invalid_argument) naming the text otherwise.
+TuneShare parse_shard(const std::string& text) {
+  const auto number = [](std::string_view digits, std::size_t& value) {
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
+  };
+  const std::size_t slash = text.find('/');
+  TuneShare share;
+  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), share.index) ||
+      !number(std::string_view(text).substr(slash + 1), share.count) || share.count == 0 ||
+      share.index >= share.count)
+    throw Error(ErrorKind::invalid_argument,
+                "--shard '" + text +
+                    "': expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 and 3/4 make a "
+                    "whole tune)");
+  return share;
 }
 
 // The properties of the devices to time on, which must be of one model.
@@ -103,7 +111,7 @@ void run_worker(const TuneArguments& arguments) {
   const std::vector<std::int64_t> size = sizes_of(arguments).front();
   const int code = host::run_tune_worker(
       [&]() -> std::unique_ptr<host::TuneSession> {
-        const Device device = Device::get(arguments.device);
+        const Device device = Device::get(arguments.device.value_or(0));
         const Context context = Context::primary(device);
         const host::TuneProblem problem = host::make_tune_problem(
             arguments.kernel, size, device.properties(), source_path(arguments));
@@ -113,18 +121,20 @@ void run_worker(const TuneArguments& arguments) {
   if (code != 0) throw CLI::RuntimeError(code);
 }
 
-TuneOptions tune_options(const TuneArguments& arguments, const TuningDatabase& database,
-                         TuningKey key, const std::atomic<bool>& stop) {
+TuneOptions tune_options(const TuneArguments& arguments, const TuneRun& run,
+                         const TuningDatabase& database, TuningKey key,
+                         const std::atomic<bool>& stop) {
   TuneOptions options;
   options.stop = &stop;
   options.strategy = parse_tuning_strategy(arguments.strategy);
   if (arguments.budget > 0) options.budget = arguments.budget;
   if (arguments.time_limit > 0.0) options.time_limit_seconds = arguments.time_limit;
   options.seed = arguments.seed;
-  if (arguments.no_parallel_compile) options.compile_threads = 0;
+  options.compile_threads = arguments.no_parallel_compile ? 0 : run.compile_threads;
   options.resume = arguments.resume;
   options.database = &database;
   options.key = std::move(key);
+  if (!arguments.shard.empty()) options.share = parse_shard(arguments.shard);
   return options;
 }
 
@@ -138,13 +148,13 @@ std::function<void(const TuneProgress&)> progress_line(bool quiet) {
 }
 
 nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::int64_t>& size,
-                        const std::vector<DeviceProperties>& devices,
-                        const TuningDatabase& database, const std::atomic<bool>& stop) {
-  const DeviceProperties& device = devices.front();
+                        const TuneRun& run, const TuningDatabase& database,
+                        const std::atomic<bool>& stop) {
+  const DeviceProperties& device = run.devices.front();
   const host::TuneProblem problem =
       host::make_tune_problem(arguments.kernel, size, device, source_path(arguments));
   const TuningKey key = host::tune_key(problem, device);
-  const TuneOptions options = tune_options(arguments, database, key, stop);
+  const TuneOptions options = tune_options(arguments, run, database, key, stop);
   CompileOptions base;
   base.target = select_target(device.cc_major, device.cc_minor, ImageFormat::cubin);
   const CandidateCompiler compiler = jit_candidate_compiler(Jit::shared(), problem.program, base,
@@ -152,25 +162,27 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::i
   std::vector<std::unique_ptr<host::WorkerMeasurer>> workers;
   std::vector<Measurer*> measurers;
   std::vector<int> ordinals;
-  for (const DeviceProperties& each : devices) {
+  for (const DeviceProperties& each : run.devices) {
     workers.push_back(std::make_unique<host::WorkerMeasurer>(
         worker_command(arguments, size, each.ordinal), each.ordinal));
     measurers.push_back(workers.back().get());
     ordinals.push_back(each.ordinal);
   }
-  const TuneReport report =
-      tune(problem.space, compiler, measurers, options, progress_line(arguments.json));
-  const std::optional<Measurement> peer =
-      report.winner && !stop.load() ? workers.front()->peer() : std::optional<Measurement>();
+  const TuneReport report = run.tune(problem.space, compiler, measurers, options,
+                                     progress_line(arguments.json || !run.prints));
+  const std::optional<Measurement> peer = run.prints && report.winner && !stop.load()
+                                              ? workers.front()->peer()
+                                              : std::optional<Measurement>();
   int workers_started = 0;
   for (const auto& worker : workers) workers_started += worker->workers_started();
-  const TuneSetting setting{key,
-                            arguments.strategy,
-                            database.path().string(),
-                            options.compile_threads,
-                            workers_started,
-                            ordinals};
-  if (!arguments.json) print_tune_report(std::cout, setting, report, peer);
+  TuneSetting setting{key,
+                      arguments.strategy,
+                      database.path().string(),
+                      options.compile_threads,
+                      workers_started,
+                      ordinals};
+  if (run.complete_setting) run.complete_setting(setting);
+  if (run.prints && !arguments.json) print_tune_report(std::cout, setting, report, peer);
   return tune_report_json(setting, report, peer);
 }
 
@@ -200,7 +212,10 @@ std::string resume_command(const TuneArguments& arguments, const TuningDatabase&
     add("--time", (std::ostringstream() << arguments.time_limit).str());
   if (arguments.seed != TuneArguments{}.seed) add("--seed", std::to_string(arguments.seed));
   if (arguments.no_parallel_compile) words.push_back("--no-parallel-compile");
-  if (arguments.device != 0) add("--device", std::to_string(arguments.device));
+  if (arguments.device) add("--device", std::to_string(*arguments.device));
+  if (!arguments.devices.empty()) add("--devices", arguments.devices);
+  if (!arguments.shard.empty()) add("--shard", arguments.shard);
+  if (arguments.mpi) words.push_back("--mpi");
   add("--db", database.path().string());
   words.push_back("--resume");
   if (arguments.json) words.push_back("--json");
@@ -228,33 +243,40 @@ void print_interrupted(std::ostream& out, const TuneArguments& arguments,
 
 void run_tune(const TuneArguments& arguments) {
   if (arguments.kernel.empty()) throw CLI::RequiredError("kernel (or `tune show`)");
-  const std::vector<std::vector<std::int64_t>> sizes = sizes_of(arguments);
-  parse_tuning_strategy(arguments.strategy);  // a bad name fails before any GPU work
-  const std::optional<std::vector<int>> listed = listed_devices(arguments);  // so does a bad list
+  // A bad size, strategy name, device list or share fails before any GPU work (and before MPI).
+  sizes_of(arguments);
+  parse_tuning_strategy(arguments.strategy);
+  const std::optional<std::vector<int>> listed = listed_devices(arguments);
+  if (!arguments.shard.empty()) parse_shard(arguments.shard);
   if (arguments.worker) return run_worker(arguments);
-  // NVRTC answers a repeated compile from the CUDA compute cache without ptxas' report, which
-  // alone knows about spills; and the tune's compile time should be its own. Set before any
-  // thread starts; never overrides the user.
-  ::setenv("CUDA_CACHE_DISABLE", "1", 0);
-  const TuningDatabase database(database_path(arguments.database));
-  const host::StopSignal stop(
-      "\nptxrt: stopping after the config in progress (press Ctrl-C again to quit at once)\n");
-  const std::vector<DeviceProperties> devices = tune_devices(listed);
-  nlohmann::json reports = nlohmann::json::array();
-  bool every_size_has_a_winner = true;
-  for (const std::vector<std::int64_t>& size : sizes) {
-    if (stop.requested().load()) break;
-    reports.push_back(tune_one(arguments, size, devices, database, stop.requested()));
-    every_size_has_a_winner = every_size_has_a_winner && !reports.back()["winner"].is_null();
+  if (arguments.mpi) return run_tunes_as_rank(arguments);
+  TuneRun run;
+  run.devices = tune_devices(listed);
+  run.compile_threads = TuneOptions{}.compile_threads;
+  run.tune = [](const TuningSpace& space, const CandidateCompiler& compile,
+                std::span<Measurer* const> measurers, const TuneOptions& options,
+                const std::function<void(const TuneProgress&)>& progress) {
+    return tune(space, compile, measurers, options, progress);
+  };
+  run.any = [](bool value) { return value; };
+  run_tunes(arguments, run);
+}
+
+void merge(const std::vector<std::string>& inputs, const std::string& output) {
+  std::vector<std::vector<TuningRecord>> sources;
+  for (const std::string& input : inputs) {
+    if (!std::filesystem::exists(input))
+      throw Error(ErrorKind::io, "tune merge: '" + input + "' does not exist");
+    sources.push_back(TuningDatabase(input).records());
   }
-  // A compile failure's reason is NVRTC's text, which need not be UTF-8.
-  if (arguments.json)
-    std::cout << reports.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-  if (stop.signal() != 0) {
-    print_interrupted(std::cerr, arguments, database, reports, stop.signal());
-    throw CLI::RuntimeError(host::StopSignal::exit_code(stop.signal()));
-  }
-  if (!every_size_has_a_winner) throw CLI::RuntimeError(1);
+  const TuningDatabase database(output);
+  database.merge_from(TuningDatabase::merge(sources));
+  const std::vector<TuningRecord> records = database.records();
+  std::size_t measurements = 0;
+  for (const TuningRecord& record : records) measurements += record.measurements.size();
+  std::cout << "merged " << inputs.size() << " database(s) into " << database.path().string()
+            << ": " << records.size() << " tune(s), " << measurements << " measurement(s)\n";
+  print_tune_records(std::cout, records);
 }
 
 void show(const std::string& given, bool json) {
@@ -269,6 +291,25 @@ void show(const std::string& given, bool json) {
     return;
   }
   print_tune_records(std::cout, records);
+}
+
+void add_merge_command(CLI::App& tune) {
+  struct MergeArguments {
+    std::vector<std::string> inputs;
+    std::string output;
+  };
+  auto arguments = std::make_shared<MergeArguments>();
+  CLI::App* command = tune.add_subcommand(
+      "merge",
+      "Join tuning databases (the shards of a tune, or tunes made apart) into one: a config "
+      "measured in several keeps a finished measurement over a started one, ok over any other "
+      "status, the lower median of two ok ones, else the first listed");
+  command->add_option("databases", arguments->inputs, "the databases to join")->required();
+  command
+      ->add_option("-o,--output", arguments->output,
+                   "the database to write (merged with what it holds already)")
+      ->required();
+  command->callback([arguments] { merge(arguments->inputs, arguments->output); });
 }
 
 void add_show_command(CLI::App& tune) {
@@ -286,6 +327,31 @@ void add_show_command(CLI::App& tune) {
 }
 
 }  // namespace
+
+void run_tunes(const TuneArguments& arguments, const TuneRun& run) {
+  // NVRTC answers a repeated compile from the CUDA compute cache without ptxas' report, which
+  // alone knows about spills; and the tune's compile time should be its own. Set before any
+  // thread starts; never overrides the user.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 0);
+  const TuningDatabase database(database_path(arguments.database));
+  const host::StopSignal stop(
+      "\nptxrt: stopping after the config in progress (press Ctrl-C again to quit at once)\n");
+  nlohmann::json reports = nlohmann::json::array();
+  bool every_size_has_a_winner = true;
+  for (const std::vector<std::int64_t>& size : sizes_of(arguments)) {
+    if (run.any(stop.requested().load())) break;
+    reports.push_back(tune_one(arguments, size, run, database, stop.requested()));
+    every_size_has_a_winner = every_size_has_a_winner && !reports.back()["winner"].is_null();
+  }
+  // A compile failure's reason is NVRTC's text, which need not be UTF-8.
+  if (run.prints && arguments.json)
+    std::cout << reports.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  if (stop.signal() != 0) {
+    if (run.prints) print_interrupted(std::cerr, arguments, database, reports, stop.signal());
+    throw CLI::RuntimeError(host::StopSignal::exit_code(stop.signal()));
+  }
+  if (!every_size_has_a_winner) throw CLI::RuntimeError(1);
+}
 
 void add_tune_commands(CLI::App& app) {
   auto arguments = std::make_shared<TuneArguments>();
@@ -316,17 +382,30 @@ void add_tune_commands(CLI::App& app) {
   command->add_flag("--json", arguments->json, "print the reports as a JSON array, no progress");
   command->add_flag("--no-parallel-compile", arguments->no_parallel_compile,
                     "compile each config just before timing it, on one thread");
-  CLI::Option* device = command->add_option("--device", arguments->device, "device ordinal")
-                            ->check(CLI::NonNegativeNumber);
+  CLI::Option* device =
+      command->add_option("--device", arguments->device, "device ordinal (default 0)")
+          ->check(CLI::NonNegativeNumber);
   command
       ->add_option("--devices", arguments->devices,
                    "time on several devices at once, one worker each: 'all' or ordinals such as "
-                   "0,1 (all of one model)")
+                   "0,1 (all of one model); with --mpi, the devices the ranks of a node take "
+                   "turns on")
       ->excludes(device);
+  CLI::Option* shard = command->add_option(
+      "--shard", arguments->shard,
+      "tune share I of N (I/N, from 0/N): the allowed configs dealt round robin, for the jobs of "
+      "a scheduler; join their databases with `ptxrt tune merge`");
+  command
+      ->add_flag("--mpi", arguments->mpi,
+                 "run as one rank of an MPI job (mpirun -n R ptxrt tune ... --mpi): the ranks "
+                 "share the configs, each timing on its node-local rank's GPU (or --device, "
+                 "--devices); the best time is shared, every rank records into --db")
+      ->excludes(shard);
   command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")->group("");
   add_show_command(*command);
+  add_merge_command(*command);
   command->callback([command, arguments] {
-    if (command->got_subcommand("show")) return;
+    if (command->got_subcommand("show") || command->got_subcommand("merge")) return;
     run_tune(*arguments);
   });
 }

@@ -72,12 +72,6 @@ void validate_for_gpu(const PointBox& box, int base) {
                                                  " is not a power of two from 32 to 1024");
 }
 
-ClosestPairMethod resolve(ClosestPairMethod method, std::size_t n) {
-  if (method != ClosestPairMethod::automatic) return method;
-  if (n >= automatic_gpu_threshold && driver_status().usable) return ClosestPairMethod::grid;
-  return ClosestPairMethod::cpu_divide_conquer;
-}
-
 // Points that are already on the device, or are about to be, take a GPU method.
 ClosestPairMethod resolve_for_device(ClosestPairMethod method) {
   if (method == ClosestPairMethod::automatic) return ClosestPairMethod::grid;
@@ -205,6 +199,12 @@ ClosestPairMethod parse_closest_pair_method(std::string_view name) {
               "unknown closest-pair method '" + std::string(name) + "'; known: " + known);
 }
 
+ClosestPairMethod resolve_closest_pair_method(ClosestPairMethod method, std::size_t n) {
+  if (method != ClosestPairMethod::automatic) return method;
+  if (n >= automatic_gpu_threshold && driver_status().usable) return ClosestPairMethod::grid;
+  return ClosestPairMethod::cpu_divide_conquer;
+}
+
 bool is_gpu_method(ClosestPairMethod method) {
   return method == ClosestPairMethod::grid || method == ClosestPairMethod::divide_conquer ||
          method == ClosestPairMethod::brute_force;
@@ -219,7 +219,7 @@ ClosestPair closest_pair(std::span<const Point2> points, ClosestPairMethod metho
   const auto start = std::chrono::steady_clock::now();
   // A CPU pass: the same checks and errors whether or not a GPU is there.
   const PointBox box = validate(points);
-  const ClosestPairMethod resolved = resolve(method, points.size());
+  const ClosestPairMethod resolved = resolve_closest_pair_method(method, points.size());
   if (is_gpu_method(resolved)) {
     validate_for_gpu(box, options.base);
     GpuCall call(context_from(options), resolved, options);

@@ -51,6 +51,9 @@ std::string_view to_string(ClosestPairMethod method);
 // The inverse; an unknown name is Error(invalid_argument) listing the valid ones.
 ClosestPairMethod parse_closest_pair_method(std::string_view name);
 bool is_gpu_method(ClosestPairMethod method);
+// What `method` stands for with n points here: automatic as closest_pair() resolves it (grid on a
+// usable GPU from 4096 points, else cpu-dc), any other method itself.
+ClosestPairMethod resolve_closest_pair_method(ClosestPairMethod method, std::size_t n);
 
 // Milliseconds. GPU methods: set-up and upload are wall times, sort and rest events around the
 // kernels (their sum is the GPU time); total_ms is the wall time of the whole call, which also

@@ -46,6 +46,23 @@ std::string quoted(std::string_view text) {
               std::string(source) + ":" + std::to_string(line) + ": " + what);
 }
 
+void check_binary_size(std::uintmax_t bytes, std::string_view source) {
+  if (bytes == 0)
+    throw Error(ErrorKind::invalid_argument,
+                std::string(source) + ": no points (the file is empty)");
+  if (bytes % sizeof(Point2) != 0)
+    throw Error(ErrorKind::invalid_argument,
+                std::string(source) + ": " + std::to_string(bytes) +
+                    " bytes is not a whole number of points (8 bytes each: little-endian float32 "
+                    "x then y)");
+}
+
+std::ifstream open_points(const std::filesystem::path& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw Error(ErrorKind::io, "cannot open point file '" + path.string() + "'");
+  return stream;
+}
+
 }  // namespace
 
 std::vector<Point2> parse_point_csv(std::string_view text, std::string_view source) {
@@ -83,14 +100,7 @@ std::vector<Point2> parse_point_csv(std::string_view text, std::string_view sour
 }
 
 std::vector<Point2> parse_point_binary(std::string_view bytes, std::string_view source) {
-  if (bytes.empty())
-    throw Error(ErrorKind::invalid_argument,
-                std::string(source) + ": no points (the file is empty)");
-  if (bytes.size() % sizeof(Point2) != 0)
-    throw Error(ErrorKind::invalid_argument,
-                std::string(source) + ": " + std::to_string(bytes.size()) +
-                    " bytes is not a whole number of points (8 bytes each: little-endian float32 "
-                    "x then y)");
+  check_binary_size(bytes.size(), source);
   auto read_float = [&](std::size_t offset) {
     std::uint32_t bits = 0;
     for (std::size_t b = 0; b < 4; ++b)
@@ -104,14 +114,38 @@ std::vector<Point2> parse_point_binary(std::string_view bytes, std::string_view 
 }
 
 std::vector<Point2> read_point_file(const std::filesystem::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error(ErrorKind::io, "cannot open point file '" + path.string() + "'");
+  std::ifstream stream = open_points(path);
   const std::string content{std::istreambuf_iterator<char>(stream),
                             std::istreambuf_iterator<char>()};
   if (stream.bad()) throw Error(ErrorKind::io, "cannot read point file '" + path.string() + "'");
   const std::string name = path.filename().string();
   return path.extension() == ".bin" ? parse_point_binary(content, name)
                                     : parse_point_csv(content, name);
+}
+
+std::size_t count_binary_points(const std::filesystem::path& path) {
+  open_points(path);
+  std::error_code error;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+  if (error)
+    throw Error(ErrorKind::io,
+                "cannot read point file '" + path.string() + "': " + error.message());
+  check_binary_size(bytes, path.filename().string());
+  return static_cast<std::size_t>(bytes / sizeof(Point2));
+}
+
+std::vector<Point2> read_binary_point_range(const std::filesystem::path& path, std::size_t first,
+                                            std::size_t count) {
+  if (count == 0) return {};
+  std::ifstream stream = open_points(path);
+  std::string bytes(count * sizeof(Point2), '\0');
+  stream.seekg(static_cast<std::streamoff>(first * sizeof(Point2)));
+  stream.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (stream.gcount() != static_cast<std::streamsize>(bytes.size()))
+    throw Error(ErrorKind::io, "cannot read points " + std::to_string(first) + " to " +
+                                   std::to_string(first + count - 1) + " of point file '" +
+                                   path.string() + "': it ends before them");
+  return parse_point_binary(bytes, path.filename().string());
 }
 
 }  // namespace ptxrt::host

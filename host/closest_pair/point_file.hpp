@@ -5,6 +5,7 @@
 // that cannot be read is Error(io). Pure functions; thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,13 @@ namespace ptxrt::host {
 
 // By extension: ".bin" is binary, anything else CSV.
 std::vector<Point2> read_point_file(const std::filesystem::path& path);
+
+// A binary file read in parts, as the ranks of a distributed run read one file: its number of
+// points (the errors of read_point_file for an empty file or a size that is not a whole number
+// of points), and points [first, first + count) read by themselves (none for count 0).
+std::size_t count_binary_points(const std::filesystem::path& path);
+std::vector<Point2> read_binary_point_range(const std::filesystem::path& path, std::size_t first,
+                                            std::size_t count);
 
 // `source` names the input in messages ("points.csv").
 std::vector<Point2> parse_point_csv(std::string_view text, std::string_view source);

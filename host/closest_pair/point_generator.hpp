@@ -1,5 +1,7 @@
-// Random 2-D point sets for the closest-pair programs and tests. Deterministic for a given
-// (n, distribution, seed) with this standard library. Thread-safe.
+// Random 2-D point sets for the closest-pair programs and tests. Counter-based: point k is a
+// function of (distribution, seed, k) alone, so that any range of a set can be made by itself,
+// as each rank of a distributed run makes its own part of one set, whatever the number of ranks.
+// Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -23,5 +25,8 @@ PointDistribution parse_point_distribution(std::string_view name);
 
 std::vector<Point2> generate_points(std::size_t n, PointDistribution distribution,
                                     std::uint64_t seed);
+// Points [first, first + count) of generate_points(first + count, distribution, seed).
+std::vector<Point2> generate_point_range(std::uint64_t first, std::size_t count,
+                                         PointDistribution distribution, std::uint64_t seed);
 
 }  // namespace ptxrt::host

@@ -1,6 +1,7 @@
 // A child process spoken to in lines: posix_spawn (no shell) with its stdin and stdout joined to
 // one socket of ours, stderr shared with ours. The tuner's worker runs behind one, so that a
-// config that faults the GPU context, aborts or hangs costs a worker, not the tune.
+// config that faults the GPU context, aborts or hangs costs a worker, not the tune; the toolkit's
+// disassembler runs behind one too (host/common/disassembly), reading a file given as its stdin.
 //
 // The socket (rather than pipes) lets a write to a dead child fail with EPIPE instead of raising
 // SIGPIPE in this process. Move-only; one thread at a time.
@@ -18,9 +19,10 @@ namespace ptxrt::host {
 
 class ChildProcess {
  public:
-  // Starts arguments[0] (a path) with this process's environment. Throws Error (io) when it
-  // cannot be started.
-  explicit ChildProcess(const std::vector<std::string>& arguments);
+  // Starts arguments[0] (a path) with this process's environment. `standard_input`, when given,
+  // is the child's stdin instead of the socket (a file it reads as /dev/stdin). Throws Error (io)
+  // when it cannot be started.
+  explicit ChildProcess(const std::vector<std::string>& arguments, int standard_input = -1);
   // Kills the child if it is still running, and reaps it.
   ~ChildProcess();
   ChildProcess(ChildProcess&& other) noexcept;

@@ -74,6 +74,11 @@ class PTXRT_API DiskCache {
   // which also keeps it from naming any path outside the cache.
   static void validate_key(std::string_view key);
 
+  // Creates `directory` (mode 0700, its parents as needed) when missing, and returns why it is not
+  // safe to keep compiled code in (it cannot be created, is owned by another user, or is writable
+  // by group or others), or empty when it is. The precompiled-header folder follows the same rule.
+  static std::string prepare_private_directory(const std::filesystem::path& directory);
+
   // Creates `directory` (mode 0700) when missing. A directory that cannot be created, is owned by
   // another user or is writable by group or others is reported and the cache runs without disk.
   explicit DiskCache(std::filesystem::path directory = default_directory(),

@@ -1,9 +1,12 @@
-// The library's one exception type and the single place where driver and NVRTC results are
-// checked. Every failure names the call, the result code (name and description) and what ptxrt
-// was doing at the time ("launching 'matmul_tiled' (TILE_WIDTH=32) on device 0").
+// The library's one exception type and the single place where driver, NVRTC, nvJitLink and
+// nvFatbin results are checked. Every failure names the call, the result code (name and
+// description) and what ptxrt was doing at the time ("launching 'matmul_tiled' (TILE_WIDTH=32) on
+// device 0").
 #pragma once
 
 #include <cuda.h>
+#include <nvFatbin.h>
+#include <nvJitLink.h>
 #include <nvrtc.h>
 
 #include <stdexcept>
@@ -16,12 +19,14 @@ namespace ptxrt {
 
 // What went wrong, coarsely, so that callers (and the CLI's exit codes) can branch on it.
 enum class ErrorKind {
-  driver,            // a CUDA driver call failed
-  sticky,            // the context hit an unrecoverable error (e.g. illegal address); make a new one
-  no_driver,         // libcuda.so.1 could not be loaded, or is the toolkit's stub
-  no_device,         // a driver, but no CUDA device
-  nvrtc,             // an NVRTC call failed
-  compile,           // kernel source did not compile (the message holds the diagnostics)
+  driver,     // a CUDA driver call failed
+  sticky,     // the context hit an unrecoverable error (e.g. illegal address); make a new one
+  no_driver,  // libcuda.so.1 could not be loaded, or is the toolkit's stub
+  no_device,  // a driver, but no CUDA device
+  nvrtc,      // an NVRTC call failed
+  compile,    // kernel source did not compile (the message holds the diagnostics)
+  link,       // device code did not link (nvJitLink: undefined or duplicate symbol,
+              // architecture mismatch) or a fatbin could not be built (nvFatbin)
   invalid_argument,  // the caller asked for something impossible (bad define, too many threads...)
   not_found,         // unknown kernel, entry point, symbol or file
   io,                // reading or writing a file failed
@@ -37,7 +42,8 @@ class PTXRT_API Error : public std::runtime_error {
   ErrorKind kind() const noexcept { return kind_; }
   // The API call that failed ("cuLaunchKernel"), empty when no call was involved.
   const std::string& call() const noexcept { return call_; }
-  // The CUresult or nvrtcResult value, 0 when no call was involved.
+  // The CUresult, nvrtcResult, nvJitLinkResult or nvFatbinResult value, 0 when no call was
+  // involved.
   int code() const noexcept { return code_; }
   // "CUDA_ERROR_ILLEGAL_ADDRESS", "NVRTC_ERROR_COMPILATION", ...
   const std::string& code_name() const noexcept { return code_name_; }
@@ -68,6 +74,21 @@ inline void check(CUresult result, std::string_view call, std::string_view conte
                                               std::string_view context);
 inline void check(nvrtcResult result, std::string_view call, std::string_view context = {}) {
   if (result != NVRTC_SUCCESS) [[unlikely]] throw_nvrtc_error(result, call, context);
+}
+
+// nvJitLink's own log says what failed to link; `context` should carry it (see runtime/jit/link).
+[[noreturn]] PTXRT_API void throw_nvjitlink_error(nvJitLinkResult result, std::string_view call,
+                                                  std::string_view context);
+inline void check(nvJitLinkResult result, std::string_view call, std::string_view context = {}) {
+  if (result != NVJITLINK_SUCCESS) [[unlikely]]
+    throw_nvjitlink_error(result, call, context);
+}
+
+[[noreturn]] PTXRT_API void throw_nvfatbin_error(nvFatbinResult result, std::string_view call,
+                                                 std::string_view context);
+inline void check(nvFatbinResult result, std::string_view call, std::string_view context = {}) {
+  if (result != NVFATBIN_SUCCESS) [[unlikely]]
+    throw_nvfatbin_error(result, call, context);
 }
 
 }  // namespace ptxrt

@@ -1,9 +1,11 @@
-// An Image is what the compiler produced, as a value: the bytes (PTX text or a CUBIN) plus the
-// metadata needed to cache, inspect and load it. The disk cache stores exactly this.
+// An Image is what the compiler produced, as a value: the bytes (PTX text, a CUBIN, a fatbin or
+// LTO-IR) plus the metadata needed to cache, inspect and load it. The disk cache stores exactly
+// this.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -11,7 +13,13 @@
 
 namespace ptxrt {
 
-enum class ImageFormat { ptx, cubin };
+// ptx: text the driver JIT-compiles; cubin: machine code for one SM; fatbin: a CUBIN per SM and
+// PTX for forward compatibility in one file (cuModuleLoadData picks); ltoir: NVVM IR for
+// link-time optimisation, an input to the device linker only (never loaded).
+enum class ImageFormat { ptx, cubin, fatbin, ltoir };
+
+// "PTX", "CUBIN", "fatbin", "LTO-IR", for messages.
+PTXRT_API std::string_view to_string(ImageFormat format);
 
 struct PTXRT_API Define {
   std::string name;
@@ -24,9 +32,13 @@ PTXRT_API std::string format_defines(const std::vector<Define>& defines);
 
 struct PTXRT_API Image {
   ImageFormat format = ImageFormat::cubin;
-  std::string arch;              // what it was built for: "sm_90", "sm_90a", "compute_90"
-  std::string data;              // PTX text (no trailing NUL) or CUBIN bytes
-  std::string name;              // the program's name, e.g. "matmul_tiled.cu"
+  // What it was built for: "sm_90", "sm_90a", "compute_90"; a fatbin lists its architectures
+  // ("sm_80,sm_90,compute_90").
+  std::string arch;
+  std::string data;  // PTX text (no trailing NUL), or CUBIN, fatbin or LTO-IR bytes
+  // The program's name, e.g. "matmul_tiled.cu"; a linked program's inputs joined by '+'
+  // ("a.cu+b.cu+libdevice.a").
+  std::string name;
   std::vector<Define> defines;   // the specialization, as given (validated)
   std::vector<std::string> options;  // every NVRTC option used, defines and arch included
   std::string compile_log;       // NVRTC's log (warnings, and -Xptxas -v output when asked)

@@ -16,7 +16,9 @@
 namespace ptxrt {
 
 struct PTXRT_API Target {
-  std::string arch;  // "sm_90", "sm_90a", "sm_100f", "compute_90"
+  // "sm_90", "sm_90a", "sm_100f", "compute_90"; for a fatbin a comma-separated list
+  // ("sm_80,sm_90,compute_90": a CUBIN per sm_XY and PTX per compute_XY).
+  std::string arch;
   ImageFormat format = ImageFormat::cubin;
   std::string note;  // why this differs from what was asked, for the compile log; empty if not
 };
@@ -46,9 +48,18 @@ PTXRT_API std::optional<int> cuda_version_for_ptx_isa(int isa_major, int isa_min
 // or nothing when `cubin` is not a CUDA ELF.
 PTXRT_API std::optional<int> cubin_sm_version(std::string_view cubin);
 
+// The architectures of a target: "sm_80,sm_90,compute_90" → {"sm_80", "sm_90", "compute_90"}.
+PTXRT_API std::vector<std::string> target_architectures(std::string_view arch_list);
+
+// Where the NVRTC library in use lives (libnvrtc.so.13), found from its loaded symbols; empty when
+// the system cannot say. The toolkit's tools (nvdisasm, cuobjdump) live in its ../bin.
+PTXRT_API std::string nvrtc_library_path();
+
 // Throws Error (invalid_argument) saying what is wrong and what to do when the driver
 // (cuDriverGetVersion, 13000 = 13.0) cannot JIT the image's PTX ISA, or when the image's
-// architecture (PTX .target or the CUBIN's ELF header) cannot run on the device.
+// architecture (PTX .target or the CUBIN's ELF header) cannot run on the device. A fatbin passes
+// when one of its CUBINs, or one of its PTX entries the driver can JIT, runs on the device;
+// LTO-IR never loads.
 PTXRT_API void check_image_for_driver(const Image& image, int driver_version, int cc_major,
                                       int cc_minor);
 

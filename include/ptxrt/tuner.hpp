@@ -118,9 +118,21 @@ PTXRT_API TimingResult time_samples(const TimingPolicy& policy, std::optional<do
 // The interquartile range over the median of `samples` (linear interpolation), 0 for one sample.
 PTXRT_API double relative_spread(std::vector<double> samples);
 
+// One of `count` shares of a tune, so that several processes (MPI ranks, or the jobs of a
+// scheduler: `ptxrt tune --shard I/N`) split it: the allowed configs in the strategy's order are
+// dealt round robin, this share taking positions index, index + count, ... (occupancy orders
+// within the share). Every share enumerates the whole space, so which share a config belongs to
+// depends on neither a database's content nor the other shares.
+struct PTXRT_API TuneShare {
+  std::size_t index = 0;
+  std::size_t count = 1;
+};
+
 struct PTXRT_API TuneOptions {
   TuningStrategy strategy = TuningStrategy::exhaustive;
-  std::optional<std::size_t> budget;         // time at most this many configs
+  // Time at most this many configs; a share times its part (budget / count, the first
+  // budget % count shares one more).
+  std::optional<std::size_t> budget;
   std::optional<double> time_limit_seconds;  // start no config after this much wall time
   std::uint64_t seed = 1;                    // of the random order
   // Threads compiling ahead of the measurer; 0 compiles each config on the calling thread just
@@ -133,6 +145,7 @@ struct PTXRT_API TuneOptions {
   bool resume = false;
   const TuningDatabase* database = nullptr;  // where measurements go as they land; may be null
   TuningKey key;
+  TuneShare share;  // the whole tune by default
 };
 
 struct PTXRT_API TuneResult {
@@ -171,7 +184,8 @@ PTXRT_API TuneReport tune(const TuningSpace& space, const CandidateCompiler& com
 // (so a config may run beside a faster one it is not cut by); the budget counts configs handed
 // over; results are in the order they land. With one measurer this is the tune above. A
 // measurer's throw ends the tune once the others have finished what they hold. Error
-// (invalid_argument) for no measurers or a null one.
+// (invalid_argument) for no measurers or a null one. Both tunes throw Error (invalid_argument)
+// for a share whose index is not below its count.
 PTXRT_API TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
                           std::span<Measurer* const> measurers, const TuneOptions& options,
                           const std::function<void(const TuneProgress&)>& progress = {});

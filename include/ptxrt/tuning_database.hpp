@@ -114,6 +114,12 @@ class PTXRT_API TuningDatabase {
   static std::vector<TuningRecord> parse(std::string_view text, const std::filesystem::path& path);
   // The file's content for `records`, which parse() reads back the same.
   static std::string serialize(const std::vector<TuningRecord>& records);
+  // Several databases' records as one (`ptxrt tune merge`): every tune of any of them, in the
+  // order first seen, each with the winner of its merged measurements. A config measured in
+  // several keeps one measurement, whatever the order of `sources`: a finished one over
+  // `started`, an ok one over any other status, of two ok ones the lower median; otherwise
+  // (two failures, equal medians) the one from the earlier source.
+  static std::vector<TuningRecord> merge(const std::vector<std::vector<TuningRecord>>& sources);
 
   explicit TuningDatabase(std::filesystem::path path);
   const std::filesystem::path& path() const noexcept { return path_; }
@@ -122,6 +128,9 @@ class PTXRT_API TuningDatabase {
   // the key's winner. Creates the file (and its folder) when missing. Throws Error (io) naming
   // the file when it cannot be read, parsed or written.
   void record(const TuningKey& key, const Measurement& measurement) const;
+  // Merges `records` into the file: merge() of its content and them, written under the lock as
+  // record() writes. Throws Error (io) as record().
+  void merge_from(const std::vector<TuningRecord>& records) const;
   // Every tune in the file (none when the file does not exist). Throws Error (io) as record().
   std::vector<TuningRecord> records() const;
   // What is recorded for `key` (empty when nothing).

@@ -14,6 +14,7 @@ constexpr std::uint64_t kSymbolBytes = 24;
 constexpr std::uint32_t kSectionSymbolTable = 2;  // SHT_SYMTAB
 constexpr std::uint32_t kSectionNoBits = 8;       // SHT_NOBITS: has a size but no file contents
 constexpr std::uint8_t kSymbolFunction = 2;       // STT_FUNC
+constexpr std::uint8_t kOtherCudaEntry = 0x10;    // STO_CUDA_ENTRY in st_other
 constexpr std::string_view kElfMagic =
     "\x7f"
     "ELF";
@@ -74,7 +75,8 @@ std::vector<ElfEntry> CubinElf::entries() const {
   std::vector<ElfEntry> entries;
   for (std::uint32_t index = 0; index < symbols_.size(); ++index) {
     const ElfSymbol& symbol = symbols_[index];
-    if (symbol.type != kSymbolFunction || symbol.section >= sections_.size()) continue;
+    if (symbol.type != kSymbolFunction || !symbol.entry || symbol.section >= sections_.size())
+      continue;
     const ElfSection& text = sections_[symbol.section];
     if (!text.name.starts_with(".text.") || text.name.substr(6) != symbol.name) continue;
     entries.push_back({index, symbol.name, &text});
@@ -172,6 +174,7 @@ void CubinElf::read_symbols() {
     ElfSymbol symbol;
     symbol.name = c_string_at(names, read_le<std::uint32_t>(entries, at, "st_name"), "symbol");
     symbol.type = read_le<std::uint8_t>(entries, at + 4, "st_info") & 0x0f;
+    symbol.entry = (read_le<std::uint8_t>(entries, at + 5, "st_other") & kOtherCudaEntry) != 0;
     symbol.section = read_le<std::uint16_t>(entries, at + 6, "st_shndx");
     symbols_.push_back(symbol);
   }

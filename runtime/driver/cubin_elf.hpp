@@ -41,6 +41,7 @@ struct ElfSection {
 struct ElfSymbol {
   std::string_view name;
   std::uint8_t type = 0;
+  bool entry = false;  // STO_CUDA_ENTRY: a kernel, not a device function
   std::uint16_t section = 0;
 };
 
@@ -51,7 +52,8 @@ struct ElfAttribute {
   std::string_view payload;
 };
 
-// An entry point: a function symbol whose code has a section of its own, ".text.<name>".
+// An entry point: a kernel's function symbol (STO_CUDA_ENTRY) whose code has a section of its own,
+// ".text.<name>". Relocatable device code keeps non-inlined device functions in such sections too.
 struct ElfEntry {
   std::uint32_t symbol_index = 0;
   std::string_view name;

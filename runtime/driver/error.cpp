@@ -12,6 +12,8 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::no_device: return "no_device";
     case ErrorKind::nvrtc: return "nvrtc";
     case ErrorKind::compile: return "compile";
+    case ErrorKind::link:
+      return "link";
     case ErrorKind::invalid_argument: return "invalid_argument";
     case ErrorKind::not_found: return "not_found";
     case ErrorKind::io: return "io";
@@ -96,6 +98,71 @@ void throw_nvrtc_error(nvrtcResult result, std::string_view call, std::string_vi
   std::string message = compose(call, code_name, "", context);
   throw Error(ErrorKind::nvrtc, std::move(message), std::string(call),
               static_cast<int>(result), std::move(code_name), std::string(context));
+}
+
+namespace {
+
+std::string_view nvjitlink_result_name(nvJitLinkResult result) {
+  switch (result) {
+    case NVJITLINK_SUCCESS:
+      return "NVJITLINK_SUCCESS";
+    case NVJITLINK_ERROR_UNRECOGNIZED_OPTION:
+      return "NVJITLINK_ERROR_UNRECOGNIZED_OPTION";
+    case NVJITLINK_ERROR_MISSING_ARCH:
+      return "NVJITLINK_ERROR_MISSING_ARCH";
+    case NVJITLINK_ERROR_INVALID_INPUT:
+      return "NVJITLINK_ERROR_INVALID_INPUT";
+    case NVJITLINK_ERROR_PTX_COMPILE:
+      return "NVJITLINK_ERROR_PTX_COMPILE";
+    case NVJITLINK_ERROR_NVVM_COMPILE:
+      return "NVJITLINK_ERROR_NVVM_COMPILE";
+    case NVJITLINK_ERROR_INTERNAL:
+      return "NVJITLINK_ERROR_INTERNAL";
+    case NVJITLINK_ERROR_THREADPOOL:
+      return "NVJITLINK_ERROR_THREADPOOL";
+    case NVJITLINK_ERROR_UNRECOGNIZED_INPUT:
+      return "NVJITLINK_ERROR_UNRECOGNIZED_INPUT";
+    case NVJITLINK_ERROR_FINALIZE:
+      return "NVJITLINK_ERROR_FINALIZE";
+    case NVJITLINK_ERROR_NULL_INPUT:
+      return "NVJITLINK_ERROR_NULL_INPUT";
+    case NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS:
+      return "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS";
+    case NVJITLINK_ERROR_INCORRECT_INPUT_TYPE:
+      return "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE";
+    case NVJITLINK_ERROR_ARCH_MISMATCH:
+      return "NVJITLINK_ERROR_ARCH_MISMATCH";
+    case NVJITLINK_ERROR_OUTDATED_LIBRARY:
+      return "NVJITLINK_ERROR_OUTDATED_LIBRARY";
+    case NVJITLINK_ERROR_MISSING_FATBIN:
+      return "NVJITLINK_ERROR_MISSING_FATBIN";
+    case NVJITLINK_ERROR_UNRECOGNIZED_ARCH:
+      return "NVJITLINK_ERROR_UNRECOGNIZED_ARCH";
+    case NVJITLINK_ERROR_UNSUPPORTED_ARCH:
+      return "NVJITLINK_ERROR_UNSUPPORTED_ARCH";
+    case NVJITLINK_ERROR_LTO_NOT_ENABLED:
+      return "NVJITLINK_ERROR_LTO_NOT_ENABLED";
+  }
+  return "nvJitLinkResult";
+}
+
+}  // namespace
+
+// nvJitLink has no error-string function; its log, which the caller puts in `context`, says more.
+void throw_nvjitlink_error(nvJitLinkResult result, std::string_view call,
+                           std::string_view context) {
+  std::string code_name(nvjitlink_result_name(result));
+  if (code_name == "nvJitLinkResult") code_name += " " + std::to_string(static_cast<int>(result));
+  std::string message = compose(call, code_name, "", context);
+  throw Error(ErrorKind::link, std::move(message), std::string(call), static_cast<int>(result),
+              std::move(code_name), std::string(context));
+}
+
+void throw_nvfatbin_error(nvFatbinResult result, std::string_view call, std::string_view context) {
+  std::string code_name = nvFatbinGetErrorString(result);
+  std::string message = compose(call, code_name, "", context);
+  throw Error(ErrorKind::link, std::move(message), std::string(call), static_cast<int>(result),
+              std::move(code_name), std::string(context));
 }
 
 }  // namespace ptxrt

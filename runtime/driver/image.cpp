@@ -2,6 +2,20 @@
 
 namespace ptxrt {
 
+std::string_view to_string(ImageFormat format) {
+  switch (format) {
+    case ImageFormat::ptx:
+      return "PTX";
+    case ImageFormat::cubin:
+      return "CUBIN";
+    case ImageFormat::fatbin:
+      return "fatbin";
+    case ImageFormat::ltoir:
+      return "LTO-IR";
+  }
+  return "image";
+}
+
 std::string format_defines(const std::vector<Define>& defines) {
   if (defines.empty()) return "(none)";
   std::string text;

@@ -3,15 +3,15 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 
-#include <filesystem>
-
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/fatbin.hpp"
 
 namespace ptxrt {
 namespace {
@@ -51,24 +51,61 @@ std::optional<std::string_view> ptx_directive(std::string_view ptx, std::string_
   return std::nullopt;
 }
 
-// An image for `sm` (with its suffix) runs on the device when the device is the same major
-// version and at least the same minor, except arch-specific ("a") code, which needs the exact
-// version.
+// Code for `sm` (with its suffix) runs on the device when the device is the same major version
+// and at least the same minor, except arch-specific ("a") code, which needs the exact version;
+// PTX runs on any device at least as new.
+bool runs_on(ImageFormat format, int sm, char suffix, int device) {
+  if (suffix == 'a') return device == sm;
+  if (format == ImageFormat::ptx && suffix != 'f') return device >= sm;
+  return device / 10 == sm / 10 && device >= sm;
+}
+
 void check_architecture(const Image& image, int sm, char suffix, int cc_major, int cc_minor) {
   const int device = cc_major * 10 + cc_minor;
-  bool runs = image.format == ImageFormat::ptx ? device >= sm
-                                               : device / 10 == sm / 10 && device >= sm;
-  if (suffix == 'a') runs = device == sm;
-  if (suffix == 'f') runs = device / 10 == sm / 10 && device >= sm;
-  if (runs) return;
+  if (runs_on(image.format, sm, suffix, device)) return;
   const std::string device_text = std::to_string(cc_major) + "." + std::to_string(cc_minor);
   throw Error(ErrorKind::invalid_argument,
-              std::string(image.format == ImageFormat::ptx ? "PTX" : "CUBIN") + " of " +
-                  image.name + " was built for " + image.arch + " (compute capability " +
-                  sm_name(sm) + (suffix ? std::string(1, suffix) : "") +
+              std::string(to_string(image.format)) + " of " + image.name + " was built for " +
+                  image.arch + " (compute capability " + sm_name(sm) +
+                  (suffix ? std::string(1, suffix) : "") +
                   ") and cannot run on a device of compute capability " + device_text +
                   ": compile it for sm_" + std::to_string(device) + " (CUBIN) or compute_" +
                   std::to_string(device) + " (PTX) instead");
+}
+
+// What the driver needs for PTX ISA major.minor, or empty when this driver JIT-compiles it.
+std::string ptx_isa_problem(int isa_major, int isa_minor, int driver_version) {
+  std::optional<int> needed = cuda_version_for_ptx_isa(isa_major, isa_minor);
+  if (needed && driver_version >= *needed) return {};
+  return "PTX ISA " + std::to_string(isa_major) + "." + std::to_string(isa_minor) +
+         ", which needs a driver for " +
+         (needed ? "CUDA " + format_cuda_version(*needed) + " or newer"
+                 : "a CUDA newer than any ptxrt knows") +
+         ", but this driver is CUDA " + format_cuda_version(driver_version);
+}
+
+// cuModuleLoadData picks the CUBIN for the device's SM, else JIT-compiles the newest PTX that
+// the device can run: at least one entry must qualify.
+void check_fatbin(const Image& image, int driver_version, int cc_major, int cc_minor) {
+  const int device = cc_major * 10 + cc_minor;
+  std::string held;
+  std::string problems;
+  for (const FatbinEntry& entry : read_fatbin(image.data)) {
+    held += (held.empty() ? "" : ", ") + entry.describe();
+    if (entry.format == ImageFormat::ltoir || !runs_on(entry.format, entry.sm, '\0', device))
+      continue;
+    if (entry.format == ImageFormat::cubin) return;
+    const std::string isa =
+        ptx_isa_problem(entry.version_major, entry.version_minor, driver_version);
+    if (isa.empty()) return;
+    problems += "; its " + entry.describe() + " is " + isa;
+  }
+  const std::string device_text = std::to_string(cc_major) + "." + std::to_string(cc_minor);
+  throw Error(ErrorKind::invalid_argument,
+              "the fatbin of " + image.name + " holds " + (held.empty() ? "nothing" : held) +
+                  ", none of which can run on a device of compute capability " + device_text +
+                  " with this driver" + problems + ": add sm_" + std::to_string(device) +
+                  " (CUBIN) or compute_" + std::to_string(device) + " (PTX) to its --arch list");
 }
 
 void check_ptx(const Image& image, int driver_version, int cc_major, int cc_minor) {
@@ -82,14 +119,9 @@ void check_ptx(const Image& image, int driver_version, int cc_major, int cc_mino
   if (!parse_isa_version(*version, isa_major, isa_minor))
     throw Error(ErrorKind::invalid_argument,
                 "the PTX of " + image.name + " has an unreadable .version: " + std::string(*version));
-  const std::string isa = std::to_string(isa_major) + "." + std::to_string(isa_minor);
-  std::optional<int> needed = cuda_version_for_ptx_isa(isa_major, isa_minor);
-  if (!needed || driver_version < *needed)
+  if (std::string problem = ptx_isa_problem(isa_major, isa_minor, driver_version); !problem.empty())
     throw Error(ErrorKind::invalid_argument,
-                "the PTX of " + image.name + " is PTX ISA " + isa + ", which needs a driver for " +
-                    (needed ? "CUDA " + format_cuda_version(*needed) + " or newer"
-                            : "a CUDA newer than any ptxrt knows") +
-                    ", but this driver is CUDA " + format_cuda_version(driver_version) +
+                "the PTX of " + image.name + " is " + problem +
                     " (loading would fail with CUDA_ERROR_UNSUPPORTED_PTX_VERSION): update the "
                     "NVIDIA driver, or compile with an NVRTC no newer than CUDA " +
                     format_cuda_version(driver_version));
@@ -130,23 +162,39 @@ int nvrtc_version() {
   return major * 1000 + minor * 10;
 }
 
+std::string nvrtc_library_path() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) || !info.dli_fname) return {};
+  std::error_code error;
+  const auto path = std::filesystem::canonical(info.dli_fname, error);
+  return error ? std::string() : path.string();
+}
+
 std::string nvrtc_build() {
   // nvrtcVersion says 13.0 for every 13.0 patch release; the library file tells them apart.
   static const std::string build = [] {
     std::string text = format_cuda_version(nvrtc_version());
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) && info.dli_fname) {
+    if (const std::string path = nvrtc_library_path(); !path.empty()) {
       std::error_code error;
-      const auto path = std::filesystem::canonical(info.dli_fname, error);
-      const auto size = error ? 0 : std::filesystem::file_size(path, error);
+      const auto size = std::filesystem::file_size(path, error);
       if (!error) {
-        text.append(" ").append(path.filename().string());
+        text.append(" ").append(std::filesystem::path(path).filename().string());
         text.append(" ").append(std::to_string(size));
       }
     }
     return text;
   }();
   return build;
+}
+
+std::vector<std::string> target_architectures(std::string_view arch_list) {
+  std::vector<std::string> architectures;
+  while (!arch_list.empty()) {
+    const std::size_t comma = arch_list.find(',');
+    if (comma != 0) architectures.emplace_back(arch_list.substr(0, comma));
+    arch_list.remove_prefix(comma == std::string_view::npos ? arch_list.size() : comma + 1);
+  }
+  return architectures;
 }
 
 Target select_target(int cc_major, int cc_minor, ImageFormat format) {
@@ -210,10 +258,19 @@ std::optional<int> cubin_sm_version(std::string_view cubin) {
 }
 
 void check_image_for_driver(const Image& image, int driver_version, int cc_major, int cc_minor) {
-  if (image.format == ImageFormat::ptx)
-    check_ptx(image, driver_version, cc_major, cc_minor);
-  else
-    check_cubin(image, cc_major, cc_minor);
+  switch (image.format) {
+    case ImageFormat::ptx:
+      return check_ptx(image, driver_version, cc_major, cc_minor);
+    case ImageFormat::cubin:
+      return check_cubin(image, cc_major, cc_minor);
+    case ImageFormat::fatbin:
+      return check_fatbin(image, driver_version, cc_major, cc_minor);
+    case ImageFormat::ltoir:
+      throw Error(ErrorKind::invalid_argument,
+                  "the LTO-IR of " + image.name +
+                      " cannot be loaded: it is an input to the device linker (link it into a "
+                      "CUBIN with CompileOptions::lto)");
+  }
 }
 
 }  // namespace ptxrt

@@ -231,32 +231,31 @@ void DiskCache::validate_key(std::string_view key) {
                   std::to_string(key.size()) + " characters)");
 }
 
-DiskCache::DiskCache(fs::path directory, std::uintmax_t max_bytes)
-    : directory_(std::move(directory)), max_bytes_(max_bytes) {
-  if (directory_.empty()) {
-    give_up("no cache directory is known (set PTXRT_CACHE_DIR or HOME)");
-    return;
-  }
+std::string DiskCache::prepare_private_directory(const fs::path& directory) {
+  if (directory.empty()) return "no cache directory is known (set PTXRT_CACHE_DIR or HOME)";
   std::error_code error;
-  if (directory_.has_parent_path()) fs::create_directories(directory_.parent_path(), error);
-  if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST) {
-    give_up("cannot create it: " + system_error_text());
-    return;
-  }
+  if (directory.has_parent_path()) fs::create_directories(directory.parent_path(), error);
+  if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST)
+    return "cannot create it: " + system_error_text();
   struct stat info {};
-  if (::stat(directory_.c_str(), &info) != 0) {
-    give_up("cannot inspect it: " + system_error_text());
-  } else if (!S_ISDIR(info.st_mode)) {
-    give_up("it is not a directory");
-  } else if (info.st_uid != ::geteuid()) {
-    give_up("it is owned by uid " + std::to_string(info.st_uid) + ", not by this user (uid " +
-            std::to_string(::geteuid()) + ")");
-  } else if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+  if (::stat(directory.c_str(), &info) != 0) return "cannot inspect it: " + system_error_text();
+  if (!S_ISDIR(info.st_mode)) return "it is not a directory";
+  if (info.st_uid != ::geteuid())
+    return "it is owned by uid " + std::to_string(info.st_uid) + ", not by this user (uid " +
+           std::to_string(::geteuid()) + ")";
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
-    give_up(std::string("it is writable by group or others (mode ") + mode +
-            "), so another user could plant entries; chmod 700 it");
+    return std::string("it is writable by group or others (mode ") + mode +
+           "), so another user could plant entries; chmod 700 it";
   }
+  return {};
+}
+
+DiskCache::DiskCache(fs::path directory, std::uintmax_t max_bytes)
+    : directory_(std::move(directory)), max_bytes_(max_bytes) {
+  if (std::string problem = prepare_private_directory(directory_); !problem.empty())
+    give_up(problem);
 }
 
 fs::path DiskCache::entry_path(std::string_view key) const {

@@ -116,7 +116,7 @@ std::string decode_header(Reader& in, Image& image) {
   }
   image.key = in.text();
   std::uint64_t format = in.integer(4);
-  if (format > static_cast<std::uint64_t>(ImageFormat::cubin)) return "corrupt (image format)";
+  if (format > static_cast<std::uint64_t>(ImageFormat::ltoir)) return "corrupt (image format)";
   image.format = static_cast<ImageFormat>(format);
   image.arch = in.text();
   image.name = in.text();

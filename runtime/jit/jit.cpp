@@ -46,7 +46,9 @@ std::string request_fingerprint(const Program& program, const CompileOptions& op
   fingerprint += requester;
   fingerprint += '|';
   fingerprint += options.target.arch;
-  fingerprint += options.target.format == ImageFormat::ptx ? "|p" : "|c";
+  fingerprint += '|';
+  fingerprint += std::to_string(static_cast<int>(options.target.format));
+  fingerprint += options.lto ? "|lto" : "|";
   fingerprint += options.resource_usage ? (*options.resource_usage ? "|v1" : "|v0") : "|v";
   // Separators that cannot appear inside the parts (NUL) keep ("a","bc") apart from ("ab","c").
   auto append = [&fingerprint](char tag, std::string_view part) {
@@ -61,6 +63,7 @@ std::string request_fingerprint(const Program& program, const CompileOptions& op
   for (const auto& path : options.include_paths) append('I', path.native());
   for (const std::string& option : options.extra_options) append('X', option);
   for (const std::string& expression : options.name_expressions) append('N', expression);
+  for (const std::string& option : options.link_options) append('L', option);
   return fingerprint;
 }
 
@@ -149,8 +152,13 @@ std::shared_ptr<const Image> Jit::find_or_compile(const Program& program,
                                                   int driver_version) {
   const std::string key = cache_key(program, options, driver_version);
   return state_->images.get_or_create(key, [&]() -> Image {
+    // PCH files live beside the disk cache; they never change what is compiled (nor its key).
+    CompileOptions compile_options = options;
+    if (state_->options.precompiled_headers && state_->disk &&
+        compile_options.precompiled_header_directory.empty())
+      compile_options.precompiled_header_directory = state_->options.cache_directory / "pch";
     auto compile_counted = [&] {
-      Image compiled = compile(program, options, driver_version);
+      Image compiled = compile(program, compile_options, driver_version);
       state_->compiles.fetch_add(1, std::memory_order_relaxed);
       return compiled;
     };

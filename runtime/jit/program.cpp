@@ -12,6 +12,8 @@
 #include "jit/compile_diagnostics.hpp"
 #include "jit/elapsed.hpp"
 #include "jit/include_scanner.hpp"
+#include "jit/link.hpp"
+#include "jit/precompiled_headers.hpp"
 #include "jit/std_headers.hpp"
 #include "ptxrt/builtin_kernels.hpp"
 #include "ptxrt/error.hpp"
@@ -24,12 +26,12 @@ namespace {
 // Owns an nvrtcProgram.
 class NvrtcProgram {
  public:
-  NvrtcProgram(const Program& program, const std::vector<const char*>& header_texts,
+  NvrtcProgram(const SourceFile& source, const std::vector<const char*>& header_texts,
                const std::vector<const char*>& header_names) {
-    check(nvrtcCreateProgram(&handle_, program.source().c_str(), program.name().c_str(),
+    check(nvrtcCreateProgram(&handle_, source.text.c_str(), source.name.c_str(),
                              static_cast<int>(header_texts.size()), header_texts.data(),
                              header_names.data()),
-          "nvrtcCreateProgram", "creating the NVRTC program for " + program.name());
+          "nvrtcCreateProgram", "creating the NVRTC program for " + source.name);
   }
   NvrtcProgram(const NvrtcProgram&) = delete;
   NvrtcProgram& operator=(const NvrtcProgram&) = delete;
@@ -59,10 +61,10 @@ std::optional<std::string_view> named_header(const Program& program, std::string
   return std::nullopt;
 }
 
-std::vector<std::filesystem::path> search_paths(const Program& program,
+std::vector<std::filesystem::path> search_paths(const SourceFile& source,
                                                 const CompileOptions& options) {
   std::vector<std::filesystem::path> paths;
-  if (!program.directory().empty()) paths.push_back(program.directory());
+  if (!source.directory.empty()) paths.push_back(source.directory);
   paths.insert(paths.end(), options.include_paths.begin(), options.include_paths.end());
   return paths;
 }
@@ -74,36 +76,58 @@ std::vector<std::string> split_words(std::string_view text) {
   return words;
 }
 
-void check_target(const Program& program, const Target& target) {
+void check_architecture(const Program& program, const std::string& arch, ImageFormat format) {
+  if (format == ImageFormat::cubin && !arch.starts_with("sm_"))
+    throw Error(ErrorKind::invalid_argument,
+                "a CUBIN needs a real architecture (sm_XY), not " + arch + ", for " +
+                    program.name() + ": ask for PTX, or for sm_" + arch.substr(arch.find('_') + 1));
+  if (format == ImageFormat::fatbin)
+    throw Error(ErrorKind::invalid_argument,
+                "the fatbin target of " + program.name() + " lists " + arch +
+                    ": each entry must be sm_XY (a CUBIN) or compute_XY (PTX)");
+}
+
+void check_target(const Program& program, const CompileOptions& options) {
+  const Target& target = options.target;
   if (target.arch.empty())
     throw Error(ErrorKind::invalid_argument,
                 "no target architecture given for " + program.name() +
                     ": set CompileOptions::target (select_target() picks one for a device)");
-  if (target.format == ImageFormat::cubin && !target.arch.starts_with("sm_"))
-    throw Error(ErrorKind::invalid_argument,
-                "a CUBIN needs a real architecture (sm_XY), not " + target.arch + ", for " +
-                    program.name() + ": ask for PTX, or for sm_" +
-                    target.arch.substr(target.arch.find('_') + 1));
+  if (target.format != ImageFormat::fatbin)
+    return check_architecture(program, target.arch, target.format);
+  for (const std::string& arch : target_architectures(target.arch))
+    if (!arch.starts_with("sm_") && !arch.starts_with("compute_"))
+      check_architecture(program, arch, ImageFormat::fatbin);
 }
 
 bool wants_resource_usage(const CompileOptions& options) {
   return options.resource_usage.value_or(options.target.format == ImageFormat::cubin);
 }
 
+// How one translation unit is compiled: to the target's format, or as relocatable device code
+// (a CUBIN, or LTO-IR with lto) for the linker.
+struct UnitTarget {
+  std::string arch;
+  ImageFormat format;
+  bool relocatable;
+};
+
 // Every NVRTC option, in order: arch, defines, includes, the caller's extras.
-std::vector<std::string> nvrtc_options(const Program& program, const CompileOptions& options,
-                                       const std::vector<Define>& defines) {
-  std::vector<std::string> arguments{"-arch=" + options.target.arch};
+std::vector<std::string> nvrtc_options(const SourceFile& source, const CompileOptions& options,
+                                       const std::vector<Define>& defines, const UnitTarget& unit) {
+  std::vector<std::string> arguments{"-arch=" + unit.arch};
+  if (unit.relocatable) arguments.push_back("-rdc=true");
+  if (unit.format == ImageFormat::ltoir) arguments.push_back("-dlto");
   for (const Define& define : defines)
     arguments.push_back("-D" + define.name + (define.value.empty() ? "" : "=" + define.value));
-  for (const std::filesystem::path& folder : search_paths(program, options))
+  for (const std::filesystem::path& folder : search_paths(source, options))
     arguments.push_back("-I" + folder.string());
   for (const std::filesystem::path& folder : toolkit_include_paths())
     arguments.push_back("-I" + folder.string());
   for (const std::string& option : options.extra_options)
     for (std::string& word : split_words(option)) arguments.push_back(std::move(word));
   // Two words: one NVRTC 13.0 build seen on an H100 machine ignores the "-Xptxas=-v" spelling.
-  if (wants_resource_usage(options)) {
+  if (unit.format == ImageFormat::cubin && wants_resource_usage(options)) {
     arguments.push_back("-Xptxas");
     arguments.push_back("-v");
   }
@@ -115,8 +139,6 @@ std::string join(const std::vector<std::string>& words) {
   for (const std::string& word : words) joined += (joined.empty() ? "" : " ") + word;
   return joined;
 }
-
-std::string format_name(ImageFormat format) { return format == ImageFormat::ptx ? "PTX" : "CUBIN"; }
 
 // NVRTC only says `cannot open source file "vector"`; a missing <header> without a folder gets a
 // note of what the device side has instead.
@@ -146,39 +168,47 @@ std::string missing_standard_header_notes(std::string_view log, std::string_view
   return notes;
 }
 
-[[noreturn]] void throw_compile_error(const Program& program, nvrtcResult result,
-                                      const std::string& log, const std::vector<Define>& defines,
+[[noreturn]] void throw_compile_error(const Program& program, const SourceFile& source,
+                                      nvrtcResult result, const std::string& log,
+                                      const std::vector<Define>& defines,
                                       const std::vector<std::string>& arguments,
-                                      const Target& target) {
+                                      const UnitTarget& unit) {
   auto lookup = [&](std::string_view file) -> std::optional<std::string> {
-    if (file == program.name()) return program.source();
+    if (file == source.name) return source.text;
     if (std::optional<std::string_view> header = named_header(program, file))
       return std::string(*header);
     return detail::read_text_file(std::filesystem::path(file));
   };
-  std::string message = "compiling " + program.name() + " to " + format_name(target.format) +
-                        " for " + target.arch + " failed\n  defines: " +
-                        format_defines(defines) + "\n  options: " + join(arguments) + "\n\n" +
+  std::string message = "compiling " + source.name + " to " + std::string(to_string(unit.format)) +
+                        " for " + unit.arch + " failed\n  defines: " + format_defines(defines) +
+                        "\n  options: " + join(arguments) + "\n\n" +
                         detail::annotate_compile_log(log, lookup) +
-                        missing_standard_header_notes(log, program.source());
+                        missing_standard_header_notes(log, source.text);
   const bool compile_error = result == NVRTC_ERROR_COMPILATION;
   throw Error(compile_error ? ErrorKind::compile : ErrorKind::invalid_argument, std::move(message),
               "nvrtcCompileProgram", static_cast<int>(result), nvrtcGetErrorString(result),
-              "compiling " + program.name());
+              "compiling " + source.name);
 }
 
 std::string output_of(const NvrtcProgram& nvrtc, ImageFormat format) {
   std::size_t size = 0;
   std::string data;
-  if (format == ImageFormat::ptx) {
-    check(nvrtcGetPTXSize(nvrtc.get(), &size), "nvrtcGetPTXSize");
-    data.resize(size);
-    check(nvrtcGetPTX(nvrtc.get(), data.data()), "nvrtcGetPTX");
-    while (!data.empty() && data.back() == '\0') data.pop_back();
-  } else {
-    check(nvrtcGetCUBINSize(nvrtc.get(), &size), "nvrtcGetCUBINSize");
-    data.resize(size);
-    check(nvrtcGetCUBIN(nvrtc.get(), data.data()), "nvrtcGetCUBIN");
+  switch (format) {
+    case ImageFormat::ptx:
+      check(nvrtcGetPTXSize(nvrtc.get(), &size), "nvrtcGetPTXSize");
+      data.resize(size);
+      check(nvrtcGetPTX(nvrtc.get(), data.data()), "nvrtcGetPTX");
+      while (!data.empty() && data.back() == '\0') data.pop_back();
+      break;
+    case ImageFormat::ltoir:
+      check(nvrtcGetLTOIRSize(nvrtc.get(), &size), "nvrtcGetLTOIRSize");
+      data.resize(size);
+      check(nvrtcGetLTOIR(nvrtc.get(), data.data()), "nvrtcGetLTOIR");
+      break;
+    default:
+      check(nvrtcGetCUBINSize(nvrtc.get(), &size), "nvrtcGetCUBINSize");
+      data.resize(size);
+      check(nvrtcGetCUBIN(nvrtc.get(), data.data()), "nvrtcGetCUBIN");
   }
   return data;
 }
@@ -194,20 +224,197 @@ std::uint64_t next_program_identity() {
   return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+// A later source's "// ptxrt:" lines join the first's; a constant declared twice keeps its first
+// declaration.
+void merge_manifest(Manifest& into, Manifest added) {
+  for (ManifestDefine& define : added.defines)
+    if (!into.find_define(define.name)) into.defines.push_back(std::move(define));
+  for (ManifestEntry& entry : added.entries) into.entries.push_back(std::move(entry));
+  for (ManifestConstraint& constraint : added.constraints)
+    into.constraints.push_back(std::move(constraint));
+}
+
+void hash_source(Sha256& hash, const Program& program, const SourceFile& source,
+                 const CompileOptions& options) {
+  hash.update_field(source.name).update_field(source.text);
+  auto named = [&](std::string_view name) { return named_header(program, name); };
+  for (const detail::IncludedFile& header : detail::find_included_files(
+           source.text, source.directory, named, search_paths(source, options)))
+    hash.update_field(header.include_name).update_field(header.content);
+}
+
+void hash_device_objects(Sha256& hash, const Program& program) {
+  for (const DeviceObject& object : program.device_objects())
+    hash.update_field(object.name).update_field(to_string(object.kind)).update_field(object.bytes);
+}
+
+struct UnitOutput {
+  std::string data;
+  std::string log;
+  std::vector<std::string> arguments;
+  std::vector<std::pair<std::string, std::string>> lowered_names;
+};
+
+UnitOutput compile_unit(const Program& program, const SourceFile& source,
+                        const CompileOptions& options, const std::vector<Define>& defines,
+                        const UnitTarget& unit, bool with_name_expressions) {
+  UnitOutput output;
+  output.arguments = nvrtc_options(source, options, defines, unit);
+  std::vector<const char*> header_texts;
+  std::vector<const char*> header_names;
+  for (const auto& [name, text] : program.headers()) {
+    header_names.push_back(name.c_str());
+    header_texts.push_back(text.c_str());
+  }
+  for (const detail::NamedText& header : detail::standard_headers())
+    if (!program.headers().contains(header.name)) {
+      header_names.push_back(header.name.data());
+      header_texts.push_back(header.text.data());
+    }
+
+  NvrtcProgram nvrtc(source, header_texts, header_names);
+  if (with_name_expressions)
+    for (const std::string& expression : options.name_expressions)
+      check(nvrtcAddNameExpression(nvrtc.get(), expression.c_str()), "nvrtcAddNameExpression",
+            "adding name expression " + expression + " to " + source.name);
+  // The PCH options stay out of output.arguments: they must not change the Image.
+  detail::PrecompiledHeaderUse precompiled_headers(options.precompiled_header_directory);
+  std::vector<const char*> argument_pointers;
+  for (const std::string& argument : output.arguments)
+    argument_pointers.push_back(argument.c_str());
+  for (const std::string& option : precompiled_headers.options())
+    argument_pointers.push_back(option.c_str());
+  nvrtcResult result = nvrtcCompileProgram(nvrtc.get(), static_cast<int>(argument_pointers.size()),
+                                           argument_pointers.data());
+  precompiled_headers.finish(nvrtc.get());
+  output.log = nvrtc.log();
+  if (result != NVRTC_SUCCESS)
+    throw_compile_error(program, source, result, output.log, defines, output.arguments, unit);
+  // Where a driver is installed, NVRTC 13 keeps CUBINs in the CUDA compute cache and a hit there
+  // comes back without ptxas' report: say so, since spill counts then stay unknown.
+  if (unit.format == ImageFormat::cubin && wants_resource_usage(options) &&
+      output.log.find("ptxas info") == std::string::npos)
+    output.log +=
+        "ptxrt: no ptxas report (NVRTC served this CUBIN from the CUDA compute cache); "
+        "set CUDA_CACHE_DISABLE=1 for spill counts\n";
+  output.data = output_of(nvrtc, unit.format);
+  if (with_name_expressions)
+    for (const std::string& expression : options.name_expressions) {
+      const char* lowered = nullptr;
+      check(nvrtcGetLoweredName(nvrtc.get(), expression.c_str(), &lowered), "nvrtcGetLoweredName",
+            "looking up name expression " + expression + " in " + source.name);
+      output.lowered_names.emplace_back(expression, lowered);
+    }
+  return output;
+}
+
+nvJitLinkInputType link_input_type(DeviceObjectKind kind) {
+  switch (kind) {
+    case DeviceObjectKind::cubin:
+      return NVJITLINK_INPUT_CUBIN;
+    case DeviceObjectKind::ptx:
+      return NVJITLINK_INPUT_PTX;
+    case DeviceObjectKind::ltoir:
+      return NVJITLINK_INPUT_LTOIR;
+    case DeviceObjectKind::fatbin:
+      return NVJITLINK_INPUT_FATBIN;
+    case DeviceObjectKind::object:
+      return NVJITLINK_INPUT_OBJECT;
+    case DeviceObjectKind::library:
+      return NVJITLINK_INPUT_LIBRARY;
+  }
+  return NVJITLINK_INPUT_ANY;
+}
+
+std::vector<std::string> split_all(const std::vector<std::string>& options) {
+  std::vector<std::string> words;
+  for (const std::string& option : options)
+    for (std::string& word : split_words(option)) words.push_back(std::move(word));
+  return words;
+}
+
+// Every source as relocatable device code (LTO-IR with lto, else a CUBIN), and every device
+// object, through nvJitLink. Name expressions are looked up in the first source.
+Image link_program(const Program& program, const CompileOptions& options,
+                   const std::vector<Define>& defines) {
+  const Target& target = options.target;
+  if (target.format == ImageFormat::ltoir)
+    throw Error(ErrorKind::invalid_argument, "LTO-IR is made from one source; " +
+                                                 program.input_names() +
+                                                 " links into a CUBIN (or into PTX with lto)");
+  if (target.format == ImageFormat::ptx && !options.lto)
+    throw Error(ErrorKind::invalid_argument,
+                "PTX of a program that links (" + program.input_names() + ", " + target.arch +
+                    ") needs link-time optimisation: set CompileOptions::lto (--lto), or ask for "
+                    "a CUBIN (sm_XY)");
+  const UnitTarget unit{target.arch, options.lto ? ImageFormat::ltoir : ImageFormat::cubin, true};
+  detail::DeviceLinker linker(program.input_names(), target.arch, target.format, options.lto,
+                              wants_resource_usage(options), split_all(options.link_options));
+  Image image;
+  for (std::size_t index = 0; index < program.sources().size(); ++index) {
+    const SourceFile& source = program.sources()[index];
+    UnitOutput compiled = compile_unit(program, source, options, defines, unit, index == 0);
+    linker.add(options.lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN,
+               std::move(compiled.data), source.name);
+    if (!compiled.log.empty())
+      image.compile_log += "== " + source.name + " ==\n" + compiled.log + "\n";
+    image.options.insert(image.options.end(), compiled.arguments.begin(), compiled.arguments.end());
+    if (index == 0) image.lowered_names = std::move(compiled.lowered_names);
+  }
+  for (const DeviceObject& object : program.device_objects()) {
+    object.check_links_into(target.arch);
+    linker.add(link_input_type(object.kind), object.bytes, object.name);
+  }
+  linker.complete();
+  image.data = linker.output(target.format);
+  if (std::string log = linker.info_log(); !log.empty())
+    image.compile_log += "== link ==\n" + log + "\n";
+  return image;
+}
+
+// One image for one architecture: a single source through NVRTC, or a linked program.
+Image build(const Program& program, const CompileOptions& options,
+            const std::vector<Define>& defines) {
+  Image image;
+  if (program.is_linked() || options.lto) {
+    image = link_program(program, options, defines);
+  } else {
+    const UnitTarget unit{options.target.arch, options.target.format, false};
+    UnitOutput compiled =
+        compile_unit(program, program.sources().front(), options, defines, unit, true);
+    image.data = std::move(compiled.data);
+    image.compile_log = std::move(compiled.log);
+    image.options = std::move(compiled.arguments);
+    image.lowered_names = std::move(compiled.lowered_names);
+  }
+  image.format = options.target.format;
+  image.arch = options.target.arch;
+  image.name = program.input_names();
+  if (!options.target.note.empty())
+    image.compile_log = options.target.note + "\n" + image.compile_log;
+  return image;
+}
+
 }  // namespace
 
 Program::Program(std::string source, std::string name, std::filesystem::path directory)
-    : source_(std::move(source)),
-      name_(std::move(name)),
-      directory_(std::move(directory)),
-      manifest_(parse_manifest(source_, name_)),
-      identity_(next_program_identity()) {}
+    : manifest_(parse_manifest(source, name)), identity_(next_program_identity()) {
+  sources_.push_back({std::move(name), std::move(source), std::move(directory)});
+}
 
 Program Program::from_file(const std::filesystem::path& path) {
   std::optional<std::string> source = detail::read_text_file(path);
   if (!source)
     throw Error(ErrorKind::io, "cannot read kernel source " + path.string());
   return Program(std::move(*source), path.filename().string(), path.parent_path());
+}
+
+Program Program::from_files(const std::vector<std::filesystem::path>& paths) {
+  if (paths.empty())
+    throw Error(ErrorKind::invalid_argument, "Program::from_files needs at least one file");
+  Program program = from_file(paths.front());
+  for (std::size_t index = 1; index < paths.size(); ++index) program.add_source_file(paths[index]);
+  return program;
 }
 
 Program Program::from_string(std::string source, std::string name,
@@ -243,6 +450,33 @@ Program& Program::add_header(std::string include_name, std::string content) {
   return *this;
 }
 
+Program& Program::add_source(std::string source, std::string name,
+                             std::filesystem::path directory) {
+  merge_manifest(manifest_, parse_manifest(source, name));
+  sources_.push_back({std::move(name), std::move(source), std::move(directory)});
+  identity_ = next_program_identity();
+  return *this;
+}
+
+Program& Program::add_source_file(const std::filesystem::path& path) {
+  std::optional<std::string> source = detail::read_text_file(path);
+  if (!source) throw Error(ErrorKind::io, "cannot read kernel source " + path.string());
+  return add_source(std::move(*source), path.filename().string(), path.parent_path());
+}
+
+Program& Program::add_device_object(DeviceObject object) {
+  device_objects_.push_back(std::move(object));
+  identity_ = next_program_identity();
+  return *this;
+}
+
+std::string Program::input_names() const {
+  std::string names;
+  for (const SourceFile& source : sources_) names += (names.empty() ? "" : "+") + source.name;
+  for (const DeviceObject& object : device_objects_) names += "+" + object.name;
+  return names;
+}
+
 std::vector<std::filesystem::path> toolkit_include_paths() {
   std::filesystem::path root;
   for (const char* variable : {"CUDA_PATH", "CUDA_HOME"})
@@ -276,82 +510,56 @@ std::string cache_key(const Program& program, const CompileOptions& options, int
   std::sort(defines.begin(), defines.end(),
             [](const Define& a, const Define& b) { return a.name < b.name; });
   Sha256 hash;
-  hash.update_field("ptxrt cache key 1").update_field(program.name()).update_field(program.source());
-  auto named = [&](std::string_view name) { return named_header(program, name); };
-  for (const detail::IncludedFile& header : detail::find_included_files(
-           program.source(), program.directory(), named, search_paths(program, options)))
-    hash.update_field(header.include_name).update_field(header.content);
+  hash.update_field("ptxrt cache key 1");
+  hash_source(hash, program, program.sources().front(), options);
   hash.update_field("defines");
   for (const Define& define : defines) hash.update_field(define.name).update_field(define.value);
   hash.update_field("options");
-  for (const std::string& option : options.extra_options)
-    for (const std::string& word : split_words(option)) hash.update_field(word);
+  for (const std::string& word : split_all(options.extra_options)) hash.update_field(word);
   hash.update_field("names");
   for (const std::string& expression : options.name_expressions) hash.update_field(expression);
-  hash.update_field(options.target.arch).update_field(format_name(options.target.format));
+  hash.update_field(options.target.arch).update_field(to_string(options.target.format));
   hash.update_field(wants_resource_usage(options) ? "resource usage" : "");
   hash.update_field(nvrtc_build());
   if (options.target.format == ImageFormat::ptx) hash.update_field(std::to_string(driver_version));
+  // A single source without lto keeps the key it always had.
+  if (program.is_linked() || options.lto) {
+    hash.update_field("link").update_field(options.lto ? "lto" : "");
+    for (std::size_t index = 1; index < program.sources().size(); ++index)
+      hash_source(hash, program, program.sources()[index], options);
+    hash_device_objects(hash, program);
+    hash.update_field("link options");
+    for (const std::string& word : split_all(options.link_options)) hash.update_field(word);
+    hash.update_field(std::to_string(detail::DeviceLinker::version()));
+  }
   return hash.hex_digest();
 }
 
 std::string source_hash(const Program& program) {
   Sha256 hash;
-  hash.update_field("ptxrt source 1").update_field(program.name()).update_field(program.source());
-  auto named = [&](std::string_view name) { return named_header(program, name); };
-  for (const detail::IncludedFile& header : detail::find_included_files(
-           program.source(), program.directory(), named, search_paths(program, {})))
-    hash.update_field(header.include_name).update_field(header.content);
+  hash.update_field("ptxrt source 1");
+  for (const SourceFile& source : program.sources()) hash_source(hash, program, source, {});
+  hash_device_objects(hash, program);
   return hash.hex_digest();
 }
 
 Image compile(const Program& program, const CompileOptions& options, int driver_version) {
   const auto start = detail::Clock::now();
-  check_target(program, options.target);
+  check_target(program, options);
   std::vector<Define> defines = validated_defines(program, options);
-  std::vector<std::string> arguments = nvrtc_options(program, options, defines);
-
-  std::vector<const char*> header_texts;
-  std::vector<const char*> header_names;
-  for (const auto& [name, text] : program.headers()) {
-    header_names.push_back(name.c_str());
-    header_texts.push_back(text.c_str());
-  }
-  for (const detail::NamedText& header : detail::standard_headers())
-    if (!program.headers().contains(header.name)) {
-      header_names.push_back(header.name.data());
-      header_texts.push_back(header.text.data());
-    }
-
-  NvrtcProgram nvrtc(program, header_texts, header_names);
-  for (const std::string& expression : options.name_expressions)
-    check(nvrtcAddNameExpression(nvrtc.get(), expression.c_str()), "nvrtcAddNameExpression",
-          "adding name expression " + expression + " to " + program.name());
-  std::vector<const char*> argument_pointers;
-  for (const std::string& argument : arguments) argument_pointers.push_back(argument.c_str());
-  nvrtcResult result = nvrtcCompileProgram(nvrtc.get(), static_cast<int>(argument_pointers.size()),
-                                           argument_pointers.data());
-  std::string log = nvrtc.log();
-  if (result != NVRTC_SUCCESS)
-    throw_compile_error(program, result, log, defines, arguments, options.target);
-  // Where a driver is installed, NVRTC 13 keeps CUBINs in the CUDA compute cache and a hit there
-  // comes back without ptxas' report: say so, since spill counts then stay unknown.
-  if (wants_resource_usage(options) && log.find("ptxas info") == std::string::npos)
-    log += "ptxrt: no ptxas report (NVRTC served this CUBIN from the CUDA compute cache); set "
-           "CUDA_CACHE_DISABLE=1 for spill counts\n";
-
   Image image;
-  image.format = options.target.format;
-  image.arch = options.target.arch;
-  image.data = output_of(nvrtc, options.target.format);
-  image.name = program.name();
-  image.options = arguments;
-  image.compile_log = options.target.note.empty() ? log : options.target.note + "\n" + log;
-  for (const std::string& expression : options.name_expressions) {
-    const char* lowered = nullptr;
-    check(nvrtcGetLoweredName(nvrtc.get(), expression.c_str(), &lowered), "nvrtcGetLoweredName",
-          "looking up name expression " + expression + " in " + program.name());
-    image.lowered_names.emplace_back(expression, lowered);
+  if (options.target.format == ImageFormat::fatbin) {
+    std::vector<Image> parts;
+    for (const std::string& arch : target_architectures(options.target.arch)) {
+      CompileOptions part = options;
+      part.target = {arch, arch.starts_with("sm_") ? ImageFormat::cubin : ImageFormat::ptx, {}};
+      parts.push_back(build(program, part, defines));
+    }
+    image = make_fatbin(parts, program.input_names());
+    if (!options.target.note.empty())
+      image.compile_log = options.target.note + "\n" + image.compile_log;
+  } else {
+    image = build(program, options, defines);
   }
   image.key = cache_key(program, options, driver_version);
   image.nvrtc_version = nvrtc_version();

@@ -102,8 +102,9 @@ class CompilePool {
 };
 
 std::string spill_note(const Candidate& candidate) {
-  return "spills " + std::to_string(*candidate.resources->spill_store_bytes) + " bytes stored, " +
-         std::to_string(*candidate.resources->spill_load_bytes) + " loaded";
+  return "spills " + std::to_string(candidate.resources->spill_store_bytes.value_or(0)) +
+         " bytes stored, " + std::to_string(candidate.resources->spill_load_bytes.value_or(0)) +
+         " loaded";
 }
 
 // One tune in progress: what has been handled, the best so far, the stopping rules. Measurements
@@ -115,6 +116,7 @@ class TuneRun {
           std::size_t total)
       : measurers_(measurers),
         options_(options),
+        budget_(share_budget(options)),
         progress_(progress),
         report_(report),
         total_(total) {
@@ -124,7 +126,7 @@ class TuneRun {
   // False once the budget, the time limit or a stop request says to stop.
   bool wants_more() const {
     if (options_.stop && options_.stop->load()) return false;
-    if (options_.budget && started_ >= *options_.budget) return false;
+    if (budget_ && started_ >= *budget_) return false;
     if (options_.time_limit_seconds && seconds_since(start_) >= *options_.time_limit_seconds)
       return false;
     return true;
@@ -196,8 +198,16 @@ class TuneRun {
     progress_({done_, total_, best_, elapsed, eta});
   }
 
+  // This share's part of the budget.
+  static std::optional<std::size_t> share_budget(const TuneOptions& options) {
+    if (!options.budget) return std::nullopt;
+    const auto [index, count] = options.share;
+    return *options.budget / count + (index < *options.budget % count ? 1 : 0);
+  }
+
   detail::MeasurerPool measurers_;
   const TuneOptions& options_;
+  std::optional<std::size_t> budget_;
   const std::function<void(const TuneProgress&)>& progress_;
   TuneReport& report_;
   std::size_t total_;
@@ -207,6 +217,20 @@ class TuneRun {
   std::optional<Measurement> best_;
   Clock::time_point start_ = Clock::now();
 };
+
+// The configs of this share: every count-th of `ordered`, from position index.
+std::vector<TuningConfig> share_of(std::vector<TuningConfig> ordered, const TuneShare& share) {
+  if (share.count == 0 || share.index >= share.count)
+    throw Error(ErrorKind::invalid_argument,
+                "tune: share " + std::to_string(share.index) + " of " +
+                    std::to_string(share.count) +
+                    " does not exist: the index counts from 0 and must be below the count");
+  if (share.count == 1) return ordered;
+  std::vector<TuningConfig> mine;
+  for (std::size_t position = share.index; position < ordered.size(); position += share.count)
+    mine.push_back(std::move(ordered[position]));
+  return mine;
+}
 
 // Splits the allowed configs into those to run and those the database has finished (resume).
 std::vector<TuningConfig> still_to_run(const std::vector<TuningConfig>& allowed,
@@ -407,11 +431,15 @@ TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
   report.space_size = space.size();
   SpaceEnumeration enumeration = space.enumerate();
   report.pruned_by_constraints = std::move(enumeration.pruned);
-  std::vector<TuningConfig> configs = still_to_run(enumeration.allowed, options, report);
+  // Ordered before the share is taken and the finished are skipped, so that every share and
+  // every resumed run deals from the same order.
+  std::vector<TuningConfig> ordered = std::move(enumeration.allowed);
   if (options.strategy == TuningStrategy::random) {
     std::mt19937_64 generator(options.seed);
-    std::shuffle(configs.begin(), configs.end(), generator);
+    std::shuffle(ordered.begin(), ordered.end(), generator);
   }
+  std::vector<TuningConfig> configs =
+      still_to_run(share_of(std::move(ordered), options.share), options, report);
   TuneRun run(measurers, options, progress, report, configs.size());
   if (options.strategy == TuningStrategy::occupancy) {
     for (const Candidate& candidate :

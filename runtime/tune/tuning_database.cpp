@@ -234,6 +234,24 @@ void write_atomically(const fs::path& path, const std::string& text) {
   }
 }
 
+// merge()'s rule: whether `candidate` is kept in place of `kept`, a measurement of the same
+// config from an earlier source.
+bool supersedes(const Measurement& candidate, const Measurement& kept) {
+  if (candidate.finished() != kept.finished()) return candidate.finished();
+  const bool candidate_ok = candidate.status == MeasurementStatus::ok;
+  if (candidate_ok != (kept.status == MeasurementStatus::ok)) return candidate_ok;
+  return candidate_ok && candidate.median_ms < kept.median_ms;
+}
+
+void create_parent_directory(const fs::path& path) {
+  if (!path.has_parent_path()) return;
+  std::error_code error;
+  fs::create_directories(path.parent_path(), error);
+  if (error)
+    throw Error(ErrorKind::io,
+                "cannot create '" + path.parent_path().string() + "': " + error.message());
+}
+
 bool same_tune(const TuningKey& a, const TuningKey& b) {
   return a.kernel == b.kernel && a.source_hash == b.source_hash && a.space == b.space &&
          a.nvrtc_version == b.nvrtc_version;
@@ -406,14 +424,37 @@ std::string TuningDatabase::serialize(const std::vector<TuningRecord>& records) 
   return dump_text(json{{"format", file_format}, {"tunes", std::move(tunes)}}, 1) + "\n";
 }
 
-void TuningDatabase::record(const TuningKey& key, const Measurement& measurement) const {
-  if (path_.has_parent_path()) {
-    std::error_code error;
-    fs::create_directories(path_.parent_path(), error);
-    if (error)
-      throw Error(ErrorKind::io,
-                  "cannot create '" + path_.parent_path().string() + "': " + error.message());
+std::vector<TuningRecord> TuningDatabase::merge(
+    const std::vector<std::vector<TuningRecord>>& sources) {
+  std::vector<TuningRecord> merged;
+  for (const std::vector<TuningRecord>& source : sources) {
+    for (const TuningRecord& record : source) {
+      auto tune = std::find_if(merged.begin(), merged.end(),
+                               [&](const TuningRecord& each) { return each.key == record.key; });
+      if (tune == merged.end()) tune = merged.insert(merged.end(), {record.key, {}, std::nullopt});
+      for (const Measurement& measurement : record.measurements) {
+        auto same = std::find_if(
+            tune->measurements.begin(), tune->measurements.end(),
+            [&](const Measurement& each) { return each.config == measurement.config; });
+        if (same == tune->measurements.end())
+          tune->measurements.push_back(measurement);
+        else if (supersedes(measurement, *same))
+          *same = measurement;
+      }
+    }
   }
+  for (TuningRecord& record : merged) record.winner = fastest(record.measurements);
+  return merged;
+}
+
+void TuningDatabase::merge_from(const std::vector<TuningRecord>& records) const {
+  create_parent_directory(path_);
+  FileLock lock(path_.string() + ".lock");
+  write_atomically(path_, serialize(merge({this->records(), records})));
+}
+
+void TuningDatabase::record(const TuningKey& key, const Measurement& measurement) const {
+  create_parent_directory(path_);
   FileLock lock(path_.string() + ".lock");
   std::vector<TuningRecord> all = records();
   auto tune = std::find_if(all.begin(), all.end(),

@@ -52,6 +52,23 @@ TEST_CASE("the CPU methods agree on random inputs of every distribution and awkw
   }
 }
 
+TEST_CASE("any range of a generated set is made alone, the same as in the whole set") {
+  for (PointDistribution distribution :
+       {PointDistribution::uniform, PointDistribution::normal, PointDistribution::clustered}) {
+    CAPTURE(to_string(distribution));
+    const std::vector<Point2> whole = generate_points(1000, distribution, 42);
+    const std::vector<Point2> part = generate_point_range(333, 250, distribution, 42);
+    CHECK(std::equal(part.begin(), part.end(), whole.begin() + 333));
+    CHECK(generate_points(1000, distribution, 43) != whole);
+  }
+  for (const Point2& point : generate_points(10000, PointDistribution::uniform, 7)) {
+    CHECK(point.x >= 0.0f);
+    CHECK(point.x < 1.0f);
+    CHECK(point.y >= 0.0f);
+    CHECK(point.y < 1.0f);
+  }
+}
+
 TEST_CASE("a 3-4-5 triangle and a far point: the pair at distance 5") {
   const std::vector<Point2> points{{10, 10}, {0, 0}, {30, 40}, {3, 4}};
   for (ClosestPairMethod method :

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
@@ -36,6 +37,13 @@ class ScratchDirectory {
 };
 
 inline std::string key_for(const std::string& seed) { return sha256_hex(seed); }
+
+// The permission bits of a file or folder (0700, 0600, ...).
+inline unsigned mode_of(const std::filesystem::path& path) {
+  struct stat info {};
+  REQUIRE(::stat(path.c_str(), &info) == 0);
+  return info.st_mode & 07777;
+}
 
 // Every field set, and data that is binary: NULs and high bytes included.
 inline Image sample_image(const std::string& seed, std::size_t data_bytes = 4096) {

@@ -110,3 +110,27 @@ TEST_CASE("files: .bin is read as binary, anything else as CSV, a missing file i
     CHECK(std::string(error.what()) == "cannot open point file '/nonexistent/points.csv'");
   }
 }
+
+TEST_CASE("binary ranges: a part read alone is that part of the whole file") {
+  TemporaryFile binary("range.bin", float_bytes({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  CHECK(count_binary_points(binary.path()) == 5);
+  CHECK(read_binary_point_range(binary.path(), 1, 3) ==
+        std::vector<Point2>{{2, 3}, {4, 5}, {6, 7}});
+  CHECK(read_binary_point_range(binary.path(), 4, 1) == std::vector<Point2>{{8, 9}});
+  CHECK(read_binary_point_range(binary.path(), 5, 0).empty());
+  CHECK_THROWS_WITH_AS(read_binary_point_range(binary.path(), 4, 2),
+                       doctest::Contains("cannot read points 4 to 5 of point file"), Error);
+}
+
+TEST_CASE(
+    "binary ranges: an empty file, a partial point or a missing file is counted as an error") {
+  TemporaryFile empty("empty.bin", "");
+  CHECK_THROWS_WITH_AS(count_binary_points(empty.path()),
+                       doctest::Contains("empty.bin: no points (the file is empty)"), Error);
+  TemporaryFile partial("partial.bin", float_bytes({1, 2, 3}));
+  CHECK_THROWS_WITH_AS(count_binary_points(partial.path()),
+                       doctest::Contains("partial.bin: 12 bytes is not a whole number of points"),
+                       Error);
+  CHECK_THROWS_WITH_AS(count_binary_points("/nonexistent/points.bin"),
+                       "cannot open point file '/nonexistent/points.bin'", Error);
+}

@@ -3,7 +3,6 @@
 // user names (docs/errors.md, "Files ptxrt writes"). Refusing other users' entries and
 // directories is in disk_cache_tests.
 #include <doctest/doctest.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "process.hpp"
 
 namespace fs = std::filesystem;
+using ptxrt::testing::mode_of;
 using ptxrt::testing::ScratchDirectory;
 
 namespace {
@@ -27,17 +27,15 @@ std::vector<fs::path> regular_files_under(const fs::path& directory) {
   return files;
 }
 
-unsigned mode_of(const fs::path& path) {
-  struct stat info {};
-  REQUIRE(::stat(path.c_str(), &info) == 0);
-  return info.st_mode & 07777;
-}
-
 }  // namespace
 
-TEST_CASE("no source starts a shell, and only the tuner starts a program: its own worker") {
-  // Calls, not words in comments: a name followed by "(". The tuner's worker process
-  // (host/tune/child_process.cpp) is started with posix_spawn and no shell.
+TEST_CASE(
+    "no source starts a shell, and one launcher starts every program: the tuner's worker, the "
+    "disassembler") {
+  // Calls, not words in comments: a name followed by "(". One launcher,
+  // host/tune/child_process.cpp, starts programs with posix_spawn and no shell: the tuner's
+  // worker process, and the toolkit's nvdisasm or cuobjdump for SASS
+  // (host/common/disassembly.cpp), found by path and given their arguments as a list.
   const fs::path worker_launcher = fs::path(PTXRT_SOURCE_DIR) / "host" / "tune" / "child_process.cpp";
   const std::regex spawn(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|fork|vfork|)"
                          R"(posix_spawnp?)\s*\()");

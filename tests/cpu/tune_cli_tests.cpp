@@ -1,5 +1,5 @@
-// `ptxrt tune show`, and the tune and run --tuned arguments that are checked before any GPU work,
-// driven through the built binary.
+// `ptxrt tune show` and `tune merge`, and the tune and run --tuned arguments that are checked
+// before any GPU work, driven through the built binary.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -21,21 +21,24 @@ ptxrt::testing::ProcessResult cli(const ptxrt::testing::ScratchDirectory& scratc
       arguments, {"PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string(), "PTXRT_LOG=warning"});
 }
 
+ptxrt::TuningKey sample_key() {
+  return {"matmul", "hash", "TILE_WIDTH in {8,16}", "NVIDIA H100",
+          "9.0",    13000,  {1024, 1024, 1024}};
+}
+
+ptxrt::Measurement sample(const std::string& tile_width, double median_ms, double rate) {
+  ptxrt::Measurement measurement;
+  measurement.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", tile_width}});
+  measurement.status = ptxrt::MeasurementStatus::ok;
+  measurement.median_ms = median_ms;
+  measurement.rate = rate;
+  measurement.rate_unit = "GFLOP/s";
+  return measurement;
+}
+
 void record_sample(const ptxrt::TuningDatabase& database) {
-  const ptxrt::TuningKey key{"matmul", "hash", "TILE_WIDTH in {8,16}", "NVIDIA H100",
-                             "9.0",    13000,  {1024, 1024, 1024}};
-  ptxrt::Measurement slow;
-  slow.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "8"}});
-  slow.status = ptxrt::MeasurementStatus::ok;
-  slow.median_ms = 4.0;
-  slow.rate = 537.0;
-  slow.rate_unit = "GFLOP/s";
-  database.record(key, slow);
-  ptxrt::Measurement fast = slow;
-  fast.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "16"}});
-  fast.median_ms = 2.0;
-  fast.rate = 1074.0;
-  database.record(key, fast);
+  database.record(sample_key(), sample("8", 4.0, 537.0));
+  database.record(sample_key(), sample("16", 2.0, 1074.0));
 }
 
 }  // namespace
@@ -88,6 +91,38 @@ TEST_CASE("tune and run --tuned reject bad arguments before touching the GPU") {
         "such as 0,1\n");
   CHECK(failure({"tune", "matmul", "--devices", "1,1"}) ==
         "ptxrt: error: --devices '1,1': device 1 is listed twice\n");
+  CHECK(failure({"tune", "matmul", "--shard", "4/4"}) ==
+        "ptxrt: error: --shard '4/4': expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 "
+        "and 3/4 make a whole tune)\n");
+  CHECK(failure({"tune", "matmul", "--shard", "1"}) ==
+        "ptxrt: error: --shard '1': expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 "
+        "and 3/4 make a whole tune)\n");
   CHECK(cli(scratch, {"tune"}).exit_code == 2);
   CHECK(cli(scratch, {"tune", "matmul", "--device", "0", "--devices", "all"}).exit_code == 2);
+  CHECK(cli(scratch, {"tune", "matmul", "--mpi", "--shard", "0/2"}).exit_code == 2);
+}
+
+TEST_CASE("tune merge joins databases, keeping the better measurement of a config in several") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const std::string first = (scratch.path() / "first.json").string();
+  const std::string second = (scratch.path() / "second.json").string();
+  const std::string merged = (scratch.path() / "merged.json").string();
+  record_sample(ptxrt::TuningDatabase(first));
+  ptxrt::TuningDatabase(second).record(sample_key(), sample("8", 1.0, 2148.0));
+
+  const ptxrt::testing::ProcessResult joined =
+      cli(scratch, {"tune", "merge", first, second, "-o", merged});
+  REQUIRE(joined.exit_code == 0);
+  CHECK(joined.output ==
+        "merged 2 database(s) into " + merged +
+            ": 1 tune(s), 2 measurement(s)\n"
+            "kernel  size            device       cc   measured  winner        median ms  rate\n"
+            "matmul  1024x1024x1024  NVIDIA H100  9.0  2         TILE_WIDTH=8  1.0000     2148.0 "
+            "GFLOP/s\n");
+  const ptxrt::testing::ProcessResult missing =
+      cli(scratch, {"tune", "merge", first, (scratch.path() / "none.json").string(), "-o", merged});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.output == "ptxrt: error: tune merge: '" + (scratch.path() / "none.json").string() +
+                              "' does not exist\n");
+  CHECK(cli(scratch, {"tune", "merge", first}).exit_code == 2);
 }

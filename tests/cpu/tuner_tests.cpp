@@ -224,6 +224,67 @@ TEST_CASE("the random strategy with a budget times that many distinct configs") 
   CHECK(order_for(2) != first);
 }
 
+TEST_CASE("shares deal the configs round robin, each timing its part of the budget") {
+  // The random order of seed 3 is dealt: the shares together time what one tune times.
+  const auto share_asked = [](std::size_t index, std::size_t count,
+                              std::optional<std::size_t> budget) {
+    FakeMeasurer measurer;
+    ptxrt::TuneOptions options;
+    options.strategy = ptxrt::TuningStrategy::random;
+    options.seed = 3;
+    options.compile_threads = 0;
+    options.budget = budget;
+    options.share = {index, count};
+    const ptxrt::TuneReport report = ptxrt::tune(six(), fake_compile, measurer, options);
+    return std::make_pair(measurer.asked, report);
+  };
+  const auto [whole, whole_report] = share_asked(0, 1, std::nullopt);
+  CHECK(whole.size() == 4);  // A=2 does not compile, A=3 is pruned
+  std::vector<std::int64_t> dealt;
+  std::size_t compile_failures = 0;
+  for (std::size_t index = 0; index < 3; ++index) {
+    const auto [asked, report] = share_asked(index, 3, std::nullopt);
+    dealt.insert(dealt.end(), asked.begin(), asked.end());
+    compile_failures += report.compile_failures.size();
+    CHECK(report.space_size == 6);
+  }
+  std::sort(dealt.begin(), dealt.end());
+  std::vector<std::int64_t> sorted_whole = whole;
+  std::sort(sorted_whole.begin(), sorted_whole.end());
+  CHECK(dealt == sorted_whole);
+  CHECK(compile_failures == 1);
+}
+
+TEST_CASE("a budget dealt over shares: 5 over 2 shares times 3 in the first, 2 in the second") {
+  const auto timed = [](std::size_t index) {
+    FakeMeasurer measurer;
+    ptxrt::TuneOptions options;
+    options.compile_threads = 0;
+    options.budget = 5;
+    options.share = {index, 2};
+    const auto ready = [](const TuningConfig& config) {
+      return Candidate{config, Candidate::State::ready, {}, std::nullopt, std::nullopt};
+    };
+    ptxrt::tune(six(), ready, measurer, options);
+    return measurer.asked;
+  };
+  CHECK(timed(0) == std::vector<std::int64_t>{1, 3, 5});
+  CHECK(timed(1) == std::vector<std::int64_t>{2, 4});
+}
+
+TEST_CASE("a share whose index is not below its count is refused") {
+  FakeMeasurer measurer;
+  ptxrt::TuneOptions options;
+  options.share = {2, 2};
+  CHECK_THROWS_WITH_AS(ptxrt::tune(six(), fake_compile, measurer, options),
+                       "tune: share 2 of 2 does not exist: the index counts from 0 and must be "
+                       "below the count",
+                       ptxrt::Error);
+  options.share = {0, 0};
+  CHECK_THROWS_AS(ptxrt::tune(six(), fake_compile, measurer, options), ptxrt::Error);
+  CHECK(measurer.asked.empty());
+}
+
 TEST_CASE("parallel compilation hands every config to the measurer exactly once") {
   ptxrt::TuningSpace space;
   std::vector<std::int64_t> values;

@@ -115,6 +115,57 @@ TEST_CASE("every part of the key keeps tunes apart") {
   for (const TuningKey& key : keys) CHECK(database.measurements(key).size() == 1);
 }
 
+TEST_CASE("merge keeps every tune, and of a config measured twice the finished, ok, faster one") {
+  const TuningKey key = key_for({1024});
+  const TuningKey other = key_for({2048});
+  Measurement started = measured(8, 0.0, MeasurementStatus::started);
+  const std::vector<ptxrt::TuningRecord> first{
+      {key,
+       {started, measured(16, 2.0), measured(32, 1.0, MeasurementStatus::crashed)},
+       std::nullopt}};
+  const std::vector<ptxrt::TuningRecord> second{
+      {key,
+       {measured(8, 3.0, MeasurementStatus::cut), measured(16, 1.5), measured(32, 4.0)},
+       std::nullopt},
+      {other, {measured(8, 9.0)}, std::nullopt}};
+  for (const auto& sources : {std::vector{first, second}, std::vector{second, first}}) {
+    const std::vector<ptxrt::TuningRecord> merged = TuningDatabase::merge(sources);
+    REQUIRE(merged.size() == 2);
+    const ptxrt::TuningRecord& tune = merged[merged[0].key == key ? 0 : 1];
+    REQUIRE(tune.measurements.size() == 3);
+    const auto kept = [&](int width) {
+      return *std::find_if(tune.measurements.begin(), tune.measurements.end(),
+                           [&](const Measurement& m) { return m.config == tile(width); });
+    };
+    CHECK(kept(8).status == MeasurementStatus::cut);  // finished over started
+    CHECK(kept(16).median_ms == 1.5);                 // the lower of two ok medians
+    CHECK(kept(32).status == MeasurementStatus::ok);  // ok over crashed
+    REQUIRE(tune.winner);
+    CHECK(tune.winner->config == tile(16));
+  }
+  // Two failures of one config: the earlier source's.
+  const std::vector<ptxrt::TuningRecord> wrong{
+      {key, {measured(8, 1.0, MeasurementStatus::wrong)}, std::nullopt}};
+  const std::vector<ptxrt::TuningRecord> crashed{
+      {key, {measured(8, 1.0, MeasurementStatus::crashed)}, std::nullopt}};
+  CHECK(TuningDatabase::merge({wrong, crashed})[0].measurements[0].status ==
+        MeasurementStatus::wrong);
+  CHECK(TuningDatabase::merge({crashed, wrong})[0].measurements[0].status ==
+        MeasurementStatus::crashed);
+}
+
+TEST_CASE("merge_from joins records with what the file holds, creating it when missing") {
+  ScratchDirectory scratch;
+  const TuningDatabase database(scratch.path() / "sub" / "merged.json");
+  database.merge_from({{key_for({64}), {measured(8, 2.0)}, std::nullopt}});
+  database.merge_from({{key_for({64}), {measured(8, 1.0), measured(16, 3.0)}, std::nullopt}});
+  const std::vector<ptxrt::TuningRecord> records = database.records();
+  REQUIRE(records.size() == 1);
+  REQUIRE(records[0].measurements.size() == 2);
+  CHECK(records[0].measurements[0].median_ms == 1.0);
+  CHECK(records[0].winner->config == tile(8));
+}
+
 TEST_CASE("choose falls back from the exact size to the nearest, to the same CC, to the default") {
   ScratchDirectory scratch;
   const TuningDatabase database(scratch.path() / "tuning.json");

@@ -2,7 +2,8 @@
 # What a user of the library sees, checked the way a user would:
 #   check_package.sh install    BUILD SOURCE SCRATCH   cmake --install BUILD, then every example
 #       built against the installed tree with find_package(ptxrt CONFIG REQUIRED), and one through
-#       pkg-config; the tree holds the library, headers, CLI, CMake package and ptxrt.pc only.
+#       pkg-config; the tree holds the library, headers, CLI, CMake package and ptxrt.pc only;
+#       where ptxrt was built with MPI, a program finds and links ptxrt::mpi.
 #   check_package.sh subproject BUILD SOURCE SCRATCH   the examples with ptxrt as a subproject
 #       (FetchContent), shared, with CLI11, doctest and an installed nlohmann-json all refused:
 #       the library alone builds, tests/CLI/host programs do not, the SONAME carries the version.
@@ -69,6 +70,23 @@ install)
     echo "check_package: no pkg-config here: ptxrt.pc not tried"
   fi
   "$prefix/bin/ptxrt" kernels >/dev/null || fail "the installed CLI does not run"
+  # ptxrt::mpi, where ptxrt was built with MPI: find_package(ptxrt COMPONENTS mpi) and link it.
+  if [ -e "$prefix/lib/cmake/ptxrt/ptxrtMpiTargets.cmake" ]; then
+    mkdir -p "$scratch/mpi_user"
+    printf '%s\n' 'cmake_minimum_required(VERSION 3.24)' 'project(mpi_user LANGUAGES CXX)' \
+      'find_package(ptxrt 0.1 CONFIG REQUIRED COMPONENTS mpi)' \
+      'add_executable(mpi_user main.cpp)' 'target_link_libraries(mpi_user PRIVATE ptxrt::mpi)' \
+      >"$scratch/mpi_user/CMakeLists.txt"
+    # Node-local rank 3 with 2 GPUs visible takes GPU 1; no MPI call is made.
+    printf '%s\n' '#include "ptxrt/mpi.hpp"' \
+      'int main() { return ptxrt::mpi::device_for_rank(3, {}, 2) == 1 ? 0 : 1; }' \
+      >"$scratch/mpi_user/main.cpp"
+    cmake -S "$scratch/mpi_user" -B "$scratch/mpi_user/build" -G Ninja "${launcher[@]}" \
+      -DCMAKE_PREFIX_PATH="$prefix" >/dev/null || fail "find_package(ptxrt COMPONENTS mpi) failed"
+    cmake --build "$scratch/mpi_user/build" >/dev/null || fail "a program using ptxrt::mpi did not build"
+    "$scratch/mpi_user/build/mpi_user" || fail "a program using ptxrt::mpi did not run"
+    echo "check_package: ptxrt::mpi found and linked"
+  fi
   echo "check_package: install ok: $(cd "$prefix" && find . -type f | wc -l) files in $prefix"
   ;;
 subproject)

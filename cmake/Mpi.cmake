@@ -1,0 +1,37 @@
+# MPI: the optional library ptxrt::mpi (include/ptxrt/mpi.hpp, mpi/) and the CLI's --mpi
+# (tools/mpi/). PTXRT_MPI is on where CMake finds an MPI (Debian: libopenmpi-dev, which
+# scripts/setup.sh installs); off, nothing needs MPI and `--mpi` says that this ptxrt was built
+# without it. The library uses MPI's C API only: MPI_CXX_SKIP_MPICXX keeps the old C++ bindings'
+# header out.
+set(MPI_CXX_SKIP_MPICXX ON)
+if(NOT DEFINED PTXRT_MPI)
+  find_package(MPI COMPONENTS CXX QUIET)
+endif()
+option(PTXRT_MPI "Build ptxrt::mpi and the CLI's --mpi (needs an MPI)" ${MPI_CXX_FOUND})
+
+if(PTXRT_MPI)
+  find_package(MPI REQUIRED COMPONENTS CXX)
+  add_library(ptxrt_mpi
+    mpi/best_time_exchange.cpp mpi/communicator.cpp mpi/distributed_closest_pair.cpp
+    mpi/distributed_tune.cpp mpi/session.cpp mpi/slab_split.cpp mpi/tune_report_exchange.cpp)
+  add_library(ptxrt::mpi ALIAS ptxrt_mpi)
+  set_target_properties(ptxrt_mpi PROPERTIES
+    EXPORT_NAME mpi
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
+  # Its own headers by path ("mpi/communicator.hpp"); the public one comes with ptxrt.
+  target_include_directories(ptxrt_mpi PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(ptxrt_mpi PUBLIC ptxrt MPI::MPI_CXX PRIVATE $<BUILD_INTERFACE:ptxrt_json>)
+endif()
+
+if(TARGET ptxrt_cli)
+  if(PTXRT_MPI)
+    target_sources(ptxrt_cli PRIVATE tools/mpi/ranks.cpp tools/mpi/tune_ranks.cpp
+                                     tools/mpi/closest_pair_ranks.cpp)
+    target_link_libraries(ptxrt_cli PRIVATE ptxrt_mpi)
+  else()
+    target_sources(ptxrt_cli PRIVATE tools/mpi/without_mpi.cpp)
+  endif()
+endif()

@@ -1,0 +1,53 @@
+// Internal: nvJitLink as one object. Inputs go in with their names (which the linker's
+// diagnostics and ptxrt's errors use), the result comes out as a CUBIN or, with LTO, as PTX.
+#pragma once
+
+#include <nvJitLink.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptxrt/image.hpp"
+
+namespace ptxrt::detail {
+
+// The global symbols a CUBIN defines (not those it only uses); empty for anything else.
+std::vector<std::string> defined_global_symbols(std::string_view elf);
+
+class DeviceLinker {
+ public:
+  // `arch` is "sm_90" (a CUBIN) or, with lto and `format` ptx, "compute_90"; `program` names what
+  // is linked in messages. Throws Error (link).
+  DeviceLinker(const std::string& program, const std::string& arch, ImageFormat format, bool lto,
+               bool resource_usage, const std::vector<std::string>& options);
+  DeviceLinker(const DeviceLinker&) = delete;
+  DeviceLinker& operator=(const DeviceLinker&) = delete;
+  ~DeviceLinker();
+
+  // Kept until complete(), which hands every input to nvJitLink at once.
+  void add(nvJitLinkInputType type, std::string bytes, std::string name);
+  // Links. A failure throws Error (link) whose message names each undefined or duplicate symbol
+  // (demangled, with its mangled name) and the inputs involved, then lists every input and holds
+  // the linker's log.
+  void complete();
+  std::string output(ImageFormat format) const;
+  // The linker's info log (ptxas' report with resource usage), trimmed.
+  std::string info_log() const;
+  // nvJitLinkVersion, as CUDA versions are written (13000), for cache keys.
+  static int version();
+
+ private:
+  std::string error_log() const;
+
+  nvJitLinkHandle handle_ = nullptr;
+  std::string what_;  // "a.cu+b.cu for sm_90"
+  struct Input {
+    nvJitLinkInputType type;
+    std::string bytes;
+    std::string name;
+  };
+  std::vector<Input> inputs_;
+};
+
+}  // namespace ptxrt::detail

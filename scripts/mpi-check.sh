@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The MPI paths on a GPU machine, on a tree built with ptxrt::mpi (PTXRT_MPI=ON; scripts/
+# gpu-check.sh builds one where CMake finds an MPI). Every run puts its ranks on GPU 0, which they
+# share (node-local rank modulo one GPU).
+#   --checks  the distributed closest pair on each GPU method with 1 and 2 ranks against one
+#             process (--verify, and the same distance and pair), and an exhaustive distributed
+#             sgemm tune with 2 ranks against a one-process tune (the same configs verified and
+#             failed, the 2-rank winner within 10 % of the one-process winner's time there)
+#   --bench   the MPI path's cost against one process, with 1 and 2 ranks: the closest pair of 10M
+#             points (grid) and a tune of 200 sgemm configs (random, seed 1), each the best of 3
+# Neither: both. MPIRUN names mpirun (default: mpirun on PATH; for an Open MPI carried in a folder,
+# source its environment first). JSON and logs go to $OUT or BUILD/mpi-logs.
+#   scripts/mpi-check.sh [--checks|--bench] [build folder, default build-gpu]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+checks=1 bench=1
+case "${1:-}" in
+  --checks) bench=0; shift ;;
+  --bench) checks=0; shift ;;
+esac
+build=${1:-build-gpu}
+out=${OUT:-$build/mpi-logs}
+mkdir -p "$out"
+ptxrt="$build/ptxrt"
+# Root in a container must say so; more ranks than GPUs share them.
+mpirun=("${MPIRUN:-mpirun}" --allow-run-as-root --oversubscribe)
+# Containers forbid the cross-memory attach of Open MPI's shared-memory transport.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export PTXRT_CACHE_DIR="$out/cache"
+status=0
+
+run() {  # run NAME COMMAND...: stdout to NAME.json, stderr to NAME.log; a failure fails the script
+  local name=$1
+  shift
+  "$@" >"$out/$name.json" 2>"$out/$name.log" || { echo "$name: exit $? (see $out/$name.log)"; status=1; }
+}
+
+if [ "$checks" = 1 ]; then
+  for method_n in grid:10000000 dc:10000000 brute:1048576; do
+    method=${method_n%%:*} n=${method_n##*:}
+    run "cp-$method-one" "$ptxrt" closest-pair --n "$n" --method "$method" --json
+    for ranks in 1 2; do
+      run "cp-$method-mpi$ranks" "${mpirun[@]}" -n "$ranks" "$ptxrt" closest-pair --mpi --n "$n" \
+        --method "$method" --verify --json
+    done
+  done
+  python3 - "$out" <<'PY' || status=1
+import json, os, sys
+out, failed = sys.argv[1], False
+for method in ["grid", "dc", "brute"]:
+    one = json.load(open(os.path.join(out, f"cp-{method}-one.json")))
+    for ranks in [1, 2]:
+        mpi = json.load(open(os.path.join(out, f"cp-{method}-mpi{ranks}.json")))
+        same_distance = mpi["distance"] == one["distance"] and mpi["verify"]["agrees"]
+        same_pair = (mpi["i"], mpi["j"]) == (one["i"], one["j"])
+        ok = same_distance and mpi["devices"] == [0] * ranks and mpi["method"] == method
+        failed |= not ok
+        print(f"closest pair {method} n={one['n']} ranks={ranks}: distance {mpi['distance']:.9g} "
+              f"{'same' if same_distance else 'DIFFERENT'}, pair ({mpi['i']}, {mpi['j']}) "
+              f"{'same' if same_pair else 'a tie at the same distance'}, devices {mpi['devices']}: "
+              f"{'ok' if ok else 'FAILED'}")
+sys.exit(1 if failed else 0)
+PY
+
+  run tune-one "$ptxrt" tune sgemm --size 2048 --db "$out/tune-one-db.json" --json
+  run tune-mpi2 "${mpirun[@]}" -n 2 "$ptxrt" tune sgemm --size 2048 --mpi \
+    --db "$out/tune-mpi2-db.json" --json
+  python3 - "$out" <<'PY' || status=1
+import json, os, sys
+out = sys.argv[1]
+one = json.load(open(os.path.join(out, "tune-one.json")))[0]
+two = json.load(open(os.path.join(out, "tune-mpi2.json")))[0]
+def by_status(report, statuses):
+    return {json.dumps(r["config"], sort_keys=True) for r in report["results"] if r["status"] in statuses}
+counts = ["space", "pruned_by_constraints", "pruned_by_resources", "compile_failures", "compiled", "timed"]
+same_counts = all(one["counts"][c] == two["counts"][c] for c in counts)
+same_verified = by_status(one, {"ok", "cut"}) == by_status(two, {"ok", "cut"})
+same_failed = by_status(one, {"wrong", "failed", "crashed"}) == by_status(two, {"wrong", "failed", "crashed"})
+times = {json.dumps(r["config"], sort_keys=True): r["median_ms"] for r in one["results"] if r["status"] == "ok"}
+winner = json.dumps(two["winner"]["config"], sort_keys=True)
+ratio = times.get(winner, float("inf")) / one["winner"]["median_ms"]
+ok = same_counts and same_verified and same_failed and ratio <= 1.10 and two["devices"] == [0, 0]
+listed = ", ".join(f"{c} {two['counts'][c]}" for c in counts)
+print(f"sgemm 2048 tune, 2 ranks on GPU 0 against one process: counts {'same' if same_counts else 'DIFFERENT'} "
+      f"({listed}), verified configs "
+      f"{'same' if same_verified else 'DIFFERENT'}, failures {'same' if same_failed else 'DIFFERENT'}, "
+      f"2-rank winner {two['winner']['config']} at {ratio:.3f}x the one-process winner's time, "
+      f"devices {two['devices']}, workers {two['workers_started']}: {'ok' if ok else 'FAILED'}")
+sys.exit(0 if ok else 1)
+PY
+fi
+
+if [ "$bench" = 1 ]; then
+  # Warm: the kernels compiled and in the disk cache, so that every run times the same work.
+  run cp-warm "$ptxrt" closest-pair --n 10000000 --method grid --json
+  for round in 1 2 3; do
+    run "bench-cp-one-$round" "$ptxrt" closest-pair --n 10000000 --method grid --json
+    for ranks in 1 2; do
+      run "bench-cp-mpi$ranks-$round" "${mpirun[@]}" -n "$ranks" "$ptxrt" closest-pair --mpi \
+        --n 10000000 --method grid --json
+    done
+  done
+  tune=(tune sgemm --size 4096 --strategy random --budget 200 --seed 1 --json)
+  run tune-warm "$ptxrt" "${tune[@]}" --db "$out/bench-warm-db.json"
+  for round in 1 2 3; do
+    run "bench-tune-one-$round" "$ptxrt" "${tune[@]}" --db "$out/bench-one-$round-db.json"
+    for ranks in 1 2; do
+      run "bench-tune-mpi$ranks-$round" "${mpirun[@]}" -n "$ranks" "$ptxrt" "${tune[@]}" --mpi \
+        --db "$out/bench-mpi$ranks-$round-db.json"
+    done
+  done
+  python3 - "$out" <<'PY' || status=1
+import json, os, sys
+out = sys.argv[1]
+def best(name, value):
+    return min(value(json.load(open(os.path.join(out, f"{name}-{r}.json")))) for r in [1, 2, 3])
+cp = {k: best(f"bench-cp-{k}", lambda j: j["times"]["total_ms"]) for k in ["one", "mpi1", "mpi2"]}
+print(f"closest pair 10M grid, total ms (best of 3): one process {cp['one']:.1f}, "
+      f"MPI 1 rank {cp['mpi1']:.1f} ({cp['mpi1'] / cp['one']:.2f}x), "
+      f"MPI 2 ranks on one GPU {cp['mpi2']:.1f} ({cp['mpi2'] / cp['one']:.2f}x)")
+for ranks in [1, 2]:
+    stages = json.load(open(os.path.join(out, f"bench-cp-mpi{ranks}-1.json")))["times"]
+    print(f"  MPI {ranks} rank(s), slowest rank's stages (round 1): split {stages['split_ms']:.1f} ms, "
+          f"slab {stages['slab_ms']:.1f} ms, border {stages['border_ms']:.1f} ms")
+tune = {k: best(f"bench-tune-{k}", lambda j: j[0]["wall_seconds"]) for k in ["one", "mpi1", "mpi2"]}
+print(f"sgemm 4096 tune of 200 configs, wall s (best of 3): one process {tune['one']:.1f}, "
+      f"MPI 1 rank {tune['mpi1']:.1f} ({tune['mpi1'] / tune['one']:.2f}x), "
+      f"MPI 2 ranks on one GPU {tune['mpi2']:.1f} ({tune['mpi2'] / tune['one']:.2f}x)")
+PY
+fi
+exit $status

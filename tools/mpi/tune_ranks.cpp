@@ -1,0 +1,63 @@
+// `ptxrt tune ... --mpi`: run_tunes as one rank, the configs of each tune spread over the ranks
+// by ptxrt::mpi::tune, rank 0 reporting.
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "ptxrt/error.hpp"
+#include "tools/mpi/ranks.hpp"
+#include "tools/tune.hpp"
+
+namespace ptxrt::cli {
+
+namespace {
+
+// Timings are compared across ranks: every rank's device must be of one model.
+void require_one_model_across_ranks(const DeviceProperties& device) {
+  const std::vector<std::string> models =
+      mpi::gather_text(MPI_COMM_WORLD, "device " + std::to_string(device.ordinal) + " (" +
+                                           device.name + ", " + device.compute_capability() + ")");
+  const auto model = [](const std::string& described) {
+    return described.substr(described.find(' ', sizeof("device")));
+  };
+  for (std::size_t rank = 1; rank < models.size(); ++rank)
+    if (model(models[rank]) != model(models.front()))
+      throw Error(ErrorKind::invalid_argument, "rank " + std::to_string(rank) + "'s " +
+                                                   models[rank] + " is not the model of rank 0's " +
+                                                   models.front() +
+                                                   ": timings are comparable on one model only");
+}
+
+}  // namespace
+
+void run_tunes_as_rank(const TuneArguments& arguments) {
+  run_as_rank([&](const mpi::Placement& placement) {
+    TuneRun run;
+    run.devices = {rank_device(placement, listed_devices(arguments))};
+    require_one_model_across_ranks(run.devices.front());
+    // The ranks of a node share its cores.
+    run.compile_threads = std::max(
+        1u, std::thread::hardware_concurrency() / static_cast<unsigned>(placement.node_size));
+    run.tune = [](const TuningSpace& space, const CandidateCompiler& compile,
+                  std::span<Measurer* const> measurers, const TuneOptions& options,
+                  const std::function<void(const TuneProgress&)>& progress) {
+      return mpi::tune(MPI_COMM_WORLD, space, compile, *measurers.front(), options, progress);
+    };
+    run.prints = placement.rank == 0;
+    run.any = [](bool value) {
+      const std::vector<std::string> all = mpi::gather_text(MPI_COMM_WORLD, value ? "1" : "0");
+      return std::find(all.begin(), all.end(), "1") != all.end();
+    };
+    run.complete_setting = [](TuneSetting& setting) {
+      int workers = 0;
+      for (const std::string& text :
+           mpi::gather_text(MPI_COMM_WORLD, std::to_string(setting.workers_started)))
+        workers += std::stoi(text);
+      setting.workers_started = workers;
+      setting.devices = every_rank_device(setting.devices.front());
+    };
+    run_tunes(arguments, run);
+  });
+}
+
+}  // namespace ptxrt::cli

@@ -1,0 +1,67 @@
+// `ptxrt tune`'s arguments and how its tunes run: in this process (tools/tune.cpp), or as one rank
+// of an MPI job (`--mpi`, tools/mpi/tune_ranks.cpp), which differs only in what it hands
+// TuneRun.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ptxrt/device.hpp"
+#include "ptxrt/tuner.hpp"
+#include "tune_report.hpp"
+
+namespace ptxrt::cli {
+
+struct TuneArguments {
+  std::string kernel;
+  std::vector<std::string> sizes;
+  std::string source;
+  std::string strategy = "exhaustive";
+  std::size_t budget = 0;
+  double time_limit = 0.0;
+  std::uint64_t seed = 1;
+  std::string database;
+  bool resume = false;
+  bool json = false;
+  bool no_parallel_compile = false;
+  std::optional<int> device;  // --device; absent: 0 (with --mpi: the node-local rank's)
+  std::string devices;        // --devices: "all" or "0,1"; empty: --device alone
+  std::string shard;          // --shard I/N; empty: the whole tune
+  bool mpi = false;
+  bool worker = false;
+};
+
+// The devices --device or --devices names; nothing for "all", or for neither (with --mpi, where
+// each rank then takes its node-local rank's GPU). Asks no GPU.
+std::optional<std::vector<int>> listed_devices(const TuneArguments& arguments);
+
+using TuneFunction =
+    std::function<TuneReport(const TuningSpace& space, const CandidateCompiler& compile,
+                             std::span<Measurer* const> measurers, const TuneOptions& options,
+                             const std::function<void(const TuneProgress&)>& progress)>;
+
+// How the tunes of one `ptxrt tune` run.
+struct TuneRun {
+  std::vector<DeviceProperties> devices;  // timed here, one worker each (of one model)
+  unsigned compile_threads = 0;  // TuneOptions::compile_threads unless --no-parallel-compile
+  TuneFunction tune;             // ptxrt::tune, or ptxrt::mpi::tune
+  bool prints = true;            // the reports and the peer (MPI: rank 0 alone)
+  // Whether any process of the run says true (MPI: any rank), so that all stop at one size.
+  std::function<bool(bool)> any;
+  // What the printed setting says of the whole run (MPI: every rank's workers and device).
+  std::function<void(TuneSetting&)> complete_setting;
+};
+
+// One tune per size of `arguments`, as `run` says. Throws CLI::RuntimeError with the exit code of
+// an interrupted tune (having printed how to resume it) or of a size without a winner.
+void run_tunes(const TuneArguments& arguments, const TuneRun& run);
+
+// --mpi: run_tunes as one rank of an MPI job (tools/mpi/tune_ranks.cpp), or, in a ptxrt built
+// without MPI, Error (invalid_argument) saying so (tools/mpi/without_mpi.cpp).
+void run_tunes_as_rank(const TuneArguments& arguments);
+
+}  // namespace ptxrt::cli
