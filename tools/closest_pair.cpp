@@ -81,13 +81,15 @@ std::string describe_times(const host::ClosestPairTimes& times, bool gpu) {
 std::vector<host::ClosestPair> find_pairs(const ClosestPairArguments& arguments,
                                           const std::vector<host::Point2>& points,
                                           const host::ClosestPairOptions& options) {
-  const host::ClosestPairMethod method = host::parse_closest_pair_method(arguments.method);
+  host::ClosestPairMethod method = host::parse_closest_pair_method(arguments.method);
   std::vector<host::ClosestPair> calls;
   if (arguments.from == "host") {
     for (int call = 0; call < arguments.repeat; ++call)
       calls.push_back(host::closest_pair(points, method, options));
     return calls;
   }
+  // Checked before a context exists: a CPU method fails the same way with or without a GPU.
+  method = host::resolve_device_method(method);
   host::ClosestPairOptions on_device = options;
   on_device.context = Context::primary(0);
   if (arguments.from == "pinned") {

@@ -72,17 +72,6 @@ void validate_for_gpu(const PointBox& box, int base) {
                                                  " is not a power of two from 32 to 1024");
 }
 
-// Points that are already on the device, or are about to be, take a GPU method.
-ClosestPairMethod resolve_for_device(ClosestPairMethod method) {
-  if (method == ClosestPairMethod::automatic) return ClosestPairMethod::grid;
-  if (!is_gpu_method(method))
-    throw Error(ErrorKind::invalid_argument, "closest pair: method '" +
-                                                 std::string(to_string(method)) +
-                                                 "' runs on the CPU; points on the GPU need "
-                                                 "grid, dc or brute");
-  return method;
-}
-
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
@@ -205,6 +194,16 @@ ClosestPairMethod resolve_closest_pair_method(ClosestPairMethod method, std::siz
   return ClosestPairMethod::cpu_divide_conquer;
 }
 
+ClosestPairMethod resolve_device_method(ClosestPairMethod method) {
+  if (method == ClosestPairMethod::automatic) return ClosestPairMethod::grid;
+  if (!is_gpu_method(method))
+    throw Error(ErrorKind::invalid_argument, "closest pair: method '" +
+                                                 std::string(to_string(method)) +
+                                                 "' runs on the CPU; points on the GPU need "
+                                                 "grid, dc or brute");
+  return method;
+}
+
 bool is_gpu_method(ClosestPairMethod method) {
   return method == ClosestPairMethod::grid || method == ClosestPairMethod::divide_conquer ||
          method == ClosestPairMethod::brute_force;
@@ -245,7 +244,8 @@ ClosestPair closest_pair(const PinnedBuffer<Point2>& points, ClosestPairMethod m
                          const ClosestPairOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   check_count(points.size());
-  GpuCall call(context_from(options), resolve_for_device(method), options);
+  const ClosestPairMethod resolved = resolve_device_method(method);
+  GpuCall call(context_from(options), resolved, options);
   const DeviceBuffer<Point2> device = call.upload(points.span());
   ClosestPair result = call.run(device);
   result.times.total_ms = milliseconds_since(start);
@@ -256,7 +256,8 @@ ClosestPair closest_pair(const DeviceBuffer<Point2>& points, ClosestPairMethod m
                          const ClosestPairOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   check_count(points.size());
-  GpuCall call(points.context(), resolve_for_device(method), options);
+  const ClosestPairMethod resolved = resolve_device_method(method);
+  GpuCall call(points.context(), resolved, options);
   ClosestPair result = call.run(points);
   result.times.total_ms = milliseconds_since(start);
   return result;

@@ -54,6 +54,9 @@ bool is_gpu_method(ClosestPairMethod method);
 // What `method` stands for with n points here: automatic as closest_pair() resolves it (grid on a
 // usable GPU from 4096 points, else cpu-dc), any other method itself.
 ClosestPairMethod resolve_closest_pair_method(ClosestPairMethod method, std::size_t n);
+// What `method` stands for with points on the GPU or in pinned memory: automatic is grid; a CPU
+// method is Error(invalid_argument). Needs no GPU.
+ClosestPairMethod resolve_device_method(ClosestPairMethod method);
 
 // Milliseconds. GPU methods: set-up and upload are wall times, sort and rest events around the
 // kernels (their sum is the GPU time); total_ms is the wall time of the whole call, which also

@@ -108,8 +108,4 @@ GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup&
   return result;
 }
 
-GpuResult gpu_divide_conquer(std::span<const Point2> points, const GpuSetup& setup) {
-  return gpu_divide_conquer(DeviceBuffer<Point2>(setup.context, points), setup);
-}
-
 }  // namespace ptxrt::host

@@ -1,11 +1,10 @@
 #include "host/closest_pair/closest_pair_gpu.hpp"
 
-#include "host/classic/device_sort.hpp"
-#include "host/classic/radix_sort.hpp"
-
 #include <algorithm>
 #include <string>
 
+#include "host/classic/device_sort.hpp"
+#include "host/classic/radix_sort.hpp"
 #include "ptxrt/program.hpp"
 
 namespace ptxrt::host {
@@ -103,10 +102,6 @@ GpuResult gpu_brute_force(const DeviceBuffer<Point2>& points, const GpuSetup& se
                         points.size(), 0, brute_force_tile_pairs(points.size(), setup.base));
   const BruteForceRange::Found found = range.search(points);
   return {pair_found(found.minimum), 0.0, found.kernel_ms};
-}
-
-GpuResult gpu_brute_force(std::span<const Point2> points, const GpuSetup& setup) {
-  return gpu_brute_force(DeviceBuffer<Point2>(setup.context, points), setup);
 }
 
 void prepare_gpu_method(ClosestPairMethod method, const GpuSetup& setup) {

@@ -2,8 +2,8 @@
 // the device, the device scan, the block-minima reduction, the brute force over a range of tile
 // pairs, and event timing. Used by host/closest_pair/closest_pair.cpp and
 // host/closest_pair/multi_gpu_closest_pair.cpp; the methods validate nothing that closest_pair()
-// (or check_gpu_input) already checked. Each method comes in two forms: points on the device
-// (what closest_pair() runs, its upload timed apart), and points in host memory, uploaded first.
+// (or check_gpu_input) already checked. Each method takes points on the device (closest_pair()
+// uploads host points first and times that apart).
 #pragma once
 
 #include <cstddef>
@@ -49,12 +49,8 @@ struct PointBox {
 void check_gpu_input(std::span<const Point2> points, int base);
 
 GpuResult gpu_brute_force(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
-GpuResult gpu_brute_force(std::span<const Point2> points, const GpuSetup& setup);
 GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
-GpuResult gpu_divide_conquer(std::span<const Point2> points, const GpuSetup& setup);
 GpuResult gpu_grid(const DeviceBuffer<Point2>& points, const PointBox& box, const GpuSetup& setup);
-// `low` and `high` are the corners of the points' bounding box.
-GpuResult gpu_grid(std::span<const Point2> points, Point2 low, Point2 high, const GpuSetup& setup);
 
 // Compiles (or finds in the Jit's caches) every kernel `method` runs, the bounds kernel included,
 // so that the method's own time is its work: closest_pair() reports this as set-up.

@@ -157,10 +157,4 @@ GpuResult gpu_grid(const DeviceBuffer<Point2>& points, const PointBox& box,
   return result;
 }
 
-GpuResult gpu_grid(std::span<const Point2> points, Point2 low, Point2 high,
-                   const GpuSetup& setup) {
-  const DeviceBuffer<Point2> device_points(setup.context, points);
-  return gpu_grid(device_points, PointBox{low, high}, setup);
-}
-
 }  // namespace ptxrt::host
