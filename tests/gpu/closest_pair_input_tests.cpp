@@ -1,11 +1,13 @@
-// [perf2] closest pair on a real GPU: points in pinned host memory and already on the device
-// against the CPU divide & conquer, the grid's 64-bit keys for clusters finer than its 32-bit
-// cells, the checks of device points, the split of a call's times; and the radix sort of unsigned
-// keys the grid sorts with, against std::stable_sort on poisoned outputs. Fresh seeds each run.
+// [perf2] on a real GPU: the closest pair from pinned host memory and from the device against the
+// CPU divide & conquer, the grid's 64-bit keys for clusters finer than its 32-bit cells, the checks
+// of device points, the split of a call's times; the radix sort of unsigned keys the grid sorts
+// with, against std::stable_sort on poisoned outputs; argmin's vector loads on ties, signed zeros,
+// NaNs and an input off 16-byte alignment. Fresh seeds each run.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -15,14 +17,17 @@
 
 #include "gpu_fixture.hpp"
 #include "host/classic/radix_sort.hpp"
+#include "host/classic/reduce.hpp"
 #include "host/closest_pair/closest_pair.hpp"
 #include "host/closest_pair/closest_pair_cpu.hpp"
 #include "host/closest_pair/point_generator.hpp"
+#include "host/common/kernel_defines.hpp"
+#include "host/common/reference.hpp"
+#include "ptxrt/program.hpp"
 
 using namespace ptxrt;
 using namespace ptxrt::host;
 using ptxrt::testing::full_or_sanitized;
-using ptxrt::testing::poison_word;
 using ptxrt::testing::test_context;
 using ptxrt::testing::test_jit;
 
@@ -72,6 +77,35 @@ std::vector<Point2> dense_cluster_in_wide_box(std::size_t n, std::uint64_t seed)
     points[k] = k % 2 == 0 ? Point2{wide(generator), wide(generator)}
                            : Point2{narrow(generator), narrow(generator)};
   return points;
+}
+
+// reduce_argmin's passes over in[0, n), as run_reduce launches them, partials poisoned.
+ArgMin device_argmin(CUdeviceptr in, std::size_t n) {
+  constexpr unsigned block = 256;
+  const Kernel kernel =
+      test_jit().kernel(Program::builtin("reduce"),
+                        compile_options({{"BLOCK_SIZE", std::to_string(block)}}), test_context(),
+                        "reduce_argmin");
+  const std::vector<ReducePass> passes = reduction_passes(n, block);
+  std::vector<DeviceBuffer<float>> values;
+  std::vector<DeviceBuffer<long long>> indices;
+  for (const ReducePass& pass : passes) {
+    values.emplace_back(test_context(), pass.grid);
+    indices.emplace_back(test_context(), pass.grid);
+    values.back().memory().fill_words(poison_word);
+    indices.back().fill_bytes(0xff);
+  }
+  for (std::size_t p = 0; p < passes.size(); ++p) {
+    const LaunchConfig config{.grid = passes[p].grid, .block = block};
+    const auto count = static_cast<long long>(passes[p].count);
+    if (p == 0)
+      kernel.launch(config, in, CUdeviceptr{0}, values[p], indices[p], count);
+    else
+      kernel.launch(config, values[p - 1], indices[p - 1], values[p], indices[p], count);
+  }
+  const std::vector<float> value = values.back().download();
+  const std::vector<long long> index = indices.back().download();
+  return {value.front(), index.front()};
 }
 
 }  // namespace
@@ -190,6 +224,46 @@ TEST_CASE("radix sort of unsigned keys by 8, 20 and 32 bits, with values, equals
         for (std::size_t k = 0; k < n; ++k) expected_keys[k] = keys[order[k]];
         CHECK(device[result].download() == expected_keys);
         CHECK(device[2 + result].download() == order);
+      }
+    }
+  }
+}
+
+TEST_CASE("argmin keeps the first of equal minima through its vector loads, aligned or not") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 generator(seed);
+  std::uniform_real_distribution<float> above_one(1.0f, 2.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t n : {1u, 5u, 4'099u, full_or_sanitized(1'000'003u, 20'011u)}) {
+    std::vector<float> values(n);
+    for (float& value : values) value = above_one(generator);
+    std::uniform_int_distribution<std::size_t> position(0, n - 1);
+    const std::size_t first = position(generator);
+    const std::size_t second = position(generator);
+    std::vector<std::vector<float>> cases;
+    // Signed zeros tie: the smaller index wins, whichever zero it holds.
+    cases.push_back(values);
+    cases.back()[std::max(first, second)] = 0.0f;
+    cases.back()[std::min(first, second)] = -0.0f;
+    // The minimum in the last element, which the scalar tail reads when n % 4 != 0.
+    cases.push_back(values);
+    cases.back()[n - 1] = -1.0f;
+    // Only NaNs: they order after every number and among themselves by index.
+    cases.push_back(std::vector<float>(n, nan));
+    for (const std::vector<float>& in : cases) {
+      CAPTURE(n);
+      const ArgMin expected = argmin(in);
+      const DeviceBuffer<float> aligned(test_context(), std::span<const float>(in));
+      // One float of padding in front: the input starts 4 bytes past a 16-byte boundary.
+      DeviceBuffer<float> padded(test_context(), n + 1);
+      padded.memory().fill_words(poison_word);
+      padded.upload(std::span<const float>(in), 1);
+      for (const CUdeviceptr start : {aligned.address(), padded.address() + sizeof(float)}) {
+        const ArgMin found = device_argmin(start, n);
+        CHECK(found.index == expected.index);
+        CHECK(std::bit_cast<std::uint32_t>(found.value) ==
+              std::bit_cast<std::uint32_t>(expected.value));
       }
     }
   }
