@@ -93,7 +93,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
   if (threadIdx.x % 32 == 0) warp_boxes[threadIdx.x / 32] = box;
   __syncthreads();
   if (threadIdx.x < 32) {
-    box = threadIdx.x < WARPS ? warp_boxes[threadIdx.x] : BoxWords{0xffffffffu, 0xffffffffu, 0u, 0u};
+    box =
+        threadIdx.x < WARPS ? warp_boxes[threadIdx.x] : BoxWords{0xffffffffu, 0xffffffffu, 0u, 0u};
     box = warp_box(box);
     if (threadIdx.x == 0) {
       atomicMin(&bounds->low_x, box.low_x);
@@ -138,8 +139,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
   if (k >= n) return;
   const int index = order[k];
   const float2 p = points[index];
-  const unsigned long long code =
-      morton_code(quantize(p.x, frame.origin_x, frame.scale), quantize(p.y, frame.origin_y, frame.scale));
+  const unsigned long long code = morton_code(quantize(p.x, frame.origin_x, frame.scale),
+                                              quantize(p.y, frame.origin_y, frame.scale));
   sorted[k] = p;
   sorted_index[k] = index;
   // With 16 levels the points are in order of the top 32 bits only: the rest must not count.
@@ -167,7 +168,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     for (int offset = 16; offset > 0; offset /= 2)
       best = fminf(best, __shfl_xor_sync(FULL_WARP, best, offset));
     // Non-negative floats order as their bits.
-    if (threadIdx.x == 0 && best < infinite_distance()) atomicMin(bound_bits, __float_as_uint(best));
+    if (threadIdx.x == 0 && best < infinite_distance())
+      atomicMin(bound_bits, __float_as_uint(best));
   }
 }
 
@@ -221,7 +223,8 @@ struct SortedRange {
 // The sorted points in node (column, row) of `level`: through the table alone when the node is
 // a block of table cells, else by binary search inside the one table cell that holds it.
 __device__ __forceinline__ SortedRange node_range(unsigned column, unsigned row, int level,
-                                                  int table_level, const int* __restrict__ cell_start,
+                                                  int table_level,
+                                                  const int* __restrict__ cell_start,
                                                   const unsigned long long* __restrict__ keys) {
   const unsigned long long node = morton_code(column, row);
   if (level <= table_level) {
@@ -267,8 +270,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     for (unsigned long long row = first_row; row <= last_row && !exact_duplicate; ++row) {
       for (unsigned long long column = first_column; column <= last_column && !exact_duplicate;
            ++column) {
-        const SortedRange range = node_range(static_cast<unsigned>(column), static_cast<unsigned>(row),
-                                             level, table_level, cell_start, sorted_keys);
+        const SortedRange range =
+            node_range(static_cast<unsigned>(column), static_cast<unsigned>(row), level,
+                       table_level, cell_start, sorted_keys);
         for (long long q = range.begin > k + 1 ? range.begin : k + 1; q < range.end; ++q) {
           const float2 other = sorted[q];
           const float squared = pair_distance_squared_f32(p.x, p.y, other.x, other.y);

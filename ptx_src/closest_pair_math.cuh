@@ -140,7 +140,8 @@ CLOSEST_PAIR_FUNCTION void record_candidate(PairSearch& search, float squared, f
 CLOSEST_PAIR_FUNCTION void consider_pair(PairSearch& search, float ax, float ay, int a_index,
                                          float bx, float by, int b_index) {
   const float squared = pair_distance_squared_f32(ax, ay, bx, by);
-  if (squared <= search.threshold) record_candidate(search, squared, ax, ay, a_index, bx, by, b_index);
+  if (squared <= search.threshold)
+    record_candidate(search, squared, ax, ay, a_index, bx, by, b_index);
 }
 
 // Brute force enumerates pairs of tiles (a, b) with a <= b; block k of the triangle gets

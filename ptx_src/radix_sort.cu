@@ -79,10 +79,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
       atomicAdd(&counts[p][digit_of(four.w, key_is_float, p)], 1u);
     }
   }
-  const long long tail = quad_count * 4 + static_cast<long long>(blockIdx.x) * BLOCK_SIZE +
-                         threadIdx.x;
+  const long long tail =
+      quad_count * 4 + static_cast<long long>(blockIdx.x) * BLOCK_SIZE + threadIdx.x;
   if (tail < n)
-    for (int p = 0; p < passes; ++p) atomicAdd(&counts[p][digit_of(keys[tail], key_is_float, p)], 1u);
+    for (int p = 0; p < passes; ++p)
+      atomicAdd(&counts[p][digit_of(keys[tail], key_is_float, p)], 1u);
   __syncthreads();
   for (int k = threadIdx.x; k < passes * RADIX; k += BLOCK_SIZE) {
     const unsigned count = (&counts[0][0])[k];
@@ -125,16 +126,16 @@ __device__ __forceinline__ uint2 digit_exclusive_sums(uint2 value, uint2* warp_s
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     radix_onesweep(const unsigned* __restrict__ keys_in, unsigned* __restrict__ keys_out,
                    const unsigned* __restrict__ values_in, unsigned* __restrict__ values_out,
-                   long long n, int pass, int key_is_float,
-                   const unsigned* __restrict__ histograms, unsigned* status,
-                   unsigned* __restrict__ next_status, unsigned* __restrict__ tile_counters) {
+                   long long n, int pass, int key_is_float, const unsigned* __restrict__ histograms,
+                   unsigned* status, unsigned* __restrict__ next_status,
+                   unsigned* __restrict__ tile_counters) {
   // The warps' digit counters live only until the keys are ranked; the exchange of keys (then
   // values) into digit order reuses their space.
   __shared__ union {
     unsigned warp_counts[WARPS][RADIX];
     unsigned exchange[TILE];
   } shared;
-  __shared__ unsigned digit_start[RADIX];     // where each digit's run starts in the tile
+  __shared__ unsigned digit_start[RADIX];      // where each digit's run starts in the tile
   __shared__ unsigned digit_to_output[RADIX];  // global position of the run minus digit_start
   __shared__ uint2 warp_sums[RADIX / 32];
   __shared__ unsigned tile_slot;

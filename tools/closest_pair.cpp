@@ -234,14 +234,18 @@ void add_closest_pair_command(CLI::App& app) {
                       "and brute (default 128)");
   command->add_option("--block", arguments->cpu_block, "cpu-blocked: points per cache block")
       ->check(CLI::PositiveNumber);
-  CLI::Option* from = command->add_option("--from", arguments->from,
-                      "where the points are when the search starts: host (a std::vector), pinned "
-                      "(page-locked host memory) or device (uploaded beforehand, untimed); "
-                      "pinned and device need a GPU method (auto: grid)")
-      ->check(CLI::IsMember({"host", "pinned", "device"}));
-  CLI::Option* repeat = command->add_option("--repeat", arguments->repeat,
-                      "calls in one process, each reported (the first pays the set-up)")
-      ->check(CLI::Range(1, 1000));
+  CLI::Option* from =
+      command
+          ->add_option("--from", arguments->from,
+                       "where the points are when the search starts: host (a std::vector), pinned "
+                       "(page-locked host memory) or device (uploaded beforehand, untimed); "
+                       "pinned and device need a GPU method (auto: grid)")
+          ->check(CLI::IsMember({"host", "pinned", "device"}));
+  CLI::Option* repeat =
+      command
+          ->add_option("--repeat", arguments->repeat,
+                       "calls in one process, each reported (the first pays the set-up)")
+          ->check(CLI::Range(1, 1000));
   command->add_flag("--verify", arguments->verify,
                     "also run cpu-dc (with --mpi: rank 0, on the whole set in one process) and "
                     "exit 1 unless the distances are equal");

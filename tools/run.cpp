@@ -272,9 +272,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("-D,--define", arguments->defines,
                       "A compile-time constant NAME=VALUE of the kernel file (repeatable)");
-  command->add_option("--variant", arguments->variant,
-                      "matmul naive|tiled, transpose naive|shared|padded|vector, reduce sum|argmin, "
-                      "sort bitonic|bitonic-pairs|radix|radix-pairs, simpson pi|square|sine");
+  command->add_option(
+      "--variant", arguments->variant,
+      "matmul naive|tiled, transpose naive|shared|padded|vector, reduce sum|argmin, "
+      "sort bitonic|bitonic-pairs|radix|radix-pairs, simpson pi|square|sine");
   command->add_option("--repeat", arguments->repeat, "Timed runs after the warm-up")
       ->check(CLI::Range(1, 1000000));
   command->add_flag("--verify", arguments->verify, "Compare the output with the CPU reference");

@@ -86,8 +86,8 @@ int RadixSort::sort(const RadixBuffers& buffers, std::size_t n, RadixKeys keys, 
   int current = 0;
   for (int pass = 0; pass < passes; ++pass) {
     const CUdeviceptr next_status = pass + 1 < passes ? status_[(pass + 1) % 2].address() : 0;
-    onesweep_.launch({.grid = tiles, .block = block_size_, .stream = stream},
-                     buffers.keys[current], buffers.keys[1 - current], buffers.values[current],
+    onesweep_.launch({.grid = tiles, .block = block_size_, .stream = stream}, buffers.keys[current],
+                     buffers.keys[1 - current], buffers.values[current],
                      buffers.values[1 - current], count, pass, key_is_float, histograms,
                      status_[pass % 2].address(), next_status, tile_counters);
     current = 1 - current;

@@ -103,9 +103,8 @@ void verify_sort(Run& run, const SortPlan& plan, std::vector<float> keys, std::v
     sort(std::span<float>(keys));
   record_comparison(run, sorted_keys.first(plan.n), keys, 0.0);
   if (!pairs) return;
-  const auto [actual, expected] =
-      std::mismatch(sorted_values.begin(), sorted_values.begin() + static_cast<long>(plan.n),
-                    values.begin());
+  const auto [actual, expected] = std::mismatch(
+      sorted_values.begin(), sorted_values.begin() + static_cast<long>(plan.n), values.begin());
   if (actual == sorted_values.begin() + static_cast<long>(plan.n)) return;
   run.max_error = std::numeric_limits<double>::infinity();
   run.note += (run.note.empty() ? "" : "; ") + std::string("value ") + std::to_string(*actual) +
@@ -113,8 +112,7 @@ void verify_sort(Run& run, const SortPlan& plan, std::vector<float> keys, std::v
               std::to_string(*expected);
 }
 
-Run run_bitonic(Jit& jit, const Context& context, const SortPlan& plan,
-                const RunOptions& options) {
+Run run_bitonic(Jit& jit, const Context& context, const SortPlan& plan, const RunOptions& options) {
   const DeviceSort sorter(context, jit, static_cast<int>(plan.block_size));
   auto [keys, values] = pad_for_sort(random_floats(plan.n, options.seed, 0), positions(plan.n));
   const DeviceBuffer<float> input_keys(context, std::span<const float>(keys));
@@ -153,7 +151,8 @@ Run run_radix(Jit& jit, const Context& context, const SortPlan& plan, const RunO
   RadixBuffers buffers{{device_keys[0].address(), device_keys[1].address()}, {}};
   if (pairs) buffers.values = {device_values[0].address(), device_values[1].address()};
 
-  const std::size_t tile = plan.block_size * static_cast<std::size_t>(define_int(plan.defines, "ITEMS"));
+  const std::size_t tile =
+      plan.block_size * static_cast<std::size_t>(define_int(plan.defines, "ITEMS"));
   Run run = describe_launch("sort", "radix_histogram+radix_onesweep", plan.defines,
                             blocks_for(plan.n, static_cast<unsigned>(tile)), plan.block_size);
   run.launches = plan.launch_count;

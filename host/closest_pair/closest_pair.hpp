@@ -63,11 +63,12 @@ ClosestPairMethod resolve_device_method(ClosestPairMethod method);
 // holds what none of these do (allocation, the checks' round trips, reading the answer back).
 // CPU methods report their sort (by x) and the rest.
 struct ClosestPairTimes {
-  double setup_ms = 0.0;   // GPU: the context and the JIT (compiling, or finding, the kernels)
-  double upload_ms = 0.0;  // GPU, points in host memory: the copy to the device, allocation included
-  double sort_ms = 0.0;    // x sort (+ per-level y merges for divide & conquer); grid: Z-order sort
-  double rest_ms = 0.0;    // comparisons and reductions (GPU: with the check of the points)
-  double total_ms = 0.0;   // wall time of the whole call
+  double setup_ms = 0.0;  // GPU: the context and the JIT (compiling, or finding, the kernels)
+  double upload_ms =
+      0.0;                // GPU, points in host memory: the copy to the device, allocation included
+  double sort_ms = 0.0;   // x sort (+ per-level y merges for divide & conquer); grid: Z-order sort
+  double rest_ms = 0.0;   // comparisons and reductions (GPU: with the check of the points)
+  double total_ms = 0.0;  // wall time of the whole call
   double gpu_ms() const { return sort_ms + rest_ms; }
 };
 

@@ -99,8 +99,7 @@ PointBox decode_box(const PointBounds& bounds) {
           {coordinate(bounds.high_x), coordinate(bounds.high_y)}};
 }
 
-GpuResult gpu_grid(const DeviceBuffer<Point2>& points, const PointBox& box,
-                   const GpuSetup& setup) {
+GpuResult gpu_grid(const DeviceBuffer<Point2>& points, const PointBox& box, const GpuSetup& setup) {
   const Module module = grid_module(setup);
   const std::size_t n = points.size();
   const auto count = static_cast<long long>(n);

@@ -1,8 +1,8 @@
-#include "cub_radix_sort.hpp"
-
 #include <cub/device/device_radix_sort.cuh>
 #include <stdexcept>
 #include <string>
+
+#include "cub_radix_sort.hpp"
 
 namespace ptxrt::bench {
 
@@ -22,10 +22,9 @@ unsigned* words(CUdeviceptr address) { return reinterpret_cast<unsigned*>(addres
 std::size_t cub_sort_temp_bytes(int n, bool pairs) {
   std::size_t bytes = 0;
   if (pairs)
-    check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, static_cast<const float*>(nullptr),
-                                          static_cast<float*>(nullptr),
-                                          static_cast<const unsigned*>(nullptr),
-                                          static_cast<unsigned*>(nullptr), n),
+    check(cub::DeviceRadixSort::SortPairs(
+              nullptr, bytes, static_cast<const float*>(nullptr), static_cast<float*>(nullptr),
+              static_cast<const unsigned*>(nullptr), static_cast<unsigned*>(nullptr), n),
           "cub::DeviceRadixSort::SortPairs (temporary storage size)");
   else
     check(cub::DeviceRadixSort::SortKeys(nullptr, bytes, static_cast<const float*>(nullptr),

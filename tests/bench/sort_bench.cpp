@@ -94,9 +94,9 @@ bool run(const Arguments& arguments) {
           pairs ? host::SortVariant::bitonic_pairs : host::SortVariant::bitonic,
           pairs ? host::SortVariant::radix_pairs : host::SortVariant::radix};
       for (const host::SortVariant variant : variants) {
-        const host::Run sorted = host::run_sort(
-            jit, context, host::plan_sort(static_cast<std::int64_t>(n), variant),
-            {.seed = arguments.seed, .repeats = arguments.repeat, .verify = true});
+        const host::Run sorted =
+            host::run_sort(jit, context, host::plan_sort(static_cast<std::int64_t>(n), variant),
+                           {.seed = arguments.seed, .repeats = arguments.repeat, .verify = true});
         all_correct = all_correct && sorted.passed();
         std::printf("%11zu %-14s %10.3f %10.1f %10.3f %12.3f  %s\n", n,
                     std::string(host::to_string(variant)).c_str(), sorted.median_ms, sorted.rate,

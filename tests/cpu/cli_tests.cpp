@@ -528,8 +528,9 @@ TEST_CASE("closest-pair --repeat reports each call; --from pinned or device refu
         cli.run({"closest-pair", "--n", "100", "--from", from, "--method", "cpu-dc"});
     CAPTURE(refused.output);
     CHECK(refused.exit_code == 1);
-    CHECK(contains(refused.output, "closest pair: method 'cpu-dc' runs on the CPU; points on the "
-                                   "GPU need grid, dc or brute"));
+    CHECK(contains(refused.output,
+                   "closest pair: method 'cpu-dc' runs on the CPU; points on the "
+                   "GPU need grid, dc or brute"));
   }
   const ProcessResult unknown = cli.run({"closest-pair", "--from", "disk"});
   CHECK(unknown.exit_code == 2);

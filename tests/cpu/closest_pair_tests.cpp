@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
+#include "host/classic/device_sort.hpp"
 #include "host/closest_pair/closest_pair.hpp"
 #include "host/closest_pair/closest_pair_cpu.hpp"
-#include "host/classic/device_sort.hpp"
 #include "host/closest_pair/point_generator.hpp"
 #include "ptx_src/closest_pair_math.cuh"
 #include "ptx_src/closest_pair_morton.cuh"
@@ -248,8 +248,8 @@ TEST_CASE("Morton codes interleave column bits (even) and row bits (odd), prefix
   }
   const GridFrame frame{-2.0, 3.0, std::ldexp(1.0, 32) / 8.0, 8.0};
   const float x = 1.25f, y = 4.5f;
-  const unsigned long long code =
-      morton_code(quantize(x, frame.origin_x, frame.scale), quantize(y, frame.origin_y, frame.scale));
+  const unsigned long long code = morton_code(quantize(x, frame.origin_x, frame.scale),
+                                              quantize(y, frame.origin_y, frame.scale));
   CHECK(morton_high(x, y, frame) == code >> 32);
   CHECK(morton_low(x, y, frame) == (code & 0xffffffffull));
 }
@@ -293,8 +293,8 @@ TEST_CASE("a search looks at the deepest level whose nodes are at least twice it
 }
 
 TEST_CASE("ordered words order floats as numbers and give their bits back") {
-  const std::vector<float> ascending{-INFINITY, -1e30f, -1.0f, -0x1p-149f, -0.0f,
-                                     0.0f,      0x1p-149f, 1.0f, 3e38f,     INFINITY};
+  const std::vector<float> ascending{-INFINITY, -1e30f,    -1.0f, -0x1p-149f, -0.0f,
+                                     0.0f,      0x1p-149f, 1.0f,  3e38f,      INFINITY};
   for (std::size_t k = 0; k < ascending.size(); ++k) {
     const unsigned word = ordered_word(std::bit_cast<unsigned>(ascending[k]));
     CHECK(float_bits_of_word(word) == std::bit_cast<unsigned>(ascending[k]));

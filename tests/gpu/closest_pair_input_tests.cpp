@@ -82,10 +82,9 @@ std::vector<Point2> dense_cluster_in_wide_box(std::size_t n, std::uint64_t seed)
 // reduce_argmin's passes over in[0, n), as run_reduce launches them, partials poisoned.
 ArgMin device_argmin(CUdeviceptr in, std::size_t n) {
   constexpr unsigned block = 256;
-  const Kernel kernel =
-      test_jit().kernel(Program::builtin("reduce"),
-                        compile_options({{"BLOCK_SIZE", std::to_string(block)}}), test_context(),
-                        "reduce_argmin");
+  const Kernel kernel = test_jit().kernel(Program::builtin("reduce"),
+                                          compile_options({{"BLOCK_SIZE", std::to_string(block)}}),
+                                          test_context(), "reduce_argmin");
   const std::vector<ReducePass> passes = reduction_passes(n, block);
   std::vector<DeviceBuffer<float>> values;
   std::vector<DeviceBuffer<long long>> indices;
@@ -166,9 +165,8 @@ TEST_CASE("device points that are not finite are refused naming the first, as ho
 }
 
 TEST_CASE("a call's set-up, upload and GPU times are apart and within its total") {
-  const std::vector<Point2> points =
-      generate_points(full_or_sanitized(1'000'003u, 20'011u), PointDistribution::uniform,
-                      fresh_seed());
+  const std::vector<Point2> points = generate_points(full_or_sanitized(1'000'003u, 20'011u),
+                                                     PointDistribution::uniform, fresh_seed());
   const PinnedBuffer<Point2> pinned = pinned_copy(points);
   const DeviceBuffer<Point2> device(test_context(), std::span<const Point2>(points));
   for (const ClosestPair& found : {closest_pair(points, ClosestPairMethod::grid, test_options()),
@@ -187,7 +185,8 @@ TEST_CASE("a call's set-up, upload and GPU times are apart and within its total"
 
 // Keys below 2^bits, so that the passes' whole bytes order them as the CPU does; every size
 // leaves a partial tile, and the outputs of both buffers are poisoned before the sort.
-TEST_CASE("radix sort of unsigned keys by 8, 20 and 32 bits, with values, equals std::stable_sort") {
+TEST_CASE(
+    "radix sort of unsigned keys by 8, 20 and 32 bits, with values, equals std::stable_sort") {
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 generator(seed);

@@ -174,8 +174,7 @@ TEST_CASE("radix sort of keys and of key/position pairs equals the stable CPU so
           CAPTURE(block);
           CAPTURE(items);
           CAPTURE(n);
-          const auto plan =
-              host::plan_sort(n, variant, {{"BLOCK_SIZE", block}, {"ITEMS", items}});
+          const auto plan = host::plan_sort(n, variant, {{"BLOCK_SIZE", block}, {"ITEMS", items}});
           check_passed(host::run_sort(test_jit(), test_context(), plan, checked_once(seed)));
         }
 }
