@@ -27,6 +27,7 @@
 
 using namespace ptxrt;
 using namespace ptxrt::host;
+using ptxrt::testing::fresh_seed;
 using ptxrt::testing::full_or_sanitized;
 using ptxrt::testing::test_context;
 using ptxrt::testing::test_jit;
@@ -35,11 +36,6 @@ namespace {
 
 constexpr std::array gpu_methods{ClosestPairMethod::grid, ClosestPairMethod::divide_conquer,
                                  ClosestPairMethod::brute_force};
-
-std::uint64_t fresh_seed() {
-  std::random_device device;
-  return (static_cast<std::uint64_t>(device()) << 32) | device();
-}
 
 ClosestPairOptions test_options() {
   ClosestPairOptions options;

@@ -29,15 +29,11 @@
 
 namespace host = ptxrt::host;
 using ptxrt::Define;
+using ptxrt::testing::fresh_seed;
 using ptxrt::testing::test_context;
 using ptxrt::testing::test_jit;
 
 namespace {
-
-std::uint64_t fresh_seed() {
-  std::random_device device;
-  return (static_cast<std::uint64_t>(device()) << 32) | device();
-}
 
 host::RunOptions checked_once(std::uint64_t seed) {
   return {.seed = seed, .repeats = 1, .verify = true};
