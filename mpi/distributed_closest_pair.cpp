@@ -1,9 +1,11 @@
-// ptxrt::mpi::closest_pair: sample sort into slabs, a solve per slab, then the borders.
+// ptxrt::mpi::closest_pair: a split into slabs at sampled splitters, a solve per slab, then the
+// borders.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 #include <tuple>
 
 #include "mpi/communicator.hpp"
@@ -40,19 +42,23 @@ std::uint64_t checked_total(const Communicator& world, std::span<const IndexedPo
   return total;
 }
 
-// This rank's slab, key-sorted. Every rank learns every slab's size before the exchange, so that
-// a slab too large for MPI's counts is refused on all alike.
+// This rank's slab: with one rank, its points as they are; else the points of every rank whose
+// keys fall at or below its splitter (and above the previous one), in rank order and each rank's
+// own order within. Each point finds its slab by a binary search over the splitters: sorting 10^7
+// points, as a sample sort would, costs seconds. Every rank learns every slab's size before the
+// exchange, so that a slab too large for MPI's counts is refused on all alike.
 std::vector<IndexedPoint> split_into_slabs(const Communicator& world,
                                            std::vector<IndexedPoint> points,
                                            std::size_t samples_per_rank) {
-  std::sort(points.begin(), points.end(), detail::key_less);
-  std::vector<IndexedPoint> samples =
-      world.all_gather(detail::regular_sample(points, samples_per_rank));
+  if (world.size() == 1) return points;
+  std::vector<IndexedPoint> samples = world.all_gather(
+      detail::random_sample(points, samples_per_rank, static_cast<std::uint64_t>(world.rank())));
   std::sort(samples.begin(), samples.end(), detail::key_less);
   const std::vector<IndexedPoint> splitters = detail::choose_splitters(samples, world.size());
-  const std::vector<std::size_t> counts = detail::slab_counts(points, splitters);
-  const std::vector<std::uint64_t> slab_sizes =
-      world.all_reduce(std::vector<std::uint64_t>(counts.begin(), counts.end()), MPI_SUM);
+  const detail::SlabPartition partition = detail::partition_into_slabs(points, splitters);
+  points = {};  // one copy of the rank's points through the exchange, not two
+  const std::vector<std::uint64_t> slab_sizes = world.all_reduce(
+      std::vector<std::uint64_t>(partition.counts.begin(), partition.counts.end()), MPI_SUM);
   for (std::size_t rank = 0; rank < slab_sizes.size(); ++rank)
     if (slab_sizes[rank] > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
       throw Error(ErrorKind::invalid_argument,
@@ -60,10 +66,8 @@ std::vector<IndexedPoint> split_into_slabs(const Communicator& world,
                       std::to_string(slab_sizes[rank]) +
                       " points, beyond the 2^31 - 1 a rank can take: use more ranks");
   std::vector<int> send_counts;
-  for (std::size_t count : counts) send_counts.push_back(Communicator::count_of(count));
-  std::vector<IndexedPoint> slab = world.all_to_all(points, send_counts);
-  std::sort(slab.begin(), slab.end(), detail::key_less);
-  return slab;
+  for (std::size_t count : partition.counts) send_counts.push_back(Communicator::count_of(count));
+  return world.all_to_all(partition.points, send_counts);
 }
 
 bool closer(const PointPair& a, const PointPair& b) {
@@ -88,15 +92,22 @@ std::vector<IndexedPoint> border_points_for_earlier(const std::vector<IndexedPoi
                                                     const std::vector<detail::RightBand>& bands,
                                                     int rank, double radius,
                                                     std::vector<int>& counts) {
-  std::vector<IndexedPoint> outgoing;
   counts.assign(bands.size(), 0);
-  for (std::size_t earlier = 0; earlier < static_cast<std::size_t>(rank); ++earlier) {
+  const auto earlier_bands = std::span(bands).first(static_cast<std::size_t>(rank));
+  // Earlier slabs end at or left of this one: a point further than radius right of the rightmost
+  // of their bands is near none, so one pass keeps the few that may be.
+  std::optional<float> reach_x;
+  for (const detail::RightBand& band : earlier_bands)
+    if (!band.empty) reach_x = std::max(reach_x.value_or(band.last_x), band.last_x);
+  if (!reach_x) return {};
+  std::vector<IndexedPoint> reachable;
+  for (const IndexedPoint& point : slab)
+    if (static_cast<double>(point.x) - *reach_x <= radius) reachable.push_back(point);
+  std::vector<IndexedPoint> outgoing;
+  for (std::size_t earlier = 0; earlier < earlier_bands.size(); ++earlier) {
     const std::size_t before = outgoing.size();
-    // Key order is x order: past the band's reach in x, no later point qualifies.
-    for (const IndexedPoint& point : slab) {
-      if (static_cast<double>(point.x) - bands[earlier].last_x > radius) break;
-      if (detail::near_band(point, bands[earlier], radius)) outgoing.push_back(point);
-    }
+    for (const IndexedPoint& point : reachable)
+      if (detail::near_band(point, earlier_bands[earlier], radius)) outgoing.push_back(point);
     counts[earlier] = Communicator::count_of(outgoing.size() - before);
   }
   return outgoing;
@@ -145,12 +156,12 @@ DistributedClosestPair closest_pair(MPI_Comm communicator, std::vector<IndexedPo
   std::vector<IndexedPoint> border = world.all_to_all(outgoing, counts);
   stats.border_points_sent = outgoing.size();
   stats.border_points_received = border.size();
-  const detail::RightBand& own = bands[static_cast<std::size_t>(world.rank())];
-  for (auto point = slab.rbegin(); point != slab.rend() && detail::in_band(*point, own, radius);
-       ++point)
-    border.push_back(*point);
-  if (stats.border_points_received > 0 && border.size() >= 2)
+  if (!border.empty()) {  // then this slab's band holds a point too: 2 at least
+    const detail::RightBand& own = bands[static_cast<std::size_t>(world.rank())];
+    for (const IndexedPoint& point : slab)
+      if (detail::in_band(point, own, radius)) border.push_back(point);
     keep_closer(best, solved(solve_border, border));
+  }
   stats.border_ms = milliseconds_since(border_start);
 
   std::optional<PointPair> answer;

@@ -1,8 +1,11 @@
 #include <string>
+#include <thread>
 
 #include "mpi/communicator.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/log.hpp"
 #include "ptxrt/mpi.hpp"
+#include "ptxrt/usable_cpus.hpp"
 
 namespace ptxrt::mpi {
 
@@ -28,6 +31,20 @@ std::string Placement::describe() const {
   return "rank " + std::to_string(rank) + " of " + std::to_string(size) + " on " + host;
 }
 
+namespace {
+
+void warn_if_bound_to_one_cpu(const Placement& placement) {
+  const unsigned node_cpus = std::thread::hardware_concurrency();
+  if (usable_cpu_count() > 1 || node_cpus <= 1) return;
+  log::warn_once("mpi: bound to one CPU",
+                 placement.describe() + " may use 1 of the node's " + std::to_string(node_cpus) +
+                     " CPUs, so its compile threads and CPU work share one core: start it with "
+                     "`mpirun --bind-to none` (ranks sharing the node's CPUs), or give each rank "
+                     "CPUs of its own (`mpirun --map-by slot:PE=N`, Slurm `--cpus-per-task=N`)");
+}
+
+}  // namespace
+
 Placement placement(MPI_Comm communicator) {
   const detail::Communicator world(communicator);
   Placement placement;
@@ -46,6 +63,7 @@ Placement placement(MPI_Comm communicator) {
   int length = 0;
   detail::check(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");
   placement.host.assign(name, static_cast<std::size_t>(length));
+  warn_if_bound_to_one_cpu(placement);
   return placement;
 }
 

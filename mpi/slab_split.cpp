@@ -1,6 +1,9 @@
 #include "mpi/slab_split.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <numeric>
+#include <random>
 #include <tuple>
 
 namespace ptxrt::mpi::detail {
@@ -9,13 +12,20 @@ bool key_less(const IndexedPoint& a, const IndexedPoint& b) {
   return std::tie(a.x, a.y, a.index) < std::tie(b.x, b.y, b.index);
 }
 
-std::vector<IndexedPoint> regular_sample(std::span<const IndexedPoint> sorted, std::size_t count) {
-  if (sorted.size() <= count) return {sorted.begin(), sorted.end()};
+std::vector<IndexedPoint> random_sample(std::span<const IndexedPoint> points, std::size_t count,
+                                        std::uint64_t seed) {
   std::vector<IndexedPoint> sample;
-  sample.reserve(count);
-  // The middle of each of `count` equal runs.
-  for (std::size_t k = 0; k < count; ++k)
-    sample.push_back(sorted[(2 * k + 1) * sorted.size() / (2 * count)]);
+  if (points.size() <= count) {
+    sample.assign(points.begin(), points.end());
+  } else {
+    // Random positions rather than every k-th: an input that repeats with period k (a file
+    // written row by row) would otherwise yield a sample of one row.
+    std::mt19937_64 generator(seed);
+    std::uniform_int_distribution<std::size_t> position(0, points.size() - 1);
+    sample.reserve(count);
+    for (std::size_t k = 0; k < count; ++k) sample.push_back(points[position(generator)]);
+  }
+  std::sort(sample.begin(), sample.end(), key_less);
   return sample;
 }
 
@@ -27,29 +37,44 @@ std::vector<IndexedPoint> choose_splitters(std::span<const IndexedPoint> samples
   return splitters;
 }
 
-std::vector<std::size_t> slab_counts(std::span<const IndexedPoint> sorted,
-                                     std::span<const IndexedPoint> splitters) {
-  std::vector<std::size_t> counts;
-  auto begin = sorted.begin();
-  for (const IndexedPoint& splitter : splitters) {
-    const auto end = std::upper_bound(begin, sorted.end(), splitter, key_less);
-    counts.push_back(static_cast<std::size_t>(end - begin));
-    begin = end;
+std::size_t slab_of(const IndexedPoint& point, std::span<const IndexedPoint> splitters) {
+  return static_cast<std::size_t>(
+      std::lower_bound(splitters.begin(), splitters.end(), point, key_less) - splitters.begin());
+}
+
+SlabPartition partition_into_slabs(std::span<const IndexedPoint> points,
+                                   std::span<const IndexedPoint> splitters) {
+  SlabPartition partition;
+  partition.counts.assign(splitters.size() + 1, 0);
+  // 4 bytes a point: a slab count is far below 2^32.
+  std::vector<std::uint32_t> slabs(points.size());
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    const std::size_t slab = slab_of(points[k], splitters);
+    slabs[k] = static_cast<std::uint32_t>(slab);
+    ++partition.counts[slab];
   }
-  counts.push_back(static_cast<std::size_t>(sorted.end() - begin));
-  return counts;
+  std::vector<std::size_t> next(partition.counts.size());
+  std::exclusive_scan(partition.counts.begin(), partition.counts.end(), next.begin(),
+                      std::size_t{0});
+  partition.points.resize(points.size());
+  for (std::size_t k = 0; k < points.size(); ++k) partition.points[next[slabs[k]]++] = points[k];
+  return partition;
 }
 
 RightBand right_band(std::span<const IndexedPoint> slab, double radius) {
   RightBand band;
   if (slab.empty()) return band;
   band.empty = false;
-  band.last_x = slab.back().x;
-  band.low_y = band.high_y = slab.back().y;
-  for (auto point = slab.rbegin(); point != slab.rend() && in_band(*point, band, radius); ++point) {
-    band.low_y = std::min(band.low_y, point->y);
-    band.high_y = std::max(band.high_y, point->y);
-  }
+  band.last_x = std::max_element(slab.begin(), slab.end(), [](const auto& a, const auto& b) {
+                  return a.x < b.x;
+                })->x;
+  band.low_y = std::numeric_limits<float>::infinity();
+  band.high_y = -std::numeric_limits<float>::infinity();
+  for (const IndexedPoint& point : slab)
+    if (in_band(point, band, radius)) {
+      band.low_y = std::min(band.low_y, point.y);
+      band.high_y = std::max(band.high_y, point.y);
+    }
   return band;
 }
 

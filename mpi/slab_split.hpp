@@ -1,9 +1,11 @@
 // The arithmetic of the distributed closest pair (mpi/distributed_closest_pair.cpp), apart from
 // its messages: the (x, y, index) order, the sample and splitters that cut the set into slabs,
-// and the right band of a slab that later slabs' points must be checked against. Pure functions.
+// and the right band of a slab that later slabs' points must be checked against. Pure functions;
+// none sorts a rank's points (10^7 of them cost seconds on one core), only samples and splitters.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -15,27 +17,37 @@ namespace ptxrt::mpi::detail {
 // points on one vertical line still spread over several slabs.
 bool key_less(const IndexedPoint& a, const IndexedPoint& b);
 
-// `count` points of `sorted` at evenly spaced positions (all of them when it holds fewer).
-std::vector<IndexedPoint> regular_sample(std::span<const IndexedPoint> sorted, std::size_t count);
+// `count` points of `points` drawn at random positions (with repeats) by a generator seeded with
+// `seed`, key-sorted; all of them, key-sorted, when `points` holds no more than `count`.
+std::vector<IndexedPoint> random_sample(std::span<const IndexedPoint> points, std::size_t count,
+                                        std::uint64_t seed);
 
 // The parts - 1 splitters of `samples` (key-sorted), at evenly spaced positions; none when
 // `samples` is empty. Repeated splitters leave slabs between them empty.
 std::vector<IndexedPoint> choose_splitters(std::span<const IndexedPoint> samples, int parts);
 
-// How many of `sorted` go to each of splitters.size() + 1 slabs: slab r takes the keys above
-// splitter r - 1 and up to splitter r.
-std::vector<std::size_t> slab_counts(std::span<const IndexedPoint> sorted,
-                                     std::span<const IndexedPoint> splitters);
+// The slab a point goes to, of splitters.size() + 1: slab r takes the keys above splitter r - 1
+// and up to splitter r. A binary search over the (key-sorted) splitters.
+std::size_t slab_of(const IndexedPoint& point, std::span<const IndexedPoint> splitters);
+
+// `points` grouped by slab, slab 0 first, each group in the order of `points`, and the size of
+// each of splitters.size() + 1 groups.
+struct SlabPartition {
+  std::vector<IndexedPoint> points;
+  std::vector<std::size_t> counts;
+};
+SlabPartition partition_into_slabs(std::span<const IndexedPoint> points,
+                                   std::span<const IndexedPoint> splitters);
 
 // The part of a slab that a point of a later slab may be within `radius` of: its points with x
-// within radius of its last x, and their y range.
+// within radius of its greatest x, and their y range.
 struct RightBand {
   bool empty = true;
   float last_x = 0.0f;
   float low_y = 0.0f;
   float high_y = 0.0f;
 };
-// Of a key-sorted slab.
+// Of a slab in any order.
 RightBand right_band(std::span<const IndexedPoint> slab, double radius);
 // Whether `point`, of a later slab (so x at least band.last_x), may lie within `radius` of a
 // point of the band.

@@ -9,6 +9,13 @@
 // sqrt of that (rounding errors of random sign). The result depends on the grid size, not on
 // scheduling: the same launch configuration gives the same bits every time.
 //
+// reduce_sum_cooperative: the whole sum in one launch. Each block sums its grid-stride slice as
+// reduce_sum does, a grid-wide barrier (cooperative_groups::this_grid().sync(), which needs a
+// cooperative launch: every block resident at once) waits for every partial, and block 0 folds
+// them as reduce_sum with grid=(1) would. So its result is bit for bit that of the two passes
+// reduce_sum(grid=G), reduce_sum(grid=1), with the same error bound, and it saves the second
+// launch and the partials' round trip through the host's launch queue.
+//
 // reduce_argmin: the smallest value and its index. Order: any number < NaN (NaN is treated as
 // larger than everything; an all-NaN input gives its first NaN), ties (including -0 == +0 and
 // NaN against NaN) go to the smallest index. That is a total order on (value, index) pairs, so
@@ -23,6 +30,7 @@
 // clang-format off
 // ptxrt: define BLOCK_SIZE in {64, 128, 256, 512, 1024} default 256
 // ptxrt: entry reduce_sum grid=(G) block=(BLOCK_SIZE) — partial[blockIdx.x] = sum of a grid-stride slice of in[0..n); any G >= 1 (e.g. min(ceil(n/BLOCK_SIZE), 1024)); call again on the G partials with grid=(1)
+// ptxrt: entry reduce_sum_cooperative grid=(G) block=(BLOCK_SIZE) cooperative — *out = sum of in[0..n) in one launch; G at most the co-resident blocks (occupancy x SMs); partial holds G floats
 // ptxrt: entry reduce_argmin grid=(G) block=(BLOCK_SIZE) — (out_value, out_index)[blockIdx.x] = min of a grid-stride slice, NaN last, ties to the smallest index; any G >= 1; pass 2 (grid=(1)) reads pass 1's values and indices
 // clang-format on
 
@@ -33,20 +41,43 @@
 #error "BLOCK_SIZE must be a power of two from 64 to 1024 (the shared tree halves down to 64)"
 #endif
 
+#include <cooperative_groups.h>
+
 #include "block_sum.cuh"
 
 #define NO_INDEX 9223372036854775807ll
 
-extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
-    reduce_sum(const float* __restrict__ in, float* __restrict__ partial, long long n) {
+// This thread's share of the grid-stride slices of in[0..n): the order both sums add in.
+__device__ __forceinline__ float thread_sum(const float* __restrict__ in, long long n) {
   float sum = 0.0f;
   const long long stride = static_cast<long long>(gridDim.x) * BLOCK_SIZE;
   for (long long i = static_cast<long long>(blockIdx.x) * BLOCK_SIZE + threadIdx.x; i < n;
        i += stride) {
     sum += in[i];
   }
-  const float total = block_sum<BLOCK_SIZE>(sum);
+  return sum;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    reduce_sum(const float* __restrict__ in, float* __restrict__ partial, long long n) {
+  const float total = block_sum<BLOCK_SIZE>(thread_sum(in, n));
   if (threadIdx.x == 0) partial[blockIdx.x] = total;
+}
+
+// `partial` is written and then, after the grid barrier, read by block 0: not __restrict__, so
+// that the compiler never reads it through the read-only cache.
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+    reduce_sum_cooperative(const float* __restrict__ in, float* partial, float* __restrict__ out,
+                           long long n) {
+  const float total = block_sum<BLOCK_SIZE>(thread_sum(in, n));
+  if (threadIdx.x == 0) partial[blockIdx.x] = total;
+  cooperative_groups::this_grid().sync();
+  if (blockIdx.x != 0) return;
+  // reduce_sum's loop with one block over the G partials.
+  float folded = 0.0f;
+  for (unsigned i = threadIdx.x; i < gridDim.x; i += BLOCK_SIZE) folded += partial[i];
+  const float sum = block_sum<BLOCK_SIZE>(folded);
+  if (threadIdx.x == 0) *out = sum;
 }
 
 // True when (value, index) comes before (other_value, other_index) in the argmin order above.

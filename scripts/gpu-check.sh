@@ -93,11 +93,17 @@ if [ "$bench" = 1 ]; then
   run_bench jit-cache "$build/tests/ptxrt_jit_cache_bench"
   run_bench compile "$build/tests/ptxrt_compile_bench"
   run_bench launch "$build/tests/ptxrt_launch_overhead_bench"
+  run_bench launch-features "$build/tests/ptxrt_launch_features_bench"
   run_bench sgemm "$build/tests/ptxrt_sgemm_bench"
   run_bench closest-pair "$build/ptxrt" closest-pair --bench
-  # Against the same work on one GPU: 1.00x where only one is visible.
+  # Against the same work on one GPU: 1.00x where only one is visible. The pageable synchronous
+  # runs are the transfers before pinned staging, for the upload rate and end-to-end time.
   run_bench multi-gpu-matmul "$build/ptxrt" multi-gpu matmul --n 8192
+  run_bench multi-gpu-matmul-pageable "$build/ptxrt" multi-gpu matmul --n 8192 \
+    --host-memory pageable --transfers synchronous
   run_bench multi-gpu-closest-pair "$build/ptxrt" multi-gpu closest-pair --n 1048576
+  run_bench multi-gpu-closest-pair-pageable "$build/ptxrt" multi-gpu closest-pair --n 1048576 \
+    --host-memory pageable --transfers synchronous
 fi
 
 tune_rc=0

@@ -31,19 +31,21 @@ fi
 # build). halt_on_error: a report fails the test that caused it.
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 sanitized_build() {  # folder, sanitizers
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTXRT_WERROR=ON \
     -DPTXRT_SANITIZE="$2" >/dev/null
-  cmake --build "$1" -j "$jobs" --target ptxrt_cpu_tests ptxrt_jit_cache_bench ptxrt_compile_bench
+  cmake --build "$1" -j "$jobs" --target ptxrt_cpu_tests ptxrt_jit_cache_bench ptxrt_compile_bench \
+    ptxrt_strategy_replay
 }
 
 # AddressSanitizer + UBSan: every CPU test but the one compiling every kernel for every arch,
 # which is NVRTC's time (not instrumented) and runs in the whole suite below.
 sanitized_build build-asan address,undefined
 (cd build-asan && ctest -j "$jobs" --timeout 600 --output-on-failure -R '^cpu:' \
-  -E 'every builtin kernel compiles for every supported architecture')
+  -E 'every builtin kernel compiles for every constant value')
 
 # ThreadSanitizer: the caches and their single flight, where the threads are.
 concurrency_tests='^cpu:(32 threads asking|factories for different keys|a throwing factory'

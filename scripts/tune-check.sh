@@ -13,14 +13,7 @@ ptxrt="$build/ptxrt"
 db="$out/tuning.json"
 status=0
 
-step() {  # step NAME COMMAND...: runs with a fresh cache, output in $out/NAME.json, log in NAME.log
-  local name=$1; shift
-  local start=$SECONDS
-  PTXRT_CACHE_DIR=$(mktemp -d) "$@" >"$out/$name.json" 2>"$out/$name.log"
-  local rc=$?
-  [ $rc -eq 0 ] || status=1
-  echo "$name: exit $rc, $((SECONDS - start)) s"
-}
+source scripts/tune_step.sh
 
 "$build/tests/ptxrt_gpu_tests" -tc='*tun*,*planted*' >"$out/gpu-tests.log" 2>&1
 echo "gpu tests: exit $? (log: $out/gpu-tests.log)"; tail -3 "$out/gpu-tests.log"

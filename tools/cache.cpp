@@ -9,7 +9,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "cli.hpp"
 #include "host/common/kernel_defines.hpp"
@@ -17,6 +16,7 @@
 #include "ptxrt/disk_cache.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
+#include "ptxrt/usable_cpus.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -28,7 +28,7 @@ struct WarmArguments {
   std::vector<std::string> kernels;
   std::vector<std::string> defines;
   bool all_values = false;
-  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  unsigned jobs = usable_cpu_count();
   std::string fatbin_directory;  // --fatbin-dir: also one fatbin per kernel and configuration
 };
 

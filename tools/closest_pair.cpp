@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -16,9 +18,13 @@
 #include "host/closest_pair/closest_pair_bench.hpp"
 #include "host/closest_pair/point_file.hpp"
 #include "host/closest_pair/point_generator.hpp"
+#include "host/tune/tune_problems.hpp"
+#include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
 #include "ptxrt/memory.hpp"
+#include "tools/cli.hpp"
+#include "tools/host_commands.hpp"
 
 namespace ptxrt::cli {
 
@@ -55,6 +61,20 @@ std::string describe_point(const host::Point2& p) {
 }
 
 namespace {
+
+// --tuned: the BASE the tuning database picks for n points on device 0.
+std::optional<TunedChoice> tuned_base(const ClosestPairArguments& arguments, std::size_t n) {
+  if (!arguments.tuned) return std::nullopt;
+  if (!arguments.defines.empty())
+    throw Error(ErrorKind::invalid_argument, "--tuned picks BASE itself: drop -D");
+  const DeviceProperties device = Device::get(0).properties();
+  const TuningDatabase database(arguments.database.empty()
+                                    ? TuningDatabase::default_path()
+                                    : std::filesystem::path(arguments.database));
+  return host::choose_tuned(
+      host::make_tune_problem("closest-pair", {static_cast<std::int64_t>(n)}, device), device,
+      database);
+}
 
 nlohmann::json times_json(const host::ClosestPairTimes& times) {
   return {{"setup_ms", times.setup_ms}, {"upload_ms", times.upload_ms},
@@ -118,7 +138,12 @@ void run_one(const ClosestPairArguments& arguments) {
           ? host::generate_points(
                 arguments.n, host::parse_point_distribution(arguments.distribution), arguments.seed)
           : host::read_point_file(arguments.input);
-  const host::ClosestPairOptions options = closest_pair_options(arguments);
+  const std::optional<TunedChoice> tuned = tuned_base(arguments, points.size());
+  host::ClosestPairOptions options = closest_pair_options(arguments);
+  if (tuned) {
+    options.base = static_cast<int>(tuned->config.at("BASE"));
+    if (!arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
+  }
   const std::vector<host::ClosestPair> calls = find_pairs(arguments, points, options);
   const host::ClosestPair& found = calls.back();
   const bool gpu = host::is_gpu_method(found.method);
@@ -135,6 +160,7 @@ void run_one(const ClosestPairArguments& arguments) {
                       {"times", times_json(found.times)},
                       {"calls", nlohmann::json::array()}};
   for (const host::ClosestPair& call : calls) json["calls"].push_back(times_json(call.times));
+  if (tuned) json["tuned"] = tools::tuned_json(*tuned);
   bool agrees = true;
   if (arguments.verify) {
     const host::ClosestPair reference =
@@ -277,7 +303,18 @@ void add_closest_pair_command(CLI::App& app) {
                    "--mpi: the GPUs the ranks of a node take in turn, 'all' (default) or "
                    "ordinals such as 0,1")
       ->needs(mpi);
-  command->callback([arguments] {
+  CLI::Option* tuned =
+      command
+          ->add_flag("--tuned", arguments->tuned,
+                     "BASE from the tuning database for this n on device 0 (exact, nearest size, "
+                     "same compute capability, else the default); printed, and in --json as "
+                     "\"tuned\"")
+          ->excludes(bench)
+          ->excludes(mpi);
+  add_database_option(*command, arguments->database, "with --tuned: ");
+  command->callback([command, tuned, arguments] {
+    if (command->count("--db") && !*tuned)
+      throw Error(ErrorKind::invalid_argument, "--db applies with --tuned");
     if (arguments->bench) {
       run_bench(*arguments);
     } else if (arguments->mpi) {

@@ -29,6 +29,8 @@ struct ClosestPairArguments {
   int repeat = 1;             // calls in one process
   bool mpi = false;
   std::string devices;  // --mpi: the GPUs the ranks of a node take turns on; empty: all
+  bool tuned = false;
+  std::string database;  // --tuned: the tuning database; empty: the default
 };
 
 void add_closest_pair_command(CLI::App& app);

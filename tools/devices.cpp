@@ -37,7 +37,12 @@ nlohmann::json to_json(const DeviceProperties& p) {
           {"memory_clock_khz", p.memory_clock_khz},
           {"memory_bus_width_bits", p.memory_bus_width_bits},
           {"theoretical_bandwidth_gb_per_s", p.theoretical_bandwidth_gb_per_s()},
-          {"driver_version", p.driver_version}};
+          {"driver_version", p.driver_version},
+          {"cooperative_launch", p.cooperative_launch},
+          {"cluster_launch", p.cluster_launch},
+          {"managed_memory", p.managed_memory},
+          {"concurrent_managed_access", p.concurrent_managed_access},
+          {"memory_pools", p.memory_pools}};
 }
 
 std::string problem_of(const DriverStatus& status) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/common/run.hpp"
+#include "ptxrt/tuning_database.hpp"
 
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
@@ -17,5 +18,8 @@ namespace ptxrt::tools {
 
 // A run as JSON: what ran, time, rate and verification (an infinite error becomes null).
 nlohmann::json run_to_json(const host::Run& run);
+
+// A tuned run's choice as JSON: {level, config, from: {device, compute_capability, size}}.
+nlohmann::json tuned_json(const TunedChoice& choice);
 
 }  // namespace ptxrt::tools

@@ -4,24 +4,35 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 
-#include "host/matmul/multi_gpu.hpp"
 #include "host/closest_pair/multi_gpu_closest_pair.hpp"
 #include "host/closest_pair/point_generator.hpp"
+#include "host/matmul/multi_gpu.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/memory.hpp"
 #include "tools/cli.hpp"
 
 namespace ptxrt::cli {
 namespace {
+
+// Where the inputs and results live on the host, and how they travel.
+struct HostSettings {
+  std::string memory = "pinned";  // pinned | pageable
+  std::string transfers = "overlapped";
+  bool pinned() const { return memory == "pinned"; }
+  host::HostTransfers host_transfers() const { return host::parse_host_transfers(transfers); }
+};
 
 struct MatmulSettings {
   std::size_t n = 8192;
   std::vector<int> devices;
   int tile_width = 16;
   unsigned seed = 1;
+  HostSettings host;
 };
 
 struct ClosestPairSettings {
@@ -30,14 +41,35 @@ struct ClosestPairSettings {
   int base = 128;
   std::string distribution = "uniform";
   unsigned seed = 1;
+  HostSettings host;
 };
 
-std::vector<float> random_matrix(std::size_t count, unsigned seed) {
+// Host memory for `count` values: pinned (portable: every device's copy engine reads it), or a
+// plain vector.
+template <typename T>
+class HostArray {
+ public:
+  HostArray(std::size_t count, bool pinned, int device) {
+    if (pinned)
+      pinned_.emplace(Context::primary(device), count);
+    else
+      pageable_.resize(count);
+  }
+  std::span<T> span() { return pinned_ ? pinned_->span() : std::span<T>(pageable_); }
+
+ private:
+  std::optional<PinnedBuffer<T>> pinned_;
+  std::vector<T> pageable_;
+};
+
+void print_host_settings(const HostSettings& settings) {
+  std::cout << "host memory " << settings.memory << ", transfers " << settings.transfers << "\n";
+}
+
+void fill_random(std::span<float> values, unsigned seed) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
-  std::vector<float> values(count);
   for (float& value : values) value = distribution(generator);
-  return values;
 }
 
 // `value` with `digits` significant digits, as "%.*g" writes it.
@@ -59,17 +91,24 @@ void print_speed_up(const Run& one, const Run& all) {
             << fixed(one.slowest_kernel_ms() / all.slowest_kernel_ms(), 2) << "x in the kernels\n";
 }
 
+// "upload 12.3 ms (43.6 GB/s)"
+template <typename Share>
+std::string upload(const Share& share) {
+  return "upload " + fixed(share.upload_ms, 1) + " ms (" + fixed(share.upload_gb_per_s(), 1) +
+         " GB/s)";
+}
+
 void print_run(const std::string& title, const host::MultiGpuMatmul& run) {
   print_totals(title, run);
   for (const host::DeviceShare& share : run.shares)
     std::cout << "  device " << share.device << ": rows " << share.rows.first << ".."
-              << share.rows.first + share.rows.count << ", upload " << fixed(share.upload_ms, 1)
-              << " ms, kernel " << fixed(share.kernel_ms, 1) << " ms, download "
-              << fixed(share.download_ms, 1) << " ms\n";
+              << share.rows.first + share.rows.count << ", " << upload(share) << ", kernel "
+              << fixed(share.kernel_ms, 1) << " ms, download " << fixed(share.download_ms, 1)
+              << " ms\n";
 }
 
 // Bitwise, so that -0 against +0 or a NaN counts as a difference.
-void check_equal(const std::vector<float>& one, const std::vector<float>& all) {
+void check_equal(std::span<const float> one, std::span<const float> all) {
   for (std::size_t i = 0; i < one.size(); ++i)
     if (std::memcmp(&one[i], &all[i], sizeof(float)) != 0)
       throw Error(ErrorKind::invalid_argument,
@@ -80,24 +119,32 @@ void check_equal(const std::vector<float>& one, const std::vector<float>& all) {
 void run_matmul(const MatmulSettings& settings) {
   const std::size_t n = settings.n;
   const std::vector<int> devices = host::devices_or_all(settings.devices, "--devices");
-  const std::vector<float> a = random_matrix(n * n, settings.seed);
-  const std::vector<float> b = random_matrix(n * n, settings.seed + 1);
+  const host::HostTransfers transfers = settings.host.host_transfers();
+  HostArray<float> a(n * n, settings.host.pinned(), devices.front());
+  HostArray<float> b(n * n, settings.host.pinned(), devices.front());
+  HostArray<float> c_one(n * n, settings.host.pinned(), devices.front());
+  HostArray<float> c_all(n * n, settings.host.pinned(), devices.front());
+  fill_random(a.span(), settings.seed);
+  fill_random(b.span(), settings.seed + 1);
   Jit& jit = Jit::shared();
   // Untimed: compiles (or reads the disk cache) and loads the kernel on every device.
   const std::size_t small = 64;
   const std::vector<float> warm(small * small, 1.0f);
-  host::split_matmul(jit, warm, warm, small, small, small, {devices, settings.tile_width});
+  host::split_matmul(jit, warm, warm, small, small, small,
+                     {devices, settings.tile_width, transfers});
 
   std::cout << "C = A·B, " << n << "x" << n << "x" << n
             << " fp32, matmul_tiled TILE_WIDTH=" << settings.tile_width << "\n";
+  print_host_settings(settings.host);
   const host::MultiGpuMatmul one =
-      host::split_matmul(jit, a, b, n, n, n, {{devices.front()}, settings.tile_width});
+      host::split_matmul_into(jit, a.span(), b.span(), c_one.span(), n, n, n,
+                              {{devices.front()}, settings.tile_width, transfers});
   print_run("1 GPU", one);
-  const host::MultiGpuMatmul all =
-      host::split_matmul(jit, a, b, n, n, n, {devices, settings.tile_width});
+  const host::MultiGpuMatmul all = host::split_matmul_into(
+      jit, a.span(), b.span(), c_all.span(), n, n, n, {devices, settings.tile_width, transfers});
   print_run(std::to_string(devices.size()) + " GPU(s)", all);
   print_speed_up(one, all);
-  check_equal(one.c, all.c);
+  check_equal(c_one.span(), c_all.span());
   std::cout << "result: bitwise equal to one GPU's\n";
 }
 
@@ -105,9 +152,8 @@ void print_run(const std::string& title, const host::MultiGpuClosestPair& run) {
   print_totals(title, run);
   for (const host::ClosestPairShare& share : run.shares)
     std::cout << "  device " << share.device << ": tile pairs " << share.tile_pairs.first << ".."
-              << share.tile_pairs.first + share.tile_pairs.count << ", upload "
-              << fixed(share.upload_ms, 1) << " ms, kernel " << fixed(share.kernel_ms, 1)
-              << " ms\n";
+              << share.tile_pairs.first + share.tile_pairs.count << ", " << upload(share)
+              << ", kernel " << fixed(share.kernel_ms, 1) << " ms\n";
 }
 
 // The pair and its distance, ties included, must be the single-GPU brute force's. Distances are
@@ -124,16 +170,21 @@ void check_equal(const host::ClosestPair& one, const host::MultiGpuClosestPair& 
 
 void run_closest_pair(const ClosestPairSettings& settings) {
   const std::vector<int> devices = host::devices_or_all(settings.devices, "--devices");
-  const std::vector<host::Point2> points = host::generate_points(
+  const host::HostTransfers transfers = settings.host.host_transfers();
+  const std::vector<host::Point2> generated = host::generate_points(
       settings.n, host::parse_point_distribution(settings.distribution), settings.seed);
+  HostArray<host::Point2> stored(generated.size(), settings.host.pinned(), devices.front());
+  std::copy(generated.begin(), generated.end(), stored.span().begin());
+  const std::span<const host::Point2> points = stored.span();
   Jit& jit = Jit::shared();
   // Untimed: compiles (or reads the disk cache) and loads the kernels on every device; a tile
   // per device makes at least one tile pair for each.
   const std::size_t warm = std::min(points.size(), devices.size() * std::size_t(settings.base));
-  host::split_closest_pair(jit, std::span(points).first(warm), {devices, settings.base});
+  host::split_closest_pair(jit, points.first(warm), {devices, settings.base, transfers});
 
   std::cout << "closest pair by brute force, " << settings.n << " " << settings.distribution
             << " points, closest_pair BASE=" << settings.base << "\n";
+  print_host_settings(settings.host);
   host::ClosestPairOptions single;
   single.base = settings.base;
   single.context = Context::primary(devices.front());
@@ -141,17 +192,32 @@ void run_closest_pair(const ClosestPairSettings& settings) {
   const host::ClosestPair reference =
       host::closest_pair(points, host::ClosestPairMethod::brute_force, single);
   const host::MultiGpuClosestPair one =
-      host::split_closest_pair(jit, points, {{devices.front()}, settings.base});
+      host::split_closest_pair(jit, points, {{devices.front()}, settings.base, transfers});
   print_run("1 GPU", one);
   const std::string title = std::to_string(devices.size()) + " GPU(s)";
   const host::MultiGpuClosestPair all =
-      host::split_closest_pair(jit, points, {devices, settings.base});
+      host::split_closest_pair(jit, points, {devices, settings.base, transfers});
   print_run(title, all);
   print_speed_up(one, all);
   check_equal(reference, one, "1 GPU");
   check_equal(reference, all, title);
   std::cout << "result: (" << all.i << ", " << all.j << ") at " << significant(all.distance, 9)
             << ", the single-GPU brute force's pair and distance\n";
+}
+
+void add_host_options(CLI::App& command, HostSettings& settings) {
+  command
+      .add_option("--host-memory", settings.memory,
+                  "where the host keeps inputs and results: pinned (page-locked, straight to "
+                  "the copy engine) or pageable")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"pinned", "pageable"}));
+  command
+      .add_option("--transfers", settings.transfers,
+                  "overlapped (async in chunks on a copy stream, pageable memory through "
+                  "pinned staging) or synchronous (plain copies before and after the kernels)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"overlapped", "synchronous"}));
 }
 
 void add_matmul_command(CLI::App& group) {
@@ -167,6 +233,7 @@ void add_matmul_command(CLI::App& group) {
       ->capture_default_str()
       ->check(CLI::IsMember({4, 8, 16, 32}));
   matmul->add_option("--seed", settings->seed, "seed of the random inputs")->capture_default_str();
+  add_host_options(*matmul, settings->host);
   matmul->callback([settings] { run_matmul(*settings); });
 }
 
@@ -188,6 +255,7 @@ void add_closest_pair_command(CLI::App& group) {
       ->capture_default_str()
       ->check(CLI::IsMember({"uniform", "normal", "clustered"}));
   command->add_option("--seed", settings->seed, "seed of the random points")->capture_default_str();
+  add_host_options(*command, settings->host);
   command->callback([settings] { run_closest_pair(*settings); });
 }
 

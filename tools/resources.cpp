@@ -8,7 +8,6 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "cli.hpp"
 #include "host/common/disassembly.hpp"
@@ -17,6 +16,7 @@
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
 #include "ptxrt/occupancy.hpp"
+#include "ptxrt/usable_cpus.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -155,7 +155,7 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
   const ArchLimits& limits = arch_limits(major, minor);
 
   std::vector<std::vector<Row>> per_configuration(defines.size());
-  run_parallel(defines.size(), std::thread::hardware_concurrency(), [&](std::size_t index) {
+  run_parallel(defines.size(), usable_cpu_count(), [&](std::size_t index) {
     CompileOptions options;
     options.defines = defines[index];
     arguments.nvrtc.apply_to(options);

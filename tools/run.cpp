@@ -1,5 +1,6 @@
 // `ptxrt run <program>`: plan (all arguments checked, no driver), then run on the device and
-// report what ran, the median time, the rate and the verdict.
+// report what ran, the median time, the rate and the verdict. <program> is a classic kernel's
+// name or a kernel file with its tuning problem (run_problem.cpp).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -14,8 +15,10 @@
 #include <vector>
 
 #include "host/classic/aos_soa.hpp"
+#include "host/classic/histogram.hpp"
 #include "host/matmul/matmul.hpp"
 #include "host/matmul/matrix_add.hpp"
+#include "host/matmul/sgemm_run.hpp"
 #include "host/classic/raytrace.hpp"
 #include "host/classic/reduce.hpp"
 #include "host/classic/simpson.hpp"
@@ -29,6 +32,7 @@
 #include "ptxrt/tuning_database.hpp"
 #include "tools/cli.hpp"
 #include "tools/host_commands.hpp"
+#include "tools/run_problem.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Context;
@@ -51,6 +55,8 @@ struct RunArguments {
   int device = 0;
   bool tuned = false;
   std::string database;
+  std::string problem;  // a kernel file's: --problem
+  std::string sizes;    // a kernel file's: --size
 };
 
 using Runner = std::function<std::vector<host::Run>(Jit&, const Context&, const host::RunOptions&)>;
@@ -65,8 +71,10 @@ const std::map<std::string, ProgramSpec>& programs() {
       {"vecadd", {{"--n"}, ""}},
       {"matadd", {{"--m", "--n"}, ""}},
       {"matmul", {{"--m", "--n", "--k"}, "tiled"}},
+      {"sgemm", {{"--m", "--n", "--k"}, ""}},
       {"transpose", {{"--m", "--n"}, "padded"}},
       {"reduce", {{"--n"}, "sum"}},
+      {"histogram", {{"--n"}, "block"}},
       {"sort", {{"--n"}, "bitonic"}},
       {"raytrace", {{"--width", "--height", "--spheres", "--output"}, ""}},
       {"simpson", {{"--n"}, "pi"}},
@@ -128,6 +136,10 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
                                     size("--k", arguments.k, 1024),
                                     host::parse_matmul_variant(variant), defines),
                   host::run_matmul);
+  if (program == "sgemm")
+    return runner(host::plan_sgemm_run(size("--m", m, 1024), size("--n", n, 1024),
+                                       size("--k", arguments.k, 1024), defines),
+                  host::run_sgemm);
   if (program == "transpose")
     return runner(host::plan_transpose(size("--m", m, 4096), size("--n", n, 4096),
                                        host::parse_transpose_variant(variant), defines),
@@ -136,6 +148,10 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
     return runner(
         host::plan_reduce(size("--n", n, 1 << 24), host::parse_reduce_variant(variant), defines),
         host::run_reduce);
+  if (program == "histogram")
+    return runner(host::plan_histogram(size("--n", n, 1 << 26),
+                                       host::parse_histogram_variant(variant), defines),
+                  host::run_histogram);
   if (program == "sort")
     return runner(
         host::plan_sort(size("--n", n, 1 << 20), host::parse_sort_variant(variant), defines),
@@ -158,40 +174,55 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
   };
 }
 
-// --tuned: the config the tuning database picks for this matmul on this device.
+ptxrt::TuningDatabase tuning_database(const RunArguments& arguments) {
+  return ptxrt::TuningDatabase(arguments.database.empty()
+                                   ? ptxrt::TuningDatabase::default_path()
+                                   : std::filesystem::path(arguments.database));
+}
+
+// --tuned: the config the tuning database picks for this matmul or sgemm on this device.
 std::optional<ptxrt::TunedChoice> tuned_choice(const CLI::App& command,
                                                const RunArguments& arguments) {
   if (!arguments.tuned) return std::nullopt;
-  if (arguments.program != "matmul" ||
-      (command.count("--variant") && arguments.variant != "tiled"))
-    throw Error(ErrorKind::invalid_argument, "--tuned applies to matmul (tiled) only");
+  const bool tiled_matmul = arguments.program == "matmul" &&
+                            (!command.count("--variant") || arguments.variant == "tiled");
+  if (!tiled_matmul && arguments.program != "sgemm")
+    throw Error(ErrorKind::invalid_argument,
+                "--tuned applies to matmul (tiled), sgemm and kernel files with a problem "
+                "(closest-pair: `ptxrt closest-pair --tuned`)");
   if (!arguments.defines.empty())
     throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
   const std::vector<std::int64_t> size{size_or(command, "--m", arguments.m, 1024),
                                        size_or(command, "--n", arguments.n, 1024),
                                        size_or(command, "--k", arguments.k, 1024)};
   const ptxrt::DeviceProperties device = ptxrt::Device::get(arguments.device).properties();
-  const ptxrt::TuningDatabase database(arguments.database.empty()
-                                           ? ptxrt::TuningDatabase::default_path()
-                                           : std::filesystem::path(arguments.database));
-  return host::choose_tuned(host::make_tune_problem("matmul", size, device), device, database);
+  return host::choose_tuned(host::make_tune_problem(arguments.program, size, device), device,
+                            tuning_database(arguments));
 }
 
-nlohmann::json tuned_json(const ptxrt::TunedChoice& choice) {
-  nlohmann::json config = nlohmann::json::object();
-  for (const ptxrt::Define& define : choice.config.defines()) config[define.name] = define.value;
-  nlohmann::json from;
-  if (choice.from)
-    from = {{"device", choice.from->device},
-            {"compute_capability", choice.from->compute_capability},
-            {"size", choice.from->size}};
-  return {{"level", ptxrt::to_string(choice.level)}, {"config", config}, {"from", from}};
+// A kernel file: its problem run once (run_problem.cpp).
+void execute_kernel_file(const CLI::App& command, const RunArguments& arguments) {
+  for (const char* option : {"--n", "--m", "--k", "--width", "--height", "--spheres", "--variant"})
+    if (command.count(option))
+      throw Error(ErrorKind::invalid_argument,
+                  std::string(option) + " does not apply to a kernel file: its sizes are --size");
+  if (arguments.tuned && !arguments.defines.empty())
+    throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
+  const ptxrt::TuningDatabase database = tuning_database(arguments);
+  ptxrt::cli::run_kernel_file({arguments.program, arguments.problem, arguments.sizes,
+                               ptxrt::cli::parse_defines(arguments.defines),
+                               arguments.tuned ? &database : nullptr, arguments.repeat,
+                               arguments.verify, arguments.json, arguments.device});
 }
 
 void execute(const CLI::App& command, const RunArguments& arguments) {
-  check_applicable(command, arguments);
   if (command.count("--db") && !arguments.tuned)
     throw Error(ErrorKind::invalid_argument, "--db applies with --tuned");
+  if (!programs().contains(arguments.program)) return execute_kernel_file(command, arguments);
+  if (command.count("--problem") || command.count("--size"))
+    throw Error(ErrorKind::invalid_argument,
+                "--problem and --size apply to a kernel file, not to " + arguments.program);
+  check_applicable(command, arguments);
   const std::optional<ptxrt::TunedChoice> tuned = tuned_choice(command, arguments);
   const Runner run =
       plan_program(command, arguments,
@@ -207,7 +238,7 @@ void execute(const CLI::App& command, const RunArguments& arguments) {
     passed = passed && result.passed();
     if (arguments.json) {
       report.push_back(ptxrt::tools::run_to_json(result));
-      if (tuned) report.back()["tuned"] = tuned_json(*tuned);
+      if (tuned) report.back()["tuned"] = ptxrt::tools::tuned_json(*tuned);
     } else
       std::cout << host::format_run(result);
   }
@@ -218,6 +249,17 @@ void execute(const CLI::App& command, const RunArguments& arguments) {
 }  // namespace
 
 namespace ptxrt::tools {
+
+nlohmann::json tuned_json(const TunedChoice& choice) {
+  nlohmann::json config = nlohmann::json::object();
+  for (const Define& define : choice.config.defines()) config[define.name] = define.value;
+  nlohmann::json from;
+  if (choice.from)
+    from = {{"device", choice.from->device},
+            {"compute_capability", choice.from->compute_capability},
+            {"size", choice.from->size}};
+  return {{"level", to_string(choice.level)}, {"config", config}, {"from", from}};
+}
 
 nlohmann::json run_to_json(const host::Run& run) {
   nlohmann::json defines = nlohmann::json::object();
@@ -255,12 +297,20 @@ void add_run_command(CLI::App& app) {
   auto arguments = std::make_shared<RunArguments>();
   std::vector<std::string> names;
   for (const auto& [name, spec] : programs()) names.push_back(name);
-  command->add_option("program", arguments->program, "The program to run")
+  command
+      ->add_option("program", arguments->program,
+                   "The program to run, or a kernel file with its tuning problem (--problem, or "
+                   "the file's \"// ptxrt: problem\" lines)")
       ->required()
-      ->check(CLI::IsMember(names));
+      ->check(CLI::IsMember(names) | CLI::ExistingFile);
+  command->add_option("--problem", arguments->problem,
+                      "A kernel file's problem (JSON; docs/tuning.md)")
+      ->check(CLI::ExistingFile);
+  command->add_option("--size", arguments->sizes,
+                      "A kernel file's problem sizes, NAME=VALUE,... (W=4096,H=4096)");
   command->add_option("--n", arguments->n,
-                      "Elements (vecadd, reduce, sort, aos-soa), intervals (simpson, even), or "
-                      "columns (matmul: B and C; matadd, transpose)");
+                      "Elements (vecadd, reduce, histogram, sort, aos-soa), intervals (simpson, "
+                      "even), or columns (matmul: B and C; matadd, transpose)");
   command->add_option("--m", arguments->m, "Rows (matmul: A and C; matadd, transpose)");
   command->add_option("--k", arguments->k, "matmul: columns of A, rows of B");
   command->add_option("--width", arguments->width, "raytrace: image width in pixels");
@@ -272,10 +322,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("-D,--define", arguments->defines,
                       "A compile-time constant NAME=VALUE of the kernel file (repeatable)");
-  command->add_option(
-      "--variant", arguments->variant,
-      "matmul naive|tiled, transpose naive|shared|padded|vector, reduce sum|argmin, "
-      "sort bitonic|bitonic-pairs|radix|radix-pairs, simpson pi|square|sine");
+  command->add_option("--variant", arguments->variant,
+                      "matmul naive|tiled, transpose naive|shared|padded, reduce "
+                      "sum|argmin|cooperative, histogram block|cluster, sort "
+                      "bitonic|bitonic-pairs|radix|radix-pairs, simpson pi|square|sine");
   command->add_option("--repeat", arguments->repeat, "Timed runs after the warm-up")
       ->check(CLI::Range(1, 1000000));
   command->add_flag("--verify", arguments->verify, "Compare the output with the CPU reference");
@@ -285,9 +335,10 @@ void add_run_command(CLI::App& app) {
   command->add_option("--device", arguments->device, "Device ordinal")
       ->check(CLI::NonNegativeNumber);
   command->add_flag("--tuned", arguments->tuned,
-                    "matmul: use the config the tuning database picks for this size and device "
-                    "(exact size, nearest size, same compute capability, else the default); "
-                    "printed, and in --json as \"tuned\": {level, config, from}");
+                    "matmul, sgemm, a kernel file: use the config the tuning database picks for "
+                    "this size and device (exact size, nearest size, same compute capability, "
+                    "else the default); printed, and in --json as \"tuned\": {level, config, "
+                    "from}");
   ptxrt::cli::add_database_option(*command, arguments->database, "with --tuned: ");
   command->callback([command, arguments] { execute(*command, *arguments); });
 }

@@ -1,8 +1,10 @@
 // `ptxrt tune <kernel>`: autotune a kernel's compile-time constants for device N at one or more
 // problem sizes, recording every measurement in the tuning database; `ptxrt tune show` lists
-// what the database holds. The GPU work runs in worker processes (`ptxrt tune <kernel>
-// --worker`, started by the tune itself), so that a faulting config cannot end the tune; with
-// `--devices all|0,1` one worker per device, all timing at once (devices of one model only).
+// what the database holds. <kernel> is a builtin problem (matmul, sgemm, closest-pair) or a
+// kernel file with its problem (--problem P.json, or its "// ptxrt: problem" lines). The GPU
+// work runs in worker processes (`ptxrt tune <kernel> --worker`, started by the tune itself), so
+// that a faulting config cannot end the tune; with `--devices all|0,1` one worker per device,
+// all timing at once (devices of one model only). `--dry-run` plans without a GPU.
 // Ctrl-C (or SIGTERM) stops a tune after the configs in progress: what was measured is in the
 // database, the report and a command to resume are printed, and the exit code is 130 (143).
 // `--shard I/N` tunes one share of the configs (for the jobs of a scheduler), `ptxrt tune merge`
@@ -14,6 +16,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -27,10 +30,12 @@
 #include "host/common/device_selection.hpp"
 #include "host/tune/stop_signal.hpp"
 #include "host/tune/tune_problems.hpp"
-#include "host/tune/tune_worker.hpp"
 #include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/problem_tuner.hpp"
 #include "ptxrt/target.hpp"
+#include "ptxrt/tune_worker.hpp"
+#include "tune_job.hpp"
 #include "tune_report.hpp"
 
 namespace ptxrt::cli {
@@ -48,17 +53,41 @@ std::filesystem::path database_path(const std::string& given) {
   return given.empty() ? TuningDatabase::default_path() : std::filesystem::path(given);
 }
 
-std::vector<std::vector<std::int64_t>> sizes_of(const TuneArguments& arguments) {
-  std::vector<std::vector<std::int64_t>> sizes;
-  for (const std::string& text : arguments.sizes)
-    sizes.push_back(host::parse_tune_size(arguments.kernel, text));
-  if (sizes.empty()) sizes.push_back(host::default_tune_size(arguments.kernel));
-  return sizes;
+// The --size texts, one tune each; one tune at the default size when none is given.
+std::vector<std::string> sizes_of(const TuneArguments& arguments) {
+  if (arguments.sizes.empty()) return {""};
+  return arguments.sizes;
 }
 
-std::filesystem::path source_path(const TuneArguments& arguments) {
-  if (arguments.source.empty()) return {};
-  return std::filesystem::absolute(arguments.source);
+std::string absolute_or_empty(const std::string& path) {
+  return path.empty() ? std::string() : std::filesystem::absolute(path).string();
+}
+
+ProblemSource problem_source(const TuneArguments& arguments) {
+  return {arguments.kernel, absolute_or_empty(arguments.problem),
+          absolute_or_empty(arguments.source)};
+}
+
+std::optional<std::chrono::milliseconds> compile_timeout(const TuneArguments& arguments) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(arguments.compile_timeout * 1000.0));
+}
+
+// What can be checked before any GPU work: each size's text, and a kernel file's problem as
+// far as it goes without a device (its file, its names, its sizes).
+void check_before_gpu(const TuneArguments& arguments) {
+  const ProblemSource source = problem_source(arguments);
+  if (!source.is_file() && !arguments.problem.empty())
+    throw Error(ErrorKind::invalid_argument,
+                "--problem describes a kernel file's problem: give the file (ptxrt tune FILE.cu "
+                "--problem P.json), not the builtin problem " + arguments.kernel);
+  const std::optional<KernelProblem> problem =
+      source.is_file() ? std::optional<KernelProblem>(load_kernel_problem(source)) : std::nullopt;
+  for (const std::string& size : sizes_of(arguments)) {
+    if (problem)
+      problem->complete_sizes(size.empty() ? ProblemSizes{} : parse_problem_sizes(size));
+    else if (!size.empty())
+      host::parse_tune_size(arguments.kernel, size);
+  }
 }
 
 // "I/N" as share I of N. Error (invalid_argument) naming the text otherwise.
@@ -88,34 +117,12 @@ std::vector<DeviceProperties> tune_devices(const std::optional<std::vector<int>>
   return devices;
 }
 
-// The worker: this very executable, asked for the same kernel, size and source on `device`.
-std::vector<std::string> worker_command(const TuneArguments& arguments,
-                                        const std::vector<std::int64_t>& size, int device) {
-  std::vector<std::string> command{std::filesystem::read_symlink("/proc/self/exe").string(),
-                                   "tune",
-                                   arguments.kernel,
-                                   "--worker",
-                                   "--size",
-                                   format_size(size),
-                                   "--device",
-                                   std::to_string(device)};
-  if (!arguments.source.empty()) {
-    command.push_back("--source");
-    command.push_back(source_path(arguments).string());
-  }
-  return command;
-}
-
 void run_worker(const TuneArguments& arguments) {
-  host::tie_worker_to_parent();
-  const std::vector<std::int64_t> size = sizes_of(arguments).front();
-  const int code = host::run_tune_worker(
-      [&]() -> std::unique_ptr<host::TuneSession> {
-        const Device device = Device::get(arguments.device.value_or(0));
-        const Context context = Context::primary(device);
-        const host::TuneProblem problem = host::make_tune_problem(
-            arguments.kernel, size, device.properties(), source_path(arguments));
-        return problem.open_session(Jit::shared(), context);
+  tie_worker_to_parent();
+  const int code = run_tune_worker(
+      [&] {
+        return open_tune_session(problem_source(arguments), sizes_of(arguments).front(),
+                                 arguments.device.value_or(0));
       },
       TimingPolicy{}, std::cin, std::cout);
   if (code != 0) throw CLI::RuntimeError(code);
@@ -147,43 +154,61 @@ std::function<void(const TuneProgress&)> progress_line(bool quiet) {
   };
 }
 
-nlohmann::json tune_one(const TuneArguments& arguments, const std::vector<std::int64_t>& size,
+nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
                         const TuneRun& run, const TuningDatabase& database,
                         const std::atomic<bool>& stop) {
   const DeviceProperties& device = run.devices.front();
-  const host::TuneProblem problem =
-      host::make_tune_problem(arguments.kernel, size, device, source_path(arguments));
-  const TuningKey key = host::tune_key(problem, device);
-  const TuneOptions options = tune_options(arguments, run, database, key, stop);
-  CompileOptions base;
-  base.target = select_target(device.cc_major, device.cc_minor, ImageFormat::cubin);
-  const CandidateCompiler compiler = jit_candidate_compiler(Jit::shared(), problem.program, base,
-                                                            problem.entry, problem.shape, device);
-  std::vector<std::unique_ptr<host::WorkerMeasurer>> workers;
+  const TuneJob job =
+      make_tune_job(problem_source(arguments), size, device,
+                    select_target(device.cc_major, device.cc_minor, ImageFormat::cubin),
+                    compile_timeout(arguments));
+  const TuneOptions options = tune_options(arguments, run, database, job.key, stop);
+  std::vector<std::unique_ptr<WorkerMeasurer>> workers;
   std::vector<Measurer*> measurers;
   std::vector<int> ordinals;
   for (const DeviceProperties& each : run.devices) {
-    workers.push_back(std::make_unique<host::WorkerMeasurer>(
-        worker_command(arguments, size, each.ordinal), each.ordinal));
+    workers.push_back(
+        std::make_unique<WorkerMeasurer>(job.worker_command(each.ordinal), each.ordinal));
     measurers.push_back(workers.back().get());
     ordinals.push_back(each.ordinal);
   }
-  const TuneReport report = run.tune(problem.space, compiler, measurers, options,
+  const TuneReport report = run.tune(job.space, job.compiler, measurers, options,
                                      progress_line(arguments.json || !run.prints));
   const std::optional<Measurement> peer = run.prints && report.winner && !stop.load()
                                               ? workers.front()->peer()
                                               : std::optional<Measurement>();
   int workers_started = 0;
   for (const auto& worker : workers) workers_started += worker->workers_started();
-  TuneSetting setting{key,
+  TuneSetting setting{job.key,
                       arguments.strategy,
                       database.path().string(),
                       options.compile_threads,
                       workers_started,
-                      ordinals};
+                      ordinals,
+                      job.default_config};
   if (run.complete_setting) run.complete_setting(setting);
   if (run.prints && !arguments.json) print_tune_report(std::cout, setting, report, peer);
   return tune_report_json(setting, report, peer);
+}
+
+// --dry-run: the plan for the --arch's device model (or device 0's, for auto with a GPU).
+void plan_only(const TuneArguments& arguments) {
+  const Target target = choose_target(arguments.arch, ImageFormat::cubin);
+  const auto [major, minor] = compute_capability_of(target.arch);
+  const DeviceProperties device = device_model(major, minor);
+  const unsigned threads = arguments.no_parallel_compile ? 0 : TuneOptions{}.compile_threads;
+  nlohmann::json plans = nlohmann::json::array();
+  for (const std::string& size : sizes_of(arguments)) {
+    const TuneJob job =
+        make_tune_job(problem_source(arguments), size, device, target, compile_timeout(arguments));
+    const TunePlan plan = plan_tune(job.space, job.compiler, threads);
+    if (arguments.json)
+      plans.push_back(tune_plan_json(job.key, arguments.strategy, plan));
+    else
+      print_tune_plan(std::cout, job.key, arguments.strategy, plan);
+  }
+  if (arguments.json)
+    std::cout << plans.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 // `text` as one word for a POSIX shell: as it is when nothing in it is special, else quoted.
@@ -205,7 +230,10 @@ std::string resume_command(const TuneArguments& arguments, const TuningDatabase&
     words.push_back(value);
   };
   for (const std::string& size : arguments.sizes) add("--size", size);
-  if (!arguments.source.empty()) add("--source", source_path(arguments).string());
+  if (!arguments.source.empty()) add("--source", absolute_or_empty(arguments.source));
+  if (!arguments.problem.empty()) add("--problem", absolute_or_empty(arguments.problem));
+  if (arguments.compile_timeout != TuneArguments{}.compile_timeout)
+    add("--compile-timeout", (std::ostringstream() << arguments.compile_timeout).str());
   if (arguments.strategy != TuneArguments{}.strategy) add("--strategy", arguments.strategy);
   if (arguments.budget > 0) add("--budget", std::to_string(arguments.budget));
   if (arguments.time_limit > 0.0)
@@ -243,12 +271,17 @@ void print_interrupted(std::ostream& out, const TuneArguments& arguments,
 
 void run_tune(const TuneArguments& arguments) {
   if (arguments.kernel.empty()) throw CLI::RequiredError("kernel (or `tune show`)");
-  // A bad size, strategy name, device list or share fails before any GPU work (and before MPI).
-  sizes_of(arguments);
+  // A bad size, problem, strategy name, device list or share fails before any GPU work (and
+  // before MPI).
+  check_before_gpu(arguments);
   parse_tuning_strategy(arguments.strategy);
   const std::optional<std::vector<int>> listed = listed_devices(arguments);
   if (!arguments.shard.empty()) parse_shard(arguments.shard);
+  if (arguments.arch != TuneArguments{}.arch && !arguments.dry_run)
+    throw Error(ErrorKind::invalid_argument,
+                "--arch applies with --dry-run (a tune compiles for the device it times on)");
   if (arguments.worker) return run_worker(arguments);
+  if (arguments.dry_run) return plan_only(arguments);
   if (arguments.mpi) return run_tunes_as_rank(arguments);
   TuneRun run;
   run.devices = tune_devices(listed);
@@ -338,7 +371,7 @@ void run_tunes(const TuneArguments& arguments, const TuneRun& run) {
       "\nptxrt: stopping after the config in progress (press Ctrl-C again to quit at once)\n");
   nlohmann::json reports = nlohmann::json::array();
   bool every_size_has_a_winner = true;
-  for (const std::vector<std::int64_t>& size : sizes_of(arguments)) {
+  for (const std::string& size : sizes_of(arguments)) {
     if (run.any(stop.requested().load())) break;
     reports.push_back(tune_one(arguments, size, run, database, stop.requested()));
     every_size_has_a_winner = every_size_has_a_winner && !reports.back()["winner"].is_null();
@@ -360,15 +393,22 @@ void add_tune_commands(CLI::App& app) {
       "Autotune a kernel's compile-time constants on a device: prune, compile in parallel, "
       "verify and time each config in a worker process, record every result in the tuning "
       "database");
-  command->add_option("kernel", arguments->kernel, "matmul, sgemm or closest-pair")
-      ->check(CLI::IsMember(host::tune_problem_names()));
+  command->add_option("kernel", arguments->kernel,
+                      "matmul, sgemm, closest-pair, or a kernel file with its problem (--problem "
+                      "P.json, or the file's \"// ptxrt: problem\" lines)")
+      ->check(CLI::IsMember(host::tune_problem_names()) | CLI::ExistingFile);
+  command->add_option("--problem", arguments->problem,
+                      "the kernel file's problem: entry, sizes, tunables, launch geometry, "
+                      "arguments, verification (JSON; docs/tuning.md)")
+      ->check(CLI::ExistingFile);
   command->add_option("--size", arguments->sizes,
                       "problem size: N or MxNxK for matmul and sgemm (default 1024), points for "
-                      "closest-pair (default 1048576); repeatable, one tune per size");
+                      "closest-pair (default 1048576), NAME=VALUE,... for a kernel file "
+                      "(W=4096,H=4096); repeatable, one tune per size");
   command->add_option("--source", arguments->source,
                       "matmul: a kernel file to tune instead of matmul_tiled.cu (same entry, "
                       "signature and TILE_WIDTH)");
-  command->add_option("--strategy", arguments->strategy, "exhaustive, random or occupancy")
+  command->add_option("--strategy", arguments->strategy, "exhaustive, random, occupancy or model")
       ->capture_default_str();
   command->add_option("--budget", arguments->budget, "time at most N configs")
       ->check(CLI::PositiveNumber);
@@ -401,6 +441,15 @@ void add_tune_commands(CLI::App& app) {
                  "share the configs, each timing on its node-local rank's GPU (or --device, "
                  "--devices); the best time is shared, every rank records into --db")
       ->excludes(shard);
+  command->add_option("--compile-timeout", arguments->compile_timeout,
+                      "cancel a config's compile after S seconds (recorded compile_timeout)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_flag("--dry-run", arguments->dry_run,
+                    "plan without a GPU: enumerate, prune by constraints, compile every config "
+                    "for --arch and prune by its resources; print what would be timed and why "
+                    "the rest would not");
+  add_arch_option(*command, arguments->arch);
   command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")->group("");
   add_show_command(*command);
   add_merge_command(*command);

@@ -20,7 +20,8 @@ struct TuneArguments {
   std::string kernel;
   std::vector<std::string> sizes;
   std::string source;
-  std::string strategy = "exhaustive";
+  std::string problem;  // --problem: a kernel file's problem description
+  std::string strategy = "model";
   std::size_t budget = 0;
   double time_limit = 0.0;
   std::uint64_t seed = 1;
@@ -32,6 +33,9 @@ struct TuneArguments {
   std::string devices;        // --devices: "all" or "0,1"; empty: --device alone
   std::string shard;          // --shard I/N; empty: the whole tune
   bool mpi = false;
+  double compile_timeout = 120.0;  // seconds
+  bool dry_run = false;
+  std::string arch = "auto";  // --dry-run's target
   bool worker = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
@@ -34,15 +35,40 @@ json pruned_json(const std::vector<PrunedConfig>& pruned, const char* stage) {
   return list;
 }
 
+// What the compile told of a config: the features the model strategy learns from, which a
+// replay of the tune (tests/bench/strategy_replay.cpp) gives back to it.
+void add_compiled(json& entry, const std::optional<KernelResources>& resources,
+                  const std::optional<Occupancy>& occupancy,
+                  const std::optional<LaunchShape>& shape) {
+  entry["registers"] = resources ? json(resources->registers) : json();
+  const std::size_t spills = resources ? resources->spill_store_bytes.value_or(0) +
+                                             resources->spill_load_bytes.value_or(0)
+                                       : 0;
+  entry["spill_bytes"] = spills;
+  entry["static_shared_bytes"] = resources ? json(resources->static_shared_bytes) : json();
+  entry["occupancy"] = occupancy ? json(occupancy->fraction) : json();
+  entry["block_threads"] = shape ? json(shape->block_threads) : json();
+  entry["dynamic_shared_bytes"] = shape ? json(shape->dynamic_shared_bytes) : json();
+}
+
 json result_json(const TuneResult& result) {
   json entry = measurement_json(result.measurement);
-  entry["registers"] = result.resources ? json(result.resources->registers) : json();
-  const std::size_t spills = result.resources ? result.resources->spill_store_bytes.value_or(0) +
-                                                    result.resources->spill_load_bytes.value_or(0)
-                                              : 0;
-  entry["spill_bytes"] = spills;
-  entry["occupancy"] = result.occupancy ? json(result.occupancy->fraction) : json();
+  add_compiled(entry, result.resources, result.occupancy, result.shape);
+  entry["elapsed_seconds"] = result.elapsed_seconds;
   return entry;
+}
+
+// The default config's measurement, this run's or resumed, when it was timed to the end.
+std::optional<Measurement> default_measurement(const TuneSetting& setting,
+                                               const TuneReport& report) {
+  for (const TuneResult& result : report.results)
+    if (result.measurement.config == setting.default_config &&
+        result.measurement.status == MeasurementStatus::ok)
+      return result.measurement;
+  for (const Measurement& measurement : report.resumed)
+    if (measurement.config == setting.default_config && measurement.status == MeasurementStatus::ok)
+      return measurement;
+  return std::nullopt;
 }
 
 std::string rate_text(const Measurement& measurement) {
@@ -52,7 +78,8 @@ std::string rate_text(const Measurement& measurement) {
 void print_counts(std::ostream& out, const TuneReport& report) {
   out << "  space " << report.space_size << " configs: " << report.pruned_by_constraints.size()
       << " pruned by constraints, " << report.pruned_by_resources.size() << " by resources, "
-      << report.compile_failures.size() << " failed to compile\n"
+      << report.compile_failures.size() << " failed to compile (" << report.compile_timeouts
+      << " timed out)\n"
       << "  compiled " << report.compiled << ", timed " << report.results.size() << " (ok "
       << count_status(report, MeasurementStatus::ok) << ", cut "
       << count_status(report, MeasurementStatus::cut) << ", wrong "
@@ -90,8 +117,8 @@ std::string device_list(const std::vector<int>& devices) {
 }
 
 // The first few of a list that can run to thousands (sgemm's space); --json has them all.
-void print_pruned(std::ostream& out, const char* title, const std::vector<PrunedConfig>& pruned) {
-  constexpr std::size_t shown = 20;
+void print_pruned(std::ostream& out, const char* title, const std::vector<PrunedConfig>& pruned,
+                  std::size_t shown = 20) {
   if (pruned.empty()) return;
   out << title << ":\n";
   for (std::size_t i = 0; i < pruned.size() && i < shown; ++i)
@@ -122,6 +149,20 @@ json key_json(const TuningKey& key) {
           {"space", key.space}};
 }
 
+namespace {
+
+// The default config, its time when it was timed to the end, and the winner's speed-up over it.
+json default_json(const TuneSetting& setting, const TuneReport& report) {
+  const std::optional<Measurement> measured = default_measurement(setting, report);
+  json entry{{"config", config_json(setting.default_config)},
+             {"median_ms", measured ? json(measured->median_ms) : json()},
+             {"speedup", json()}};
+  if (measured && report.winner) entry["speedup"] = measured->median_ms / report.winner->median_ms;
+  return entry;
+}
+
+}  // namespace
+
 json tune_report_json(const TuneSetting& setting, const TuneReport& report,
                       const std::optional<Measurement>& peer) {
   json pruned = json::array();
@@ -145,6 +186,7 @@ json tune_report_json(const TuneSetting& setting, const TuneReport& report,
             {"pruned_by_constraints", report.pruned_by_constraints.size()},
             {"pruned_by_resources", report.pruned_by_resources.size()},
             {"compile_failures", report.compile_failures.size()},
+            {"compile_timeouts", report.compile_timeouts},
             {"compiled", report.compiled},
             {"timed", report.results.size()},
             {"ok", count_status(report, MeasurementStatus::ok)},
@@ -158,15 +200,18 @@ json tune_report_json(const TuneSetting& setting, const TuneReport& report,
           {"results", results},
           {"resumed", resumed},
           {"winner", report.winner ? measurement_json(*report.winner) : json()},
+          {"default", default_json(setting, report)},
           {"peer", peer ? measurement_json(*peer) : json()},
-          {"wall_seconds", report.wall_seconds}};
+          {"wall_seconds", report.wall_seconds},
+          {"measuring_seconds", report.measuring_seconds}};
 }
 
 void print_tune_report(std::ostream& out, const TuneSetting& setting, const TuneReport& report,
                        const std::optional<Measurement>& peer) {
   out << "tune " << setting.key.describe() << ", strategy " << setting.strategy << '\n';
   print_counts(out, report);
-  out << "  wall time " << fixed(report.wall_seconds, 2) << " s, compile threads "
+  out << "  wall time " << fixed(report.wall_seconds, 2) << " s (measuring "
+      << fixed(report.measuring_seconds, 2) << " s), compile threads "
       << setting.compile_threads << ", workers started " << setting.workers_started
       << (setting.devices.size() > 1 ? ", devices " : ", device ") << device_list(setting.devices)
       << "\n\n";
@@ -182,11 +227,62 @@ void print_tune_report(std::ostream& out, const TuneSetting& setting, const Tune
   const Measurement& winner = *report.winner;
   out << "winner: " << winner.config.describe() << "  " << fixed(winner.median_ms, 4) << " ms  "
       << rate_text(winner) << '\n';
+  if (const std::optional<Measurement> untuned = default_measurement(setting, report))
+    out << "default: " << untuned->config.describe() << "  " << fixed(untuned->median_ms, 4)
+        << " ms  (the winner is " << fixed(untuned->median_ms / winner.median_ms, 2)
+        << "x as fast)\n";
   if (peer && peer->median_ms > 0.0)
     out << "peer:   " << peer->detail << "  " << fixed(peer->median_ms, 4) << " ms  "
         << rate_text(*peer) << "  (winner at "
         << fixed(100.0 * peer->median_ms / winner.median_ms, 1) << "% of its rate)\n";
   out << "recorded in " << setting.database << '\n';
+}
+
+json tune_plan_json(const TuningKey& key, const std::string& strategy, const TunePlan& plan) {
+  json pruned = json::array();
+  for (const json& stage : {pruned_json(plan.pruned_by_constraints, "constraint"),
+                            pruned_json(plan.pruned_by_resources, "resources"),
+                            pruned_json(plan.compile_failures, "compile")})
+    for (const json& entry : stage) pruned.push_back(entry);
+  json ready = json::array();
+  for (const Candidate& candidate : plan.ready) {
+    json entry{{"config", config_json(candidate.config)}};
+    add_compiled(entry, candidate.resources, candidate.occupancy, candidate.shape);
+    ready.push_back(entry);
+  }
+  return {{"key", key_json(key)},
+          {"strategy", strategy},
+          {"counts",
+           {{"space", plan.space_size},
+            {"pruned_by_constraints", plan.pruned_by_constraints.size()},
+            {"pruned_by_resources", plan.pruned_by_resources.size()},
+            {"compile_failures", plan.compile_failures.size()},
+            {"to_time", plan.ready.size()}}},
+          {"pruned", pruned},
+          {"to_time", ready}};
+}
+
+void print_tune_plan(std::ostream& out, const TuningKey& key, const std::string& strategy,
+                     const TunePlan& plan) {
+  out << "plan for " << key.describe() << ", strategy " << strategy << " (dry run: nothing timed)\n"
+      << "  space " << plan.space_size << " configs: " << plan.pruned_by_constraints.size()
+      << " pruned by constraints, " << plan.pruned_by_resources.size() << " by resources, "
+      << plan.compile_failures.size() << " failed to compile\n"
+      << "  would time " << plan.ready.size() << " configs\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const Candidate& candidate : plan.ready)
+    rows.push_back({candidate.config.describe(),
+                    candidate.resources ? std::to_string(candidate.resources->registers) : "-",
+                    candidate.occupancy ? fixed(candidate.occupancy->fraction * 100, 0) + "%" : "-",
+                    candidate.spill_bytes() > 0 ? std::to_string(candidate.spill_bytes()) : ""});
+  if (!rows.empty()) {
+    out << '\n';
+    print_table(out, {"config", "regs", "occupancy", "spill bytes"}, rows);
+  }
+  const std::size_t all = std::numeric_limits<std::size_t>::max();
+  print_pruned(out, "\npruned by constraints", plan.pruned_by_constraints, all);
+  print_pruned(out, "\npruned by resources", plan.pruned_by_resources, all);
+  print_pruned(out, "\nfailed to compile", plan.compile_failures, all);
 }
 
 std::string format_progress(const TuneProgress& progress) {

@@ -21,6 +21,7 @@ struct TuneSetting {
   unsigned compile_threads = 0;
   int workers_started = 0;
   std::vector<int> devices;  // the ordinals timing it, one worker each
+  TuningConfig default_config;  // what runs untuned: the winner's speed-up is over it
 };
 
 nlohmann::json measurement_json(const Measurement& measurement);
@@ -31,6 +32,12 @@ nlohmann::json tune_report_json(const TuneSetting& setting, const TuneReport& re
                                 const std::optional<Measurement>& peer);
 void print_tune_report(std::ostream& out, const TuneSetting& setting, const TuneReport& report,
                        const std::optional<Measurement>& peer);
+
+// `ptxrt tune --dry-run`: what would be timed, and every config pruned with its reason.
+nlohmann::json tune_plan_json(const TuningKey& key, const std::string& strategy,
+                              const TunePlan& plan);
+void print_tune_plan(std::ostream& out, const TuningKey& key, const std::string& strategy,
+                     const TunePlan& plan);
 
 // "[ 12/40] best 1.234 ms TILE_WIDTH=32  ETA 0:42", for a terminal line rewritten in place.
 std::string format_progress(const TuneProgress& progress);

@@ -18,12 +18,21 @@ namespace ptxrt::host {
 ReduceVariant parse_reduce_variant(std::string_view name) {
   if (name == "sum") return ReduceVariant::sum;
   if (name == "argmin") return ReduceVariant::argmin;
-  throw Error(ErrorKind::invalid_argument,
-              "reduce variant '" + std::string(name) + "' is unknown: expected sum or argmin");
+  if (name == "cooperative") return ReduceVariant::cooperative;
+  throw Error(ErrorKind::invalid_argument, "reduce variant '" + std::string(name) +
+                                               "' is unknown: expected sum, argmin or cooperative");
 }
 
 std::string_view to_string(ReduceVariant variant) {
-  return variant == ReduceVariant::sum ? "sum" : "argmin";
+  switch (variant) {
+    case ReduceVariant::sum:
+      return "sum";
+    case ReduceVariant::argmin:
+      return "argmin";
+    case ReduceVariant::cooperative:
+      return "cooperative";
+  }
+  return "sum";
 }
 
 std::vector<ReducePass> reduction_passes(std::uint64_t n, unsigned block_size, unsigned max_grid) {
@@ -63,6 +72,22 @@ ReducePlan plan_reduce(std::int64_t n, ReduceVariant variant, std::vector<Define
 
 namespace {
 
+// The sum's verdict: against the double sum relative to sum|x|, within the bound of `passes`.
+void record_sum(Run& run, float result, const std::vector<float>& in,
+                const std::vector<ReducePass>& passes, unsigned block_size) {
+  const double expected = sum(in);
+  double magnitude = 0.0;
+  for (float value : in) magnitude += std::fabs(static_cast<double>(value));
+  run.verified = true;
+  run.max_error = std::fabs(static_cast<double>(result) - expected) / magnitude;
+  if (std::isnan(run.max_error)) run.max_error = std::numeric_limits<double>::infinity();
+  run.tolerance = sum_error_bound(passes, block_size);
+  run.error_measure = "|gpu - cpu| / sum|x|, bound of the kernel's summation order";
+  char note[128];
+  std::snprintf(note, sizeof note, "sum %.9g (cpu %.12g)", static_cast<double>(result), expected);
+  run.note = note;
+}
+
 Run run_sum(const Kernel& kernel, const Context& context, const ReducePlan& plan,
             const std::vector<float>& in, Run run, const RunOptions& options) {
   const DeviceBuffer<float> device_in(context, std::span<const float>(in));
@@ -86,17 +111,38 @@ Run run_sum(const Kernel& kernel, const Context& context, const ReducePlan& plan
   if (!options.verify) return run;
   float result = 0.0f;
   partials.back().download(std::span<float>(&result, 1));
-  const double expected = sum(in);
-  double magnitude = 0.0;
-  for (float value : in) magnitude += std::fabs(static_cast<double>(value));
-  run.verified = true;
-  run.max_error = std::fabs(static_cast<double>(result) - expected) / magnitude;
-  if (std::isnan(run.max_error)) run.max_error = std::numeric_limits<double>::infinity();
-  run.tolerance = sum_error_bound(plan.passes, plan.block_size);
-  run.error_measure = "|gpu - cpu| / sum|x|, bound of the kernel's summation order";
-  char note[128];
-  std::snprintf(note, sizeof note, "sum %.9g (cpu %.12g)", static_cast<double>(result), expected);
-  run.note = note;
+  record_sum(run, result, in, plan.passes, plan.block_size);
+  return run;
+}
+
+// One cooperative launch of every block that can be resident: a grid-wide barrier between the
+// partials and their fold.
+Run run_cooperative(const Kernel& kernel, const Context& context, const ReducePlan& plan,
+                    const std::vector<float>& in, Run run, const RunOptions& options) {
+  const auto per_sm =
+      static_cast<unsigned>(kernel.max_active_blocks_per_sm(static_cast<int>(plan.block_size)));
+  const unsigned grid =
+      grid_stride_blocks(plan.n, plan.block_size, context.device().properties().sm_count, per_sm);
+  const std::vector<ReducePass> passes{{plan.n, grid}, {grid, 1}};
+  run.grid = grid;
+  const DeviceBuffer<float> device_in(context, std::span<const float>(in));
+  DeviceBuffer<float> partial(context, grid);
+  DeviceBuffer<float> out(context, 1);
+  const auto count = static_cast<long long>(plan.n);
+  run.median_ms = median_launch_ms(
+      context, options.repeats,
+      [&] {
+        partial.memory().fill_words(poison_word);
+        out.memory().fill_words(poison_word);
+      },
+      [&] {
+        kernel.launch({.grid = grid, .block = plan.block_size, .cooperative = true}, device_in,
+                      partial, out, count);
+      });
+  if (!options.verify) return run;
+  float result = 0.0f;
+  out.download(std::span<float>(&result, 1));
+  record_sum(run, result, in, passes, plan.block_size);
   return run;
 }
 
@@ -151,15 +197,25 @@ Run run_argmin(const Kernel& kernel, const Context& context, const ReducePlan& p
 
 Run run_reduce(Jit& jit, const Context& context, const ReducePlan& plan,
                const RunOptions& options) {
-  const std::string entry = "reduce_" + std::string(to_string(plan.variant));
+  const bool cooperative = plan.variant == ReduceVariant::cooperative;
+  const std::string entry =
+      cooperative ? "reduce_sum_cooperative" : "reduce_" + std::string(to_string(plan.variant));
   const Kernel kernel = jit.kernel(plan.program, compile_options(plan.defines), context, entry);
   Run run =
       describe_launch("reduce", entry, plan.defines, plan.passes.front().grid, plan.block_size);
-  run.launches = static_cast<int>(plan.passes.size());
+  run.launches = cooperative ? 1 : static_cast<int>(plan.passes.size());
   const std::vector<float> in = random_floats(plan.n, options.seed, 0);
-  run = plan.variant == ReduceVariant::sum
-            ? run_sum(kernel, context, plan, in, std::move(run), options)
-            : run_argmin(kernel, context, plan, in, std::move(run), options);
+  switch (plan.variant) {
+    case ReduceVariant::sum:
+      run = run_sum(kernel, context, plan, in, std::move(run), options);
+      break;
+    case ReduceVariant::argmin:
+      run = run_argmin(kernel, context, plan, in, std::move(run), options);
+      break;
+    case ReduceVariant::cooperative:
+      run = run_cooperative(kernel, context, plan, in, std::move(run), options);
+      break;
+  }
   run.rate = giga_per_second(sizeof(float) * static_cast<double>(plan.n), run.median_ms);
   run.rate_unit = "GB/s";
   return run;

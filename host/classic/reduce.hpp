@@ -1,6 +1,9 @@
 // reduce: the sum or the argmin of n floats (ptx_src/reduce.cu), in passes: each launch reduces
 // its input to one partial per block, and the next launch reduces the partials, until one is
-// left. Rate: GB/s of 4 bytes per input element (the partials are negligible).
+// left. The cooperative sum does it in one cooperative launch of as many blocks as are resident
+// at once (occupancy x SMs), the blocks meeting at a grid-wide barrier: its passes are the two
+// that launch holds, (n -> G) and (G -> 1). Rate: GB/s of 4 bytes per input element (the
+// partials are negligible).
 //
 // Verification: argmin exactly (value bits and index). The sum against the double sum with the
 // error measured relative to sum|x| (random signs make the sum itself near zero), within the
@@ -17,8 +20,8 @@
 
 namespace ptxrt::host {
 
-enum class ReduceVariant { sum, argmin };
-// "sum" | "argmin"; Error(invalid_argument) listing them otherwise.
+enum class ReduceVariant { sum, argmin, cooperative };
+// "sum" | "argmin" | "cooperative"; Error(invalid_argument) listing them otherwise.
 ReduceVariant parse_reduce_variant(std::string_view name);
 std::string_view to_string(ReduceVariant variant);
 
@@ -41,6 +44,8 @@ struct ReducePlan {
   Program program;
   std::vector<Define> defines;  // BLOCK_SIZE
   unsigned block_size = 0;
+  // The multi-pass plan of sum and argmin; the cooperative sum's two passes depend on the
+  // device's occupancy and are made at run time.
   std::vector<ReducePass> passes;
 };
 

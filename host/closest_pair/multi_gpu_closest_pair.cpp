@@ -5,6 +5,7 @@
 #include <string>
 
 #include "host/closest_pair/closest_pair_gpu.hpp"
+#include "host/common/staged_copy.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/ptxrt.hpp"
 
@@ -20,23 +21,35 @@ BruteForceRange::Kernels brute_force_kernels(Jit& jit, int base, const Context& 
   return {library.kernel("brute_force", context), library.kernel("reduce_minima", context)};
 }
 
-// One device's range of tile pairs, on its own thread: kernels, memory and the search's buffers
-// are made before `run`, which uploads the points and searches.
+// One device's range of tile pairs, on its own thread: kernels, memory, the search's buffers and
+// the upload's stream are made before `run`, which uploads the points and searches.
 class DeviceSearch : public DevicePart {
  public:
-  DeviceSearch(Jit& jit, std::span<const Point2> points, int base, ClosestPairShare& share,
-               PairMinimum& best)
+  DeviceSearch(Jit& jit, std::span<const Point2> points, const MultiGpuClosestPairOptions& options,
+               ClosestPairShare& share, PairMinimum& best)
       : points_(points),
         share_(share),
         best_(best),
+        transfers_(options.transfers),
         context_(Context::primary(share.device)),
         device_points_(context_, points.size()),
-        range_(context_, brute_force_kernels(jit, base, context_), base, points.size(),
-               share.tile_pairs.first, share.tile_pairs.first + share.tile_pairs.count) {}
+        range_(context_, brute_force_kernels(jit, options.base, context_), options.base,
+               points.size(), share.tile_pairs.first,
+               share.tile_pairs.first + share.tile_pairs.count),
+        stream_(context_),
+        copier_(context_) {
+    share_.upload_bytes = points.size_bytes();
+  }
 
   void run() override {
     const auto start = std::chrono::steady_clock::now();
-    device_points_.upload(points_);
+    if (transfers_ == HostTransfers::overlapped) {
+      copier_.upload(device_points_.memory(), 0, std::as_bytes(points_), stream_);
+      // The search runs on the legacy stream, which does not wait for ptxrt's streams.
+      stream_.synchronize();
+    } else {
+      device_points_.upload(points_);
+    }
     share_.upload_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     const BruteForceRange::Found found = range_.search(device_points_);
@@ -48,9 +61,12 @@ class DeviceSearch : public DevicePart {
   std::span<const Point2> points_;
   ClosestPairShare& share_;
   PairMinimum& best_;
+  HostTransfers transfers_;
   Context context_;
   DeviceBuffer<Point2> device_points_;
   BruteForceRange range_;
+  Stream stream_;
+  StagedCopier copier_;
 };
 
 }  // namespace
@@ -83,7 +99,7 @@ MultiGpuClosestPair split_closest_pair(Jit& jit, std::span<const Point2> points,
     if (ranges[i].count > 0) working.push_back(i);
   std::vector<PairMinimum> bests(working.size(), no_pair_yet(infinite_distance()));
   result.wall_ms = run_parts_together(working.size(), [&](std::size_t part) {
-    return std::make_unique<DeviceSearch>(jit, points, options.base, result.shares[working[part]],
+    return std::make_unique<DeviceSearch>(jit, points, options, result.shares[working[part]],
                                           bests[part]);
   });
   // The order of the fold does not matter: merge_minimum keeps the least by one total order.

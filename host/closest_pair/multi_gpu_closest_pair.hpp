@@ -31,14 +31,22 @@ std::vector<RowBlock> split_tile_pairs(std::size_t n, int base, std::size_t part
 struct MultiGpuClosestPairOptions {
   std::vector<int> devices;  // ordinals, each at most once; empty: all_devices()
   int base = 128;            // closest_pair.cu's BASE: 32..1024, a power of two
+  // Overlapped: the points go up asynchronously on a stream, straight from page-locked memory or
+  // through pinned staging (they are a few MiB against seconds of O(n²) work: nothing to overlap
+  // them with but the copy itself). Synchronous: a plain copy from wherever they are.
+  HostTransfers transfers = HostTransfers::overlapped;
 };
 
 // What one device did, timed on its own thread.
 struct ClosestPairShare {
   int device = 0;
   RowBlock tile_pairs;   // its range of the triangle
-  double upload_ms = 0;  // every point, from pageable host memory
+  double upload_ms = 0;  // every point, until it is on the device
+  std::size_t upload_bytes = 0;
   double kernel_ms = 0;  // the brute force over its range and the fold of its block minima
+  double upload_gb_per_s() const {
+    return giga_per_second(static_cast<double>(upload_bytes), upload_ms);
+  }
 };
 
 struct MultiGpuClosestPair {

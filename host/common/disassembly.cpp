@@ -8,7 +8,7 @@
 #include <cstring>
 #include <regex>
 
-#include "host/tune/child_process.hpp"
+#include "tune/child_process.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/program.hpp"
 #include "ptxrt/target.hpp"
@@ -66,7 +66,7 @@ class MemoryFile {
 
 std::string run_tool(const std::vector<std::string>& arguments, std::string_view cubin) {
   MemoryFile input(cubin);
-  ChildProcess tool(arguments, input.get());
+  detail::ChildProcess tool(arguments, input.get());
   std::string output;
   while (std::optional<std::string> line = tool.read_line(tool_timeout)) output += *line + "\n";
   const bool finished = tool.closed();

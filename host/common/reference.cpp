@@ -193,6 +193,14 @@ std::vector<float> squared_norms(std::span<const float> x, std::span<const float
   return out;
 }
 
+std::vector<std::uint32_t> histogram(std::span<const std::uint32_t> values, std::size_t bins) {
+  if (bins == 0)
+    throw Error(ErrorKind::invalid_argument, "histogram: a histogram needs at least one bin");
+  std::vector<std::uint32_t> counts(bins, 0);
+  for (std::uint32_t value : values) ++counts[std::min<std::size_t>(value, bins - 1)];
+  return counts;
+}
+
 Deviation compare(std::span<const float> actual, std::span<const float> expected) {
   require_size("compare", "actual", actual.size(), expected.size(), "expected's size");
   constexpr double infinity = std::numeric_limits<double>::infinity();

@@ -88,6 +88,10 @@ std::vector<float> squared_norms(std::span<const Point> points);
 std::vector<float> squared_norms(std::span<const float> x, std::span<const float> y,
                                  std::span<const float> z);
 
+// Counts of `values` in `bins` bins, a value v in bin min(v, bins - 1): what histogram.cu's
+// kernels compute, exactly. Throws ErrorKind::invalid_argument for 0 bins.
+std::vector<std::uint32_t> histogram(std::span<const std::uint32_t> values, std::size_t bins);
+
 // How far `actual` is from `expected`: the largest |actual[i] - expected[i]|, divided by the
 // largest |expected[i]| (so small elements near zero do not blow the ratio up), and where it
 // occurs. A NaN on either side, or an infinity that is not matched exactly, gives +infinity at

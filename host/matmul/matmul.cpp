@@ -64,19 +64,28 @@ Run time_matmul(Jit& jit, const Context& context, const MatmulPlan& plan,
   return run;
 }
 
+MatmulOperands make_matmul_operands(const Context& context, int m, int n, int k,
+                                    std::uint64_t seed) {
+  const auto rows = static_cast<std::size_t>(m);
+  const auto columns = static_cast<std::size_t>(n);
+  const auto inner = static_cast<std::size_t>(k);
+  std::vector<float> a = random_floats(rows * inner, seed, 0);
+  std::vector<float> b = random_floats(inner * columns, seed, 1);
+  DeviceBuffer<float> device_a(context, std::span<const float>(a));
+  DeviceBuffer<float> device_b(context, std::span<const float>(b));
+  return {rows,          columns, inner, std::move(a), std::move(b), std::move(device_a),
+          std::move(device_b), DeviceBuffer<float>(context, rows * columns)};
+}
+
 Run run_matmul(Jit& jit, const Context& context, const MatmulPlan& plan,
                const RunOptions& options) {
-  const auto m = static_cast<std::size_t>(plan.m);
-  const auto n = static_cast<std::size_t>(plan.n);
-  const auto k = static_cast<std::size_t>(plan.k);
-  const std::vector<float> a = random_floats(m * k, options.seed, 0);
-  const std::vector<float> b = random_floats(k * n, options.seed, 1);
-  const DeviceBuffer<float> device_a(context, std::span<const float>(a));
-  const DeviceBuffer<float> device_b(context, std::span<const float>(b));
-  DeviceBuffer<float> device_c(context, m * n);
-  Run run = time_matmul(jit, context, plan, device_a, device_b, device_c, options.repeats);
+  MatmulOperands operands = make_matmul_operands(context, plan.m, plan.n, plan.k, options.seed);
+  Run run = time_matmul(jit, context, plan, operands.device_a, operands.device_b,
+                        operands.device_c, options.repeats);
   if (options.verify)
-    record_comparison(run, device_c.download(), matmul(a, b, m, n, k), matmul_tolerance);
+    record_comparison(run, operands.device_c.download(),
+                      matmul(operands.a, operands.b, operands.m, operands.n, operands.k),
+                      matmul_tolerance);
   return run;
 }
 

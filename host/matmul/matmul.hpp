@@ -3,8 +3,10 @@
 // double-accumulating CPU reference with a relative error (to max|C|) of at most 1e-4.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "host/common/run.hpp"
 #include "ptxrt/jit.hpp"
@@ -38,6 +40,15 @@ MatmulPlan plan_matmul(std::int64_t m, std::int64_t n, std::int64_t k, MatmulVar
 Run time_matmul(Jit& jit, const Context& context, const MatmulPlan& plan,
                 const DeviceBuffer<float>& a, const DeviceBuffer<float>& b, DeviceBuffer<float>& c,
                 int repeats);
+
+// A m×k and B k×n random from the seed, on the host and the device, and C m×n on the device.
+struct MatmulOperands {
+  std::size_t m = 0, n = 0, k = 0;
+  std::vector<float> a, b;
+  DeviceBuffer<float> device_a, device_b, device_c;
+};
+MatmulOperands make_matmul_operands(const Context& context, int m, int n, int k,
+                                    std::uint64_t seed);
 
 // Random inputs from the seed, timed, and verified against host::matmul when asked.
 Run run_matmul(Jit& jit, const Context& context, const MatmulPlan& plan, const RunOptions& options);

@@ -6,6 +6,13 @@
 // the same order whatever block the row falls in, so on devices of one arch the result is bit for
 // bit the one a single GPU computes.
 //
+// Transfers overlap the work by default: each device uploads B, then its rows of A in chunks on a
+// copy stream, each chunk's kernel starting on a compute stream as soon as its rows are there,
+// each chunk of C going back while later chunks compute. Page-locked host memory (PinnedBuffer)
+// goes straight to the copy engine; pageable memory through pinned staging buffers
+// (host/common/staged_copy.hpp). HostTransfers::synchronous keeps the plain pageable copies
+// before and after the kernel, for comparison.
+//
 // The threads of a split (run_parts_together) serve host/closest_pair/multi_gpu_closest_pair.cpp as well.
 //
 // Thread safety: split_matmul and run_parts_together may be called from several threads at once
@@ -16,9 +23,11 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "host/common/device_selection.hpp"
+#include "host/common/run.hpp"
 #include "ptxrt/jit.hpp"
 
 namespace ptxrt::host {
@@ -47,18 +56,34 @@ class DevicePart {
 double run_parts_together(std::size_t count,
                           const std::function<std::unique_ptr<DevicePart>(std::size_t)>& make);
 
+// How a split moves its inputs and results between the host and the devices.
+enum class HostTransfers {
+  overlapped,   // async on a copy stream, in chunks overlapping the kernels (pinned staging)
+  synchronous,  // plain synchronous copies before and after the kernels
+};
+// "overlapped" | "synchronous"; Error(invalid_argument) listing them otherwise.
+HostTransfers parse_host_transfers(std::string_view name);
+std::string_view to_string(HostTransfers transfers);
+
 struct MultiGpuMatmulOptions {
   std::vector<int> devices;  // ordinals, each at most once; empty: all_devices()
   int tile_width = 16;       // matmul_tiled's TILE_WIDTH: 4, 8, 16 or 32
+  HostTransfers transfers = HostTransfers::overlapped;
 };
 
-// What one device did, timed on its own thread.
+// What one device did. Overlapped, the times are the GPU's (events): the uploads from the first
+// to the last byte on the device, the kernels from the first start to the last end, the download
+// from there to the last byte of C. Synchronous, the copies are timed on the host.
 struct DeviceShare {
   int device = 0;
   RowBlock rows;
-  double upload_ms = 0;    // its rows of A and all of B, from pageable host memory
-  double kernel_ms = 0;    // the launch alone (CUDA events)
+  double upload_ms = 0;  // its rows of A and all of B
+  std::size_t upload_bytes = 0;
+  double kernel_ms = 0;
   double download_ms = 0;  // its rows of C
+  double upload_gb_per_s() const {
+    return giga_per_second(static_cast<double>(upload_bytes), upload_ms);
+  }
 };
 
 struct MultiGpuMatmul {
@@ -76,5 +101,10 @@ struct MultiGpuMatmul {
 MultiGpuMatmul split_matmul(Jit& jit, std::span<const float> a, std::span<const float> b,
                             std::size_t m, std::size_t n, std::size_t k,
                             const MultiGpuMatmulOptions& options = {});
+// The same into the caller's `c` (m×n; a PinnedBuffer's span receives C straight from the copy
+// engine); the result's `c` stays empty.
+MultiGpuMatmul split_matmul_into(Jit& jit, std::span<const float> a, std::span<const float> b,
+                                 std::span<float> c, std::size_t m, std::size_t n, std::size_t k,
+                                 const MultiGpuMatmulOptions& options = {});
 
 }  // namespace ptxrt::host

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <utility>
 
 #include "ptxrt/error.hpp"
@@ -68,6 +69,33 @@ int SgemmConfig::register_cap(const DeviceProperties& device) const {
   // Registers are granted per warp in multiples of 256, so per thread in multiples of 8.
   const int per_thread = device.registers_per_sm / (threads() * min_blocks);
   return std::min(255, per_thread / 8 * 8);
+}
+
+SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defines) {
+  const std::pair<const char*, int*> fields[] = {
+      {"WARPS_M", &base.warps_m}, {"WARPS_N", &base.warps_n},       {"LANES_M", &base.lanes_m},
+      {"TM", &base.thread_m},     {"TN", &base.thread_n},           {"BK", &base.block_k},
+      {"STAGES", &base.stages},   {"MIN_BLOCKS", &base.min_blocks}, {"GROUP_M", &base.group_m}};
+  for (const Define& define : defines) {
+    int value = 0;
+    const auto [end, error] =
+        std::from_chars(define.value.data(), define.value.data() + define.value.size(), value);
+    if (error != std::errc() || end != define.value.data() + define.value.size())
+      throw Error(ErrorKind::invalid_argument,
+                  "sgemm: " + define.name + "=" + define.value + " is not an integer");
+    const auto field = std::find_if(std::begin(fields), std::end(fields),
+                                    [&](const auto& entry) { return define.name == entry.first; });
+    if (field != std::end(fields))
+      *field->second = value;
+    else if (define.name == "VECTOR_A")
+      base.vector_a = value != 0;
+    else if (define.name == "SKIP_IDLE_WARPS")
+      base.skip_idle_warps = value != 0;
+    else
+      throw Error(ErrorKind::invalid_argument,
+                  "sgemm: " + define.name + " is not one of sgemm.cu's constants");
+  }
+  return base;
 }
 
 std::vector<Define> SgemmConfig::defines() const {

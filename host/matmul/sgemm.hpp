@@ -51,6 +51,11 @@ struct SgemmConfig {
   bool operator==(const SgemmConfig&) const = default;
 };
 
+// `base` with the constants `defines` name (WARPS_M=4, TM=8, VECTOR_A=1, ...) set from their
+// integer values. Throws Error (invalid_argument) for a name sgemm.cu does not declare or a value
+// that is not an integer.
+SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defines);
+
 // Why `config` cannot run, or should not be tried, on `device`; nothing when it can. Checked:
 // each constant is in sgemm.cu's declared set; the block's threads; the ring's shared memory
 // against the per-block opt-in limit; min_blocks blocks fitting in one SM (threads, shared

@@ -16,6 +16,7 @@
 #include "host/common/run.hpp"
 #include "host/matmul/sgemm.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/launch_timer.hpp"
 #include "ptxrt/log.hpp"
 #include "ptxrt/stream.hpp"
 #include "ptxrt/target.hpp"
@@ -29,54 +30,6 @@ namespace {
 // minutes to match.
 constexpr double cpu_reference_limit = 134217728.0;  // 512³
 constexpr std::uint64_t input_seed = 1;
-
-// Writes twice the L2's size between timed runs, so that no run finds its inputs in L2 left
-// there by the one before.
-class L2Flush {
- public:
-  explicit L2Flush(const Context& context)
-      : scratch_(context, 2 * static_cast<std::size_t>(std::max(
-                                  context.device().properties().l2_cache_bytes, 1 << 20))) {}
-  void operator()() { scratch_.fill_bytes(++value_); }
-
- private:
-  DeviceMemory scratch_;
-  std::uint8_t value_ = 0;
-};
-
-// One run of `launch` between events on the default stream, the L2 flushed before.
-class EventTimer {
- public:
-  explicit EventTimer(const Context& context) : flush_(context), start_(context), end_(context) {}
-  double sample(const std::function<void()>& launch) {
-    flush_();
-    start_.record();
-    launch();
-    end_.record();
-    return Event::elapsed_ms(start_, end_);
-  }
-
- private:
-  L2Flush flush_;
-  Event start_;
-  Event end_;
-};
-
-Measurement timed(const TimingResult& timing, double work, double scale, std::string unit) {
-  Measurement measurement;
-  measurement.status = timing.cut ? MeasurementStatus::cut : MeasurementStatus::ok;
-  measurement.median_ms = timing.median_ms;
-  measurement.spread = timing.spread;
-  measurement.runs = timing.runs;
-  measurement.rate = timing.median_ms > 0.0 ? work / timing.median_ms / scale : 0.0;
-  measurement.rate_unit = std::move(unit);
-  if (timing.cut)
-    measurement.detail = "cut after " + std::to_string(timing.runs) + " runs: slower than the best";
-  else if (!timing.converged)
-    measurement.detail = "spread " + std::to_string(timing.spread * 100.0) + "% after " +
-                         std::to_string(timing.runs) + " runs";
-  return measurement;
-}
 
 std::string format_error(double error) {
   std::ostringstream text;
@@ -147,7 +100,7 @@ class ProductSession : public TuneSession {
                    const std::function<void()>& launch) {
     const TimingResult timing =
         time_samples(policy, best_ms, [&] { return timer_.sample(launch); });
-    return timed(timing, 2.0 * m_ * n_ * static_cast<double>(k_), 1e6, "GFLOP/s");
+    return timed_measurement(timing, 2.0 * m_ * n_ * static_cast<double>(k_), 1e9, "GFLOP/s");
   }
 
   void compute_reference() {
@@ -173,7 +126,7 @@ class ProductSession : public TuneSession {
   DeviceBuffer<float> c_;
   std::vector<float> reference_;
   std::string reference_name_;
-  EventTimer timer_;
+  LaunchTimer timer_;
 };
 
 class MatmulSession : public ProductSession {
@@ -199,21 +152,7 @@ class MatmulSession : public ProductSession {
 };
 
 SgemmConfig sgemm_config_of(const TuningConfig& config) {
-  const SgemmConfig defaults;
-  const auto value = [&](std::string_view name, int fallback) {
-    return static_cast<int>(config.find(name).value_or(fallback));
-  };
-  return {value("WARPS_M", defaults.warps_m),
-          value("WARPS_N", defaults.warps_n),
-          value("LANES_M", defaults.lanes_m),
-          value("TM", defaults.thread_m),
-          value("TN", defaults.thread_n),
-          value("BK", defaults.block_k),
-          value("STAGES", defaults.stages),
-          value("MIN_BLOCKS", defaults.min_blocks),
-          value("GROUP_M", defaults.group_m),
-          value("VECTOR_A", defaults.vector_a) != 0,
-          value("SKIP_IDLE_WARPS", defaults.skip_idle_warps) != 0};
+  return sgemm_config_with(SgemmConfig{}, config.defines());
 }
 
 class SgemmSession : public ProductSession {
@@ -236,7 +175,7 @@ class ClosestPairSession : public TuneSession {
         points_(
             generate_points(static_cast<std::size_t>(n), PointDistribution::uniform, input_seed)),
         reference_(closest_pair(points_, ClosestPairMethod::cpu_divide_conquer).distance),
-        flush_(context) {}
+        timer_(context) {}
 
   Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
                       std::optional<double> best_ms) override {
@@ -253,11 +192,11 @@ class ClosestPairSession : public TuneSession {
       return wrong;
     }
     const TimingResult timing = time_samples(policy, best_ms, [&] {
-      flush_();
+      timer_.flush_l2();
       const ClosestPair run = closest_pair(points_, ClosestPairMethod::divide_conquer, options);
       return run.times.sort_ms + run.times.rest_ms;
     });
-    return timed(timing, static_cast<double>(points_.size()), 1e3, "Mpoint/s");
+    return timed_measurement(timing, static_cast<double>(points_.size()), 1e6, "Mpoint/s");
   }
 
   std::optional<Measurement> peer(const TimingPolicy&) override { return std::nullopt; }
@@ -267,7 +206,7 @@ class ClosestPairSession : public TuneSession {
   Context context_;
   std::vector<Point2> points_;
   double reference_;
-  L2Flush flush_;
+  LaunchTimer timer_;
 };
 
 std::int64_t parse_positive(std::string_view text, std::string_view whole) {

@@ -24,21 +24,10 @@
 #include "ptxrt/context.hpp"
 #include "ptxrt/device.hpp"
 #include "ptxrt/jit.hpp"
+#include "ptxrt/tune_worker.hpp"
 #include "ptxrt/tuner.hpp"
 
 namespace ptxrt::host {
-
-// Inputs, reference and timing of one problem size on one GPU.
-class TuneSession {
- public:
-  virtual ~TuneSession() = default;
-  // Runs `config` once into a poisoned output and compares it with the reference (status wrong
-  // beyond the tolerance), then times it with `policy`. Throws what the runtime throws (a fault).
-  virtual Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
-                              std::optional<double> best_ms) = 0;
-  // The library peer on the same inputs (cuBLAS for the matrix products), when there is one.
-  virtual std::optional<Measurement> peer(const TimingPolicy& policy) = 0;
-};
 
 struct TuneProblem {
   std::string name;  // "matmul"

@@ -21,6 +21,13 @@ namespace detail {
 struct ContextOwner;
 }
 
+// The priorities streams and launches of a context may take (cuCtxGetStreamPriorityRange): from
+// `lowest` (the default, numerically greatest) to `highest` (numerically least, e.g. -5).
+struct PTXRT_API StreamPriorities {
+  int lowest = 0;
+  int highest = 0;
+};
+
 // A shared handle: copies refer to one context, released when the last copy (and every buffer,
 // module, stream and event made in it, which hold a copy) is gone.
 class PTXRT_API Context {
@@ -43,6 +50,7 @@ class PTXRT_API Context {
   void synchronize() const;
   // Free and total device memory, in bytes (cuMemGetInfo).
   std::pair<std::size_t, std::size_t> memory_info() const;
+  StreamPriorities stream_priorities() const;
 
   friend bool operator==(const Context& a, const Context& b) noexcept {
     return a.handle() == b.handle();

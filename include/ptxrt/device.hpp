@@ -35,6 +35,12 @@ struct PTXRT_API DeviceProperties {
   int memory_clock_khz = 0;
   int memory_bus_width_bits = 0;
   int driver_version = 0;
+  // What the device can launch and allocate (the launch attributes and memory kinds check them).
+  bool cooperative_launch = false;         // grid-wide sync through a cooperative launch
+  bool cluster_launch = false;             // thread-block clusters (CC 9.0 and newer)
+  bool managed_memory = false;             // cuMemAllocManaged
+  bool concurrent_managed_access = false;  // host and device touch managed memory at once; prefetch
+  bool memory_pools = false;               // cuMemAllocAsync and memory pools
 
   std::string compute_capability() const;  // "9.0"
   std::string arch() const;                // "sm_90"

@@ -2,7 +2,8 @@
 // ("// ptxrt: constraint TM * TN <= 128 && (BK % 8 == 0 || STAGES > 2)").
 //
 // Grammar, with C's precedence and left associativity: || && (== !=) (< <= > >=) (+ -) (* / %),
-// unary - and !, parentheses, decimal integer literals and identifiers. Values are 64-bit signed
+// unary - and !, parentheses, decimal integer literals, identifiers, and the two-argument
+// functions ceil_div(n, d) (n / d rounded up; d must be positive), min(a, b) and max(a, b). Values are 64-bit signed
 // integers; comparisons and logic give 0 or 1; && and || evaluate their right side only when it
 // decides the result, so "B != 0 && A / B > 2" is safe. Parsing and evaluation never crash on any
 // input: malformed text, overflow, division by zero and unknown names are Error
@@ -33,7 +34,8 @@ class PTXRT_API Expression {
   std::int64_t evaluate(const Lookup& lookup) const;
 
   const std::string& text() const noexcept { return text_; }
-  // The identifiers the expression reads, each once, in order of first appearance.
+  // The identifiers the expression reads, each once, in order of first appearance (function
+  // names are not among them).
   const std::vector<std::string>& names() const noexcept { return names_; }
 
   struct Node;  // the parsed tree (internal)

@@ -10,6 +10,12 @@
 //   // ptxrt: tune TILE_WIDTH
 //   // ptxrt: constraint TILE_WIDTH * TILE_WIDTH <= 1024
 //
+// and a tuning problem for `ptxrt tune FILE.cu` (see kernel_problem.hpp): the text after each
+// "problem" marker, joined line by line, is one JSON document of a problem file's form:
+//
+//   // ptxrt: problem {"kernel": "scale", "sizes": ["n"], "block": ["BLOCK"],
+//   // ptxrt: problem  "grid": ["ceil_div(n, BLOCK)"], "arguments": [...]}
+//
 // Checking defines against it catches a bad value before NVRTC runs, with a message that lists
 // the valid ones. Plain values; thread-safe to share once built.
 #pragma once
@@ -45,11 +51,18 @@ struct PTXRT_API ManifestEntry {
   int line = 0;
 };
 
+// One "problem" line's text (after the marker) and where it is.
+struct PTXRT_API ManifestProblemLine {
+  std::string text;
+  int line = 0;
+};
+
 struct PTXRT_API Manifest {
   std::string file;  // the kernel file's name, for messages ("matmul_tiled.cu")
   std::vector<ManifestDefine> defines;
   std::vector<ManifestEntry> entries;
   std::vector<ManifestConstraint> constraints;
+  std::vector<ManifestProblemLine> problem;  // empty when the file describes no problem
 
   const ManifestDefine* find_define(std::string_view name) const;
   const ManifestEntry* find_entry(std::string_view name) const;

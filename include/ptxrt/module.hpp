@@ -49,7 +49,9 @@ class PTXRT_API Module {
   // The module's entry points (needs a driver with cuModuleEnumerateFunctions, CUDA >= 12.4).
   std::vector<std::string> entry_points() const;
 
-  // A __constant__ or __device__ variable by name, typed; sizes are checked on every copy.
+  // A __constant__ or __device__ variable by name, typed; sizes are checked on every copy. A
+  // variable in a namespace is found by its C++ name when the image was compiled with the name
+  // expression "&ns::name".
   template <typename T>
   Symbol<T> symbol(std::string_view name) const {
     return Symbol<T>(global(name));

@@ -52,7 +52,10 @@ struct PTXRT_API Placement {
   std::string describe() const;
 };
 
-// This rank's placement in `communicator`. Collective.
+// This rank's placement in `communicator`. Collective. Warns once (ptxrt's log) when the rank may
+// use only 1 of its node's CPUs, naming the launcher options that give it more: Open MPI's mpirun
+// binds each rank to one core when it starts 2 or fewer, and ptxrt's compile threads and CPU
+// methods would all share that core.
 PTXRT_API Placement placement(MPI_Comm communicator);
 
 // Every rank's `text`, by rank: for the little a program's ranks must tell each other beside
@@ -120,7 +123,7 @@ struct PTXRT_API ClosestPairRankStats {
   std::uint64_t slab_points = 0;   // in its slab after the split
   std::uint64_t border_points_sent = 0;
   std::uint64_t border_points_received = 0;
-  double split_ms = 0.0;   // sample, splitters, exchange, sort
+  double split_ms = 0.0;   // sample, splitters, partition, exchange (none with one rank)
   double slab_ms = 0.0;    // solve_slab
   double border_ms = 0.0;  // the exchange near the borders and solve_border
 };
@@ -132,17 +135,21 @@ struct PTXRT_API DistributedClosestPair {
   double wall_ms = 0.0;                     // this rank's, from the call to the answer
 };
 
-// The closest pair of the union of every rank's `points`. The ranks sort the set in (x, y,
-// index) order into one slab each, cut at splitters drawn from a sample (ties in x are split by
-// y, so points on one vertical line spread too; a slab may be empty); each solves its slab; with
-// delta the smallest slab answer, each rank sends an earlier one only its points within delta of
-// that rank's slab's right band (x within delta of its last x, y within delta of the band's y
-// range), and the earlier rank solves its band with them. The pair is the one of least (distance,
-// first index, second index) among the ranks' answers: its distance is the whole set's minimum, and
-// when several pairs are that close, any one of them may be returned, as with one process. Error
-// (invalid_argument), on every rank, for fewer than 2 points in all, a coordinate that is not
-// finite (naming the point's index), or no solve_slab; Error (invalid_argument) when a slab would
-// exceed 2^31 - 1 points. Collective.
+// The closest pair of the union of every rank's `points`. The ranks cut the set, in (x, y,
+// index) order, into one slab each at splitters drawn from a random sample (seeded by rank, so
+// the same on every run; ties in x are split by y, so points on one vertical line spread too; a
+// slab may be empty): each point finds its slab by a binary search over the splitters, and no
+// rank sorts its points. A slab reaches its solver in rank order, each rank's points in the order
+// given; with one rank, nothing is split or exchanged and the solver gets `points` as they are.
+// With delta the smallest slab answer, each rank sends an earlier one only its points within
+// delta of that rank's slab's right band (x within delta of its greatest x, y within delta of the
+// band's y range), and the earlier rank solves its band with them. The pair is the one of least
+// (distance, first index, second index) among the ranks' answers: its distance is the whole
+// set's minimum, and when several pairs are that close, any one of them may be returned, as with
+// one process. Error (invalid_argument), on every rank, for fewer than 2 points in all, a
+// coordinate that is not finite (naming the point's index), or no solve_slab; Error
+// (invalid_argument) when a slab would exceed the 2^31 - 1 points MPI's counts can carry.
+// Collective.
 PTXRT_API DistributedClosestPair closest_pair(MPI_Comm communicator,
                                               std::vector<IndexedPoint> points,
                                               const DistributedClosestPairOptions& options);

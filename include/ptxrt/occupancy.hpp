@@ -1,12 +1,15 @@
 // How many blocks of a kernel fit on one SM, computed from a per-architecture table: no GPU is
 // needed, and the answer matches cuOccupancyMaxActiveBlocksPerMultiprocessor (the model follows
-// the toolkit's cuda_occupancy.h). Values only; every function is pure and thread-safe.
+// the toolkit's cuda_occupancy.h). From it, what a whole device holds at once: the blocks of a
+// cooperative launch and, on CC 9.0, thread-block clusters. Values only; every function is pure
+// and thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ptxrt/export.hpp"
 #include "ptxrt/resources.hpp"
@@ -39,6 +42,10 @@ struct PTXRT_API ArchLimits {
   // On CC >= 9.0 named barriers are a per-SM pool of this many sets per block slot; 0 where
   // barriers do not limit occupancy.
   int barrier_sets_per_block_slot = 0;
+  // GPCs of the full chip, which bound thread-block clusters (a cluster runs within one GPC);
+  // 0 where the cluster model does not know the chip. SMs come in pairs (TPCs) within a GPC.
+  int gpcs = 0;
+  int sms_per_tpc = 2;
 };
 
 // The limits of compute capability major.minor. Throws Error (invalid_argument) listing the known
@@ -77,5 +84,29 @@ struct PTXRT_API Occupancy {
 // (invalid_argument) when block_threads is not positive.
 PTXRT_API Occupancy compute_occupancy(const ArchLimits& arch, const KernelResources& kernel,
                                       int block_threads, std::size_t dynamic_smem_bytes);
+
+// The most blocks a cooperative launch may have on a device of `sm_count` SMs: all of them must
+// be resident at once, so active_blocks_per_sm x sm_count (what the driver allows, and what
+// check_launch_residency in kernel.hpp checks).
+PTXRT_API long long co_resident_blocks(const Occupancy& occupancy, int sm_count);
+
+// How the model groups a device's SMs into GPCs: its TPCs spread over the architecture's GPCs as
+// evenly as they go (132 SMs of CC 9.0's 8 GPCs: 2 of 18 and 6 of 16), largest first. The driver
+// knows which TPCs each chip lost to harvesting and does not say; this is the model's guess.
+// Error(invalid_argument) where the architecture's GPCs are unknown.
+PTXRT_API std::vector<int> gpc_sm_counts(const ArchLimits& arch, int sm_count);
+
+// Clusters of `cluster_blocks` blocks, each the block `occupancy` describes, resident at once
+// on a device of `sm_count` SMs, modelled like cuOccupancyMaxActiveClusters: a cluster's blocks
+// run within one GPC, so a GPC of s SMs holds floor(active_blocks_per_sm x s / cluster_blocks)
+// clusters, with at most 8 blocks per SM (what the driver allows a cluster launch on CC 9.0,
+// measured). The approximation is the GPC grouping (gpc_sm_counts): clusters of 1 or 2 blocks
+// divide every GPC's even SM count, so they come out as the driver says however the chip was
+// harvested; for larger ones the most even grouping is an upper bound, which a chip whose GPCs
+// are less even than the model's stays under (the GPU test checks both and prints the two).
+// Error(invalid_argument) for an architecture without the model's GPCs (known: CC 9.0) or
+// cluster_blocks outside 1..16.
+PTXRT_API int co_resident_clusters(const ArchLimits& arch, const Occupancy& occupancy,
+                                   int cluster_blocks, int sm_count);
 
 }  // namespace ptxrt

@@ -5,6 +5,7 @@
 // share between threads); compile() and cache_key() are thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -139,6 +140,11 @@ struct PTXRT_API CompileOptions {
   // folder follows the disk cache's rules (DiskCache::prepare_private_directory, files 0600,
   // bounded). Jit sets it to <cache directory>/pch (JitOptions::precompiled_headers).
   std::filesystem::path precompiled_header_directory;
+  // Cancels a compile that runs longer (nvrtcSetFlowCallback, NVRTC 12.8 and newer: NVRTC asks
+  // between its phases, so the cancel lands when the phase in progress ends). The compile then
+  // throws Error (compile) with code NVRTC_ERROR_CANCELLED. Not part of the cache key: a compile
+  // that finishes is the same whatever the limit.
+  std::optional<std::chrono::milliseconds> timeout;
 };
 
 // Compiles to the target's format: PTX, CUBIN, LTO-IR (a single source), or a fatbin holding a

@@ -1,14 +1,26 @@
 // Streams and events. Thread safety: a Stream orders work, so it belongs to one thread at a time
 // (share it only with your own synchronization). Events may be recorded on one thread and waited
 // on from another.
+//
+// A stream can record its work into a graph instead of running it (begin_capture ..
+// end_capture): ptxrt's launches, copies and fills enqueued on it become the graph's nodes, with
+// the order of the stream as their dependencies (graph.hpp).
 #pragma once
 
 #include <cuda.h>
 
 #include "ptxrt/context.hpp"
 #include "ptxrt/export.hpp"
+#include "ptxrt/graph.hpp"
 
 namespace ptxrt {
+
+class Event;
+
+// Which other calls a capture forbids while it runs (calls that would synchronize with the
+// captured work, such as a synchronous copy on the legacy stream): those of every thread
+// (global), of the capturing thread only (thread), or none (relaxed).
+enum class CaptureMode { global, thread, relaxed };
 
 class PTXRT_API Stream {
  public:
@@ -24,6 +36,15 @@ class PTXRT_API Stream {
   const Context& context() const noexcept { return context_; }
   void synchronize() const;
   bool is_idle() const;  // cuStreamQuery: all work done
+  // Work enqueued from now on waits for `event`'s last record (cuStreamWaitEvent), on any
+  // stream of any device: how work on two streams is ordered without the host waiting.
+  void wait(const Event& event) const;
+
+  // Records instead of running, until end_capture returns the graph. Error when already
+  // capturing.
+  void begin_capture(CaptureMode mode = CaptureMode::thread);
+  Graph end_capture();
+  bool is_capturing() const;
 
  private:
   void release() noexcept;

@@ -5,7 +5,7 @@
 //
 // The tuner itself never touches a GPU: a CandidateCompiler turns a config into a checked image,
 // and a Measurer verifies and times it (on the GPU, in a worker process that a faulting config
-// may kill: see host/tune/tune_worker.hpp; or a fake in tests).
+// may kill: see tune_worker.hpp; or a fake in tests).
 //
 // Thread safety: tune() runs on the calling thread and calls the CandidateCompiler from its pool
 // (so that must be thread-safe) and the progress callback from the calling thread; one Measurer
@@ -20,7 +20,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "ptxrt/device.hpp"
@@ -30,6 +29,7 @@
 #include "ptxrt/resources.hpp"
 #include "ptxrt/tuning_database.hpp"
 #include "ptxrt/tuning_space.hpp"
+#include "ptxrt/usable_cpus.hpp"
 
 namespace ptxrt {
 
@@ -38,9 +38,14 @@ enum class TuningStrategy {
   random,      // in a random order (from the seed); with a budget, a random sample
   occupancy,   // compile all first, then time the highest predicted occupancy (then fewest
                // registers) first: with a budget, the configs most likely to be fast
+  model,       // compile in a random order; time first the highest occupancy and a few at
+               // random, then the config a cost model (regression trees over the tunables and
+               // the compiled resources, refit as times land) predicts fastest, allowing for its
+               // uncertainty: with a budget, close to the best at a small share of the space
 };
 PTXRT_API std::string_view to_string(TuningStrategy strategy);
-// "exhaustive" | "random" | "occupancy"; Error (invalid_argument) listing them otherwise.
+// "exhaustive" | "random" | "occupancy" | "model"; Error (invalid_argument) listing them
+// otherwise.
 PTXRT_API TuningStrategy parse_tuning_strategy(std::string_view name);
 
 // How a config is launched, as far as the resource check needs it.
@@ -59,12 +64,13 @@ PTXRT_API std::optional<std::string> launch_problem(const KernelResources& resou
 
 // A config after compilation: ready to time, or why not.
 struct PTXRT_API Candidate {
-  enum class State { ready, pruned, compile_failed };
+  enum class State { ready, pruned, compile_failed, compile_timeout };
   TuningConfig config;
   State state = State::ready;
-  std::string reason;  // for pruned and compile_failed
+  std::string reason;  // for pruned, compile_failed and compile_timeout
   std::optional<KernelResources> resources;
   std::optional<Occupancy> occupancy;
+  std::optional<LaunchShape> shape;  // the launch the resources were checked against
 
   // The register spill bytes ptxas reported (stores + loads); 0 when none or unknown.
   std::size_t spill_bytes() const;
@@ -79,6 +85,8 @@ using CandidateCompiler = std::function<Candidate(const TuningConfig& config)>;
 // resources of the CUBIN, with the log's spills, are checked with launch_problem against
 // `device` for the shape `shape` gives. A PTX target is keyed with device.driver_version, as
 // Jit::kernel keys it, so that the process that times the config finds this compile cached.
+// An `entry` among base.name_expressions is found by its lowered (mangled) name. A compile
+// cancelled by base.timeout gives State::compile_timeout.
 PTXRT_API CandidateCompiler jit_candidate_compiler(
     Jit& jit, Program program, CompileOptions base, std::string entry,
     std::function<LaunchShape(const TuningConfig&)> shape, DeviceProperties device);
@@ -137,7 +145,7 @@ struct PTXRT_API TuneOptions {
   std::uint64_t seed = 1;                    // of the random order
   // Threads compiling ahead of the measurer; 0 compiles each config on the calling thread just
   // before it is timed (no overlap, for comparison).
-  unsigned compile_threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned compile_threads = usable_cpu_count();
   // Once this is true (set from any thread or a signal handler), start no further config: the
   // one being measured finishes and is recorded, the rest count as not reached. May be null.
   const std::atomic<bool>* stop = nullptr;
@@ -152,19 +160,25 @@ struct PTXRT_API TuneResult {
   Measurement measurement;
   std::optional<KernelResources> resources;
   std::optional<Occupancy> occupancy;
+  std::optional<LaunchShape> shape;
+  double elapsed_seconds = 0.0;  // since the tune started, when this measurement landed
 };
 
 struct PTXRT_API TuneReport {
   std::uint64_t space_size = 0;
   std::vector<PrunedConfig> pruned_by_constraints;
   std::vector<PrunedConfig> pruned_by_resources;
-  std::vector<PrunedConfig> compile_failures;
+  std::vector<PrunedConfig> compile_failures;  // compile timeouts included (their reason says so)
+  std::size_t compile_timeouts = 0;             // of the compile failures
   std::size_t compiled = 0;           // compiled without error (resource-pruned ones included)
   std::vector<TuneResult> results;    // this run's measurements, in the order taken
   std::vector<Measurement> resumed;   // finished earlier (database), skipped this time
   std::size_t not_reached = 0;        // left out by the budget or the time limit
   std::optional<Measurement> winner;  // the fastest ok one, this run's and resumed
   double wall_seconds = 0.0;
+  // Time inside the measurers (summed over them when several time at once): the rest of the
+  // wall time is what compiling and pruning did not hide behind the timing.
+  double measuring_seconds = 0.0;
 };
 
 struct PTXRT_API TuneProgress {
@@ -174,6 +188,19 @@ struct PTXRT_API TuneProgress {
   double elapsed_seconds = 0.0;
   double eta_seconds = 0.0;
 };
+
+// What a tune would time, without timing anything (`ptxrt tune --dry-run`): the space
+// enumerated and pruned by its constraints, every allowed config compiled (on `compile_threads`
+// threads; 0: on this one) and pruned by its resources.
+struct PTXRT_API TunePlan {
+  std::uint64_t space_size = 0;
+  std::vector<PrunedConfig> pruned_by_constraints;
+  std::vector<PrunedConfig> pruned_by_resources;
+  std::vector<PrunedConfig> compile_failures;
+  std::vector<Candidate> ready;  // what would be timed, in enumeration order
+};
+PTXRT_API TunePlan plan_tune(const TuningSpace& space, const CandidateCompiler& compile,
+                             unsigned compile_threads);
 
 PTXRT_API TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
                           Measurer& measurer, const TuneOptions& options,

@@ -27,8 +27,9 @@ enum class MeasurementStatus {
   ok,       // verified and timed
   cut,      // verified, timed a few runs, and left: clearly slower than the best so far
   wrong,    // ran, but its output differs from the reference beyond the tolerance
-  failed,   // threw (a launch that was refused, a fault the worker caught)
+  failed,   // threw (a launch that was refused, a fault the worker caught), or did not compile
   crashed,  // the worker process died or hung while running it
+  compile_timeout,  // its compile ran past the tune's compile timeout and was cancelled
 };
 PTXRT_API std::string_view to_string(MeasurementStatus status);  // "started", "ok", ...
 

@@ -101,13 +101,13 @@ class PTXRT_API TuningSpace {
   SpaceEnumeration enumerate() const;
   // Each parameter at its default (else its first value): what an untuned launch uses.
   TuningConfig default_config() const;
+  // Why the constraints rule `config` out (the first one it breaks), or nothing.
+  std::optional<std::string> violation(const TuningConfig& config) const;
   // "TILE_WIDTH in {4,8,16,32}; TILE_WIDTH * TILE_WIDTH <= 1024": names the space in a tuning
   // database, so that results are not reused once the space changes.
   std::string describe() const;
 
  private:
-  std::optional<std::string> first_violation(const TuningConfig& config) const;
-
   std::vector<TuningParameter> parameters_;
   std::vector<TuningConstraint> constraints_;
   std::vector<std::pair<std::string, std::int64_t>> fixed_;

@@ -75,6 +75,15 @@ std::pair<std::size_t, std::size_t> Context::memory_info() const {
   return {free, total};
 }
 
+StreamPriorities Context::stream_priorities() const {
+  ContextGuard guard(*this);
+  StreamPriorities priorities;
+  check(detail::driver().cuCtxGetStreamPriorityRange(&priorities.lowest, &priorities.highest),
+        "cuCtxGetStreamPriorityRange",
+        "reading the stream priorities of device " + std::to_string(device().ordinal()));
+  return priorities;
+}
+
 ContextGuard::ContextGuard(CUcontext context) {
   if (current_context() == context) return;
   check(detail::driver().cuCtxPushCurrent(context), "cuCtxPushCurrent",

@@ -47,6 +47,11 @@ DeviceProperties read_properties(CUdevice device, int ordinal) {
   PTXRT_ATTRIBUTE(clock_khz, CLOCK_RATE);
   PTXRT_ATTRIBUTE(memory_clock_khz, MEMORY_CLOCK_RATE);
   PTXRT_ATTRIBUTE(memory_bus_width_bits, GLOBAL_MEMORY_BUS_WIDTH);
+  PTXRT_ATTRIBUTE(cooperative_launch, COOPERATIVE_LAUNCH);
+  PTXRT_ATTRIBUTE(cluster_launch, CLUSTER_LAUNCH);
+  PTXRT_ATTRIBUTE(managed_memory, MANAGED_MEMORY);
+  PTXRT_ATTRIBUTE(concurrent_managed_access, CONCURRENT_MANAGED_ACCESS);
+  PTXRT_ATTRIBUTE(memory_pools, MEMORY_POOLS_SUPPORTED);
 #undef PTXRT_ATTRIBUTE
   check(api.cuDeviceTotalMem(&p.global_memory_bytes, device), "cuDeviceTotalMem");
   p.driver_version = api.version;
@@ -70,6 +75,7 @@ double DeviceProperties::theoretical_bandwidth_gb_per_s() const {
 std::string format_properties(const DeviceProperties& p) {
   std::ostringstream out;
   auto kib = [](long long bytes) { return std::to_string(bytes / 1024) + " KiB"; };
+  auto yes_no = [](bool value) { return value ? "yes" : "no"; };
   out << "device " << p.ordinal << ": " << p.name << "\n"
       << "  compute capability:        " << p.compute_capability() << " (" << p.arch() << ")\n"
       << "  multiprocessors:           " << p.sm_count << "\n"
@@ -93,6 +99,11 @@ std::string format_properties(const DeviceProperties& p) {
       << "  memory:                    " << p.memory_clock_khz / 1000 << " MHz, "
       << p.memory_bus_width_bits << "-bit bus, "
       << static_cast<long long>(p.theoretical_bandwidth_gb_per_s()) << " GB/s theoretical\n"
+      << "  launches:                  cooperative " << yes_no(p.cooperative_launch)
+      << ", clusters " << yes_no(p.cluster_launch) << "\n"
+      << "  memory kinds:              managed " << yes_no(p.managed_memory)
+      << (p.concurrent_managed_access ? " (concurrent with the host)" : "") << ", pools "
+      << yes_no(p.memory_pools) << "\n"
       << "  driver:                    CUDA " << format_cuda_version(p.driver_version) << "\n";
   return out.str();
 }

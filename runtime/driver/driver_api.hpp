@@ -29,7 +29,33 @@ namespace ptxrt::detail {
   X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080) X(cuModuleLoadDataEx, 2010) \
   X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000) X(cuModuleGetGlobal, 3020) \
   X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) X(cuLaunchKernel, 4000) \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuPointerGetAttribute, 4000)
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) X(cuPointerGetAttribute, 4000) \
+  PTXRT_LAUNCH_DRIVER_FUNCTIONS(X) PTXRT_GRAPH_DRIVER_FUNCTIONS(X) \
+  PTXRT_MEMORY_KIND_DRIVER_FUNCTIONS(X)
+
+// Launch attributes (cuLaunchKernelEx) and what their checks ask.
+#define PTXRT_LAUNCH_DRIVER_FUNCTIONS(X) \
+  X(cuLaunchKernelEx, 11060) X(cuOccupancyMaxActiveClusters, 11070) \
+  X(cuCtxGetStreamPriorityRange, 5050) X(cuStreamWaitEvent, 3020)
+
+// Stream capture, graphs and executable graphs.
+#define PTXRT_GRAPH_DRIVER_FUNCTIONS(X) \
+  X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000) X(cuStreamIsCapturing, 10000) \
+  X(cuGraphCreate, 10000) X(cuGraphDestroy, 10000) X(cuGraphAddKernelNode, 12000) \
+  X(cuGraphKernelNodeSetAttribute, 11000) X(cuGraphAddMemcpyNode, 10000) \
+  X(cuGraphAddMemsetNode, 10000) X(cuGraphGetNodes, 10000) X(cuGraphGetEdges, 12030) \
+  X(cuGraphNodeGetType, 10000) X(cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphExecDestroy, 10000) X(cuGraphLaunch, 10000) X(cuGraphExecKernelNodeSetParams, 12000) \
+  X(cuGraphExecUpdate, 12000)
+
+// Managed, stream-ordered and peer memory, and copies between any two kinds. CUDA 12.2 gave
+// cuMemPrefetchAsync and cuMemAdvise a CUmemLocation (the header's, and CUDA 13.0's only, form).
+#define PTXRT_MEMORY_KIND_DRIVER_FUNCTIONS(X) \
+  X(cuMemAllocManaged, 6000) X(cuMemPrefetchAsync, 12020) X(cuMemAdvise, 12020) \
+  X(cuMemAllocFromPoolAsync, 11020) X(cuMemFreeAsync, 11020) X(cuMemPoolCreate, 11020) \
+  X(cuMemPoolDestroy, 11020) X(cuMemPoolSetAttribute, 11020) X(cuMemPoolTrimTo, 11020) \
+  X(cuDeviceGetDefaultMemPool, 11020) X(cuMemcpyAsync, 4000) X(cuPointerGetAttributes, 7000) \
+  X(cuDeviceCanAccessPeer, 4000) X(cuCtxEnablePeerAccess, 4000) X(cuMemcpyPeerAsync, 4000)
 
 // Entry points newer drivers add; null where the driver lacks them, and ptxrt does without.
 #define PTXRT_OPTIONAL_DRIVER_FUNCTIONS(X) \

@@ -6,6 +6,7 @@
 
 #include "driver/driver_api.hpp"
 #include "driver/kernel_state.hpp"
+#include "driver/launch_attributes.hpp"
 #include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/log.hpp"
@@ -20,10 +21,7 @@ std::string type_name(const std::type_info& type) {
   return status == 0 && demangled ? demangled.get() : type.name();
 }
 
-[[noreturn]] void invalid_launch(std::string_view who, const std::string& problem) {
-  throw Error(ErrorKind::invalid_argument, std::string(who) + ": " + problem, "", 0, "",
-              std::string(who));
-}
+using detail::invalid_launch;
 
 int function_attribute(CUfunction function, CUfunction_attribute which, const char* what,
                        const std::string& who) {
@@ -31,6 +29,20 @@ int function_attribute(CUfunction function, CUfunction_attribute which, const ch
   check(detail::driver().cuFuncGetAttribute(&value, which, function), "cuFuncGetAttribute",
         std::string("reading ") + what + " of " + who);
   return value;
+}
+
+// The kernel's __cluster_dims__. Asked only where the device has clusters, so that the query
+// cannot fail on an older device.
+std::optional<Dim3> compiled_cluster_of(CUfunction function, const DeviceProperties& device,
+                                        const std::string& who) {
+  if (!device.cluster_launch) return std::nullopt;
+  auto side = [&](CUfunction_attribute which) {
+    return static_cast<unsigned>(function_attribute(function, which, "the compiled cluster", who));
+  };
+  const unsigned width = side(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH);
+  if (width == 0) return std::nullopt;
+  return Dim3(width, side(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT),
+              side(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH));
 }
 
 }  // namespace
@@ -82,6 +94,7 @@ std::shared_ptr<KernelState> make_kernel_state(std::string name, std::string lab
                  "the arguments of " + who + " go unchecked: its image lists no such entry point");
     }
   }
+  state->compiled_cluster = compiled_cluster_of(function, device, who);
   return state;
 }
 
@@ -101,7 +114,9 @@ void check_arguments_against_layout(const std::vector<ParameterInfo>& layout,
       invalid_launch(who, "argument " + std::to_string(i) + " is " +
                               std::to_string(layout[i].bytes) + " bytes in the kernel, but a " +
                               std::to_string(signature.sizes[i]) + "-byte " +
-                              type_name(*signature.types[i]) + " was given");
+                              (signature.types.empty() ? std::string("value")
+                                                       : type_name(*signature.types[i])) +
+                              " was given");
   }
 }
 
@@ -206,13 +221,44 @@ void Kernel::check_arguments(const ArgumentSignature& signature) const {
   // Every slot holds another type list: this one is checked again next time, which is correct.
 }
 
+void Kernel::check_plain_launch(const LaunchConfig& config,
+                                const ArgumentSignature& signature) const {
+  check_launch_geometry(config, state_->limits, describe());
+  check_arguments(signature);
+  opt_in_dynamic_shared_bytes(config);
+}
+
+void Kernel::opt_in_dynamic_shared_bytes(const LaunchConfig& config) const {
+  if (config.dynamic_shared_bytes >
+      state_->max_dynamic_shared_bytes.load(std::memory_order_relaxed))
+    set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
+}
+
 void Kernel::launch_raw(const LaunchConfig& config, const ArgumentSignature& signature,
                         void** parameters) const {
+  check_plain_launch(config, signature);
+  launch_checked(config, parameters);
+}
+
+void Kernel::launch_untyped(const LaunchConfig& config, std::span<void* const> parameters,
+                            std::span<const std::size_t> sizes) const {
+  check_launch_geometry(config, state_->limits, describe());
+  // No verdict is remembered: a signature of this call's own lives no longer than the call.
+  if (state_->has_parameter_layout)
+    check_arguments_against_layout(state_->parameters, {sizes, {}}, describe());
+  if (parameters.size() != sizes.size())
+    invalid_launch(describe(), std::to_string(parameters.size()) + " argument pointers for " +
+                                   std::to_string(sizes.size()) + " argument sizes");
+  opt_in_dynamic_shared_bytes(config);
+  launch_checked(config, const_cast<void**>(parameters.data()));
+}
+
+void Kernel::launch_checked(const LaunchConfig& config, void** parameters) const {
   detail::KernelState& state = *state_;
-  check_launch_geometry(config, state.limits, describe());
-  check_arguments(signature);
-  if (config.dynamic_shared_bytes > state.max_dynamic_shared_bytes.load(std::memory_order_relaxed))
-    set_max_dynamic_shared_bytes(config.dynamic_shared_bytes);
+  if (config.has_attributes() || state.compiled_cluster) [[unlikely]] {
+    launch_with_attributes(config, parameters);
+    return;
+  }
   ContextGuard guard(state.context);
   const CUresult result = detail::driver().cuLaunchKernel(
       state.function, config.grid.x, config.grid.y, config.grid.z, config.block.x,
@@ -223,6 +269,125 @@ void Kernel::launch_raw(const LaunchConfig& config, const ArgumentSignature& sig
           "launching " + describe() + " with grid " + to_string(config.grid) + ", block " +
               to_string(config.block) + ", " + std::to_string(config.dynamic_shared_bytes) +
               " bytes of dynamic shared memory");
+}
+
+}  // namespace ptxrt
+
+namespace ptxrt {
+namespace {
+
+// What attribute launches of `state` are checked against: read once, with the non-portable
+// opt-in as it stands now.
+LaunchAttributeLimits attribute_limits(detail::KernelState& state) {
+  std::call_once(state.attribute_limits_read, [&state] {
+    const DeviceProperties& device = state.context.device().properties();
+    LaunchAttributeLimits& limits = state.attribute_limits;
+    limits.device = device.ordinal;
+    limits.cc_major = device.cc_major;
+    limits.cc_minor = device.cc_minor;
+    limits.cluster_launch = device.cluster_launch;
+    limits.cooperative_launch = device.cooperative_launch;
+    limits.compiled_cluster = state.compiled_cluster;
+    const StreamPriorities priorities = state.context.stream_priorities();
+    limits.lowest_priority = priorities.lowest;
+    limits.highest_priority = priorities.highest;
+    ContextGuard guard(state.context);
+    if (device.cluster_launch &&
+        function_attribute(state.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                           "the non-portable cluster opt-in", state.description) != 0)
+      state.non_portable_cluster_size_allowed.store(true);
+  });
+  LaunchAttributeLimits limits = state.attribute_limits;
+  limits.non_portable_cluster_size_allowed = state.non_portable_cluster_size_allowed.load();
+  return limits;
+}
+
+// cuOccupancyMaxActiveClusters for a launch already checked, asked with its cluster alone.
+int active_clusters(const detail::KernelState& state, const LaunchConfig& config) {
+  detail::LaunchAttributeList attributes =
+      detail::launch_attribute_list({.grid = config.grid,
+                                     .block = config.block,
+                                     .dynamic_shared_bytes = config.dynamic_shared_bytes,
+                                     .cluster = config.cluster},
+                                    state.compiled_cluster);
+  const CUlaunchConfig launch = detail::driver_launch_config(config, attributes);
+  ContextGuard guard(state.context);
+  int clusters = 0;
+  check(detail::driver().cuOccupancyMaxActiveClusters(&clusters, state.function, &launch),
+        "cuOccupancyMaxActiveClusters",
+        "computing the cluster occupancy of " + state.description + " with " +
+            detail::describe_launch(config));
+  return clusters;
+}
+
+}  // namespace
+
+std::optional<Dim3> Kernel::compiled_cluster() const noexcept { return state_->compiled_cluster; }
+
+long long Kernel::max_cooperative_blocks(const Dim3& block,
+                                         std::size_t dynamic_shared_bytes) const {
+  const int per_sm =
+      max_active_blocks_per_sm(static_cast<int>(block.count()), dynamic_shared_bytes);
+  return static_cast<long long>(per_sm) * state_->context.device().properties().sm_count;
+}
+
+int Kernel::max_active_clusters(const LaunchConfig& config) const {
+  detail::KernelState& state = *state_;
+  check_launch_geometry(config, state.limits, describe());
+  opt_in_dynamic_shared_bytes(config);
+  const LaunchAttributeLimits limits = attribute_limits(state);
+  check_launch_attributes(config, limits, describe());
+  if (!launch_cluster(config, limits))
+    detail::invalid_launch(describe(), "max_active_clusters needs a launch with a cluster (" +
+                                           detail::describe_launch(config) + ")");
+  return active_clusters(state, config);
+}
+
+void Kernel::allow_non_portable_cluster_size() const {
+  detail::KernelState& state = *state_;
+  const DeviceProperties& device = state.context.device().properties();
+  if (!device.cluster_launch)
+    detail::invalid_launch(describe(), "device " + std::to_string(device.ordinal) +
+                                           " (compute capability " + device.compute_capability() +
+                                           ") has no thread-block clusters to size");
+  ContextGuard guard(state.context);
+  check(detail::driver().cuFuncSetAttribute(state.function,
+                                            CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+        "cuFuncSetAttribute", "allowing non-portable cluster sizes for " + describe());
+  state.non_portable_cluster_size_allowed.store(true);
+}
+
+void Kernel::check_attributes_and_residency(const LaunchConfig& config) const {
+  detail::KernelState& state = *state_;
+  const LaunchAttributeLimits limits = attribute_limits(state);
+  check_launch_attributes(config, limits, describe());
+  const std::optional<Dim3> cluster = launch_cluster(config, limits);
+  if (!cluster && !config.cooperative) return;
+  LaunchResidency residency{.sm_count = state.context.device().properties().sm_count};
+  if (cluster)
+    residency.active_clusters = active_clusters(state, config);
+  else
+    residency.active_blocks_per_sm = max_active_blocks_per_sm(
+        static_cast<int>(config.block.count()), config.dynamic_shared_bytes);
+  check_launch_residency(config, cluster, residency, describe());
+}
+
+void Kernel::prepare_launch(const LaunchConfig& config, const ArgumentSignature& signature) const {
+  check_plain_launch(config, signature);
+  if (config.has_attributes() || state_->compiled_cluster) check_attributes_and_residency(config);
+}
+
+void Kernel::launch_with_attributes(const LaunchConfig& config, void** parameters) const {
+  check_attributes_and_residency(config);
+  detail::LaunchAttributeList attributes =
+      detail::launch_attribute_list(config, state_->compiled_cluster);
+  const CUlaunchConfig launch = detail::driver_launch_config(config, attributes);
+  ContextGuard guard(state_->context);
+  const CUresult result =
+      detail::driver().cuLaunchKernelEx(&launch, state_->function, parameters, nullptr);
+  if (result != CUDA_SUCCESS) [[unlikely]]
+    check(result, "cuLaunchKernelEx",
+          "launching " + describe() + " with " + detail::describe_launch(config));
 }
 
 }  // namespace ptxrt

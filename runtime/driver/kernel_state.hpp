@@ -43,6 +43,14 @@ struct KernelState {
   // The dynamic shared memory limit the kernel is opted in to; raised under opt_in_mutex.
   std::atomic<std::size_t> max_dynamic_shared_bytes{0};
   std::mutex opt_in_mutex;
+
+  // The kernel's __cluster_dims__, read at creation where the device has clusters: a launch of
+  // such a kernel takes the checked attribute path even when it sets no attribute itself.
+  std::optional<Dim3> compiled_cluster;
+  // What attribute launches are checked against, read by the first one.
+  std::once_flag attribute_limits_read;
+  LaunchAttributeLimits attribute_limits;
+  std::atomic<bool> non_portable_cluster_size_allowed{false};
 };
 
 // The parameter layouts of an image's entry points by name, read once where the image is loaded

@@ -5,12 +5,39 @@
 
 #include "driver/driver_api.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/log.hpp"
+#include "ptxrt/peer.hpp"
 
 namespace ptxrt {
 namespace {
 
 std::string describe_bytes(std::size_t bytes) {
   return std::to_string(bytes) + " bytes";
+}
+
+// CU_POINTER_ATTRIBUTE_MEMORY_TYPE of `host` in `context`: 0 for pageable memory the driver
+// does not know.
+unsigned host_memory_type(const Context& context, const void* host) {
+  ContextGuard guard(context);
+  CUpointer_attribute which = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+  unsigned type = 0;
+  void* values[] = {&type};
+  check(detail::driver().cuPointerGetAttributes(1, &which, values,
+                                                reinterpret_cast<std::uintptr_t>(host)),
+        "cuPointerGetAttributes", "asking whether host memory is page-locked");
+  return type;
+}
+
+// An async copy the caller meant to overlap, from or to pageable memory: allowed (the driver
+// copies synchronously), and said where someone is looking.
+void note_pageable(const Context& context, const void* host, std::size_t bytes,
+                   std::string_view what) {
+  if (bytes == 0 || !log::enabled(log::Level::debug) || host_memory_type(context, host) != 0)
+    return;
+  log::write(log::Level::debug,
+             std::string(what) +
+                 " asynchronously with pageable host memory: the driver copies "
+                 "it synchronously, so it overlaps nothing (a PinnedBuffer would)");
 }
 
 // Makes the one driver call `call` returns with `context` current, and checks it; zero bytes need
@@ -29,6 +56,7 @@ namespace detail {
 
 void copy_to_device(const Context& context, CUdeviceptr destination, const void* source,
                     std::size_t bytes, CUstream stream, bool async, std::string_view what) {
+  if (async) note_pageable(context, source, bytes, what);
   call_in_context(context, bytes, async ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD", what,
                   [&](const DriverApi& api) {
                     return async ? api.cuMemcpyHtoDAsync(destination, source, bytes, stream)
@@ -38,6 +66,7 @@ void copy_to_device(const Context& context, CUdeviceptr destination, const void*
 
 void copy_from_device(const Context& context, void* destination, CUdeviceptr source,
                       std::size_t bytes, CUstream stream, bool async, std::string_view what) {
+  if (async) note_pageable(context, destination, bytes, what);
   call_in_context(context, bytes, async ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH", what,
                   [&](const DriverApi& api) {
                     return async ? api.cuMemcpyDtoHAsync(destination, source, bytes, stream)
@@ -55,8 +84,12 @@ std::size_t array_bytes(std::size_t count, std::size_t element_bytes) {
 
 }  // namespace detail
 
+bool is_page_locked(const Context& context, const void* host) {
+  return host_memory_type(context, host) == CU_MEMORYTYPE_HOST;
+}
+
 DeviceMemory::DeviceMemory(const Context& context, std::size_t bytes)
-    : context_(context), bytes_(bytes) {
+    : DeviceRange(context, 0, bytes) {
   if (bytes == 0) return;  // cuMemAlloc rejects 0; an empty buffer needs no memory
   ContextGuard guard(context_);
   check(detail::driver().cuMemAlloc(&address_, bytes), "cuMemAlloc",
@@ -67,9 +100,8 @@ DeviceMemory::DeviceMemory(const Context& context, std::size_t bytes)
 DeviceMemory::~DeviceMemory() { release(); }
 
 DeviceMemory::DeviceMemory(DeviceMemory&& other) noexcept
-    : context_(other.context_),
-      address_(std::exchange(other.address_, 0)),
-      bytes_(std::exchange(other.bytes_, 0)) {}
+    : DeviceRange(other.context_, std::exchange(other.address_, 0),
+                  std::exchange(other.bytes_, 0)) {}
 
 DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
   if (this != &other) {
@@ -92,7 +124,7 @@ void DeviceMemory::release() noexcept {
   }
 }
 
-void DeviceMemory::check_range(std::size_t bytes, std::size_t offset, const char* what) const {
+void DeviceRange::check_range(std::size_t bytes, std::size_t offset, const char* what) const {
   if (offset > bytes_ || bytes > bytes_ - offset)
     throw Error(ErrorKind::invalid_argument,
                 std::string(what) + " of " + describe_bytes(bytes) + " at offset " +
@@ -100,36 +132,52 @@ void DeviceMemory::check_range(std::size_t bytes, std::size_t offset, const char
                     describe_bytes(bytes_));
 }
 
-void DeviceMemory::upload_bytes(const void* source, std::size_t bytes, std::size_t offset,
-                                CUstream stream, bool async) {
+void DeviceRange::upload_bytes(const void* source, std::size_t bytes, std::size_t offset,
+                               CUstream stream, bool async) {
   check_range(bytes, offset, "upload");
   detail::copy_to_device(context_, address_ + offset, source, bytes, stream, async,
                          "uploading " + describe_bytes(bytes));
 }
 
-void DeviceMemory::download_bytes(void* destination, std::size_t bytes, std::size_t offset,
-                                  CUstream stream, bool async) const {
+void DeviceRange::download_bytes(void* destination, std::size_t bytes, std::size_t offset,
+                                 CUstream stream, bool async) const {
   check_range(bytes, offset, "download");
   detail::copy_from_device(context_, destination, address_ + offset, bytes, stream, async,
                            "downloading " + describe_bytes(bytes));
 }
 
-void DeviceMemory::copy_from(const DeviceMemory& source, std::size_t bytes, CUstream stream) {
+void DeviceRange::copy_from(const DeviceRange& source, std::size_t bytes, CUstream stream) {
   check_range(bytes, 0, "device-to-device copy");
   source.check_range(bytes, 0, "device-to-device copy");
-  call_in_context(context_, bytes, "cuMemcpyDtoDAsync", "copying " + describe_bytes(bytes),
-                  [&](const detail::DriverApi& api) {
-                    return api.cuMemcpyDtoDAsync(address_, source.address_, bytes, stream);
-                  });
+  if (source.context_ == context_) {
+    call_in_context(context_, bytes, "cuMemcpyDtoDAsync", "copying " + describe_bytes(bytes),
+                    [&](const detail::DriverApi& api) {
+                      return api.cuMemcpyDtoDAsync(address_, source.address_, bytes, stream);
+                    });
+    return;
+  }
+  const std::string what = "copying " + describe_bytes(bytes) + " from device " +
+                           std::to_string(source.context_.device().ordinal()) + " to device " +
+                           std::to_string(context_.device().ordinal());
+  if (bytes > 0 && !peer_access_enabled(context_, source.context_) &&
+      !peer_access_enabled(source.context_, context_))
+    log::write(log::Level::debug,
+               what +
+                   " without peer access: the driver stages it through host memory "
+                   "(enable_peer_access makes it direct where the devices allow)");
+  call_in_context(context_, bytes, "cuMemcpyPeerAsync", what, [&](const detail::DriverApi& api) {
+    return api.cuMemcpyPeerAsync(address_, context_.handle(), source.address_,
+                                 source.context_.handle(), bytes, stream);
+  });
 }
 
-void DeviceMemory::fill_bytes(std::uint8_t value, CUstream stream) {
+void DeviceRange::fill_bytes(std::uint8_t value, CUstream stream) {
   call_in_context(context_, bytes_, "cuMemsetD8Async", {}, [&](const detail::DriverApi& api) {
     return api.cuMemsetD8Async(address_, value, bytes_, stream);
   });
 }
 
-void DeviceMemory::fill_words(std::uint32_t word, CUstream stream) {
+void DeviceRange::fill_words(std::uint32_t word, CUstream stream) {
   if (bytes_ % 4 != 0)
     throw Error(ErrorKind::invalid_argument,
                 "fill_words needs a size that is a multiple of 4 bytes, got " +

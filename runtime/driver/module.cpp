@@ -109,7 +109,12 @@ std::vector<std::string> Module::entry_points() const {
 
 GlobalSymbol Module::global(std::string_view name) const {
   ContextGuard guard(state_->context);
-  const std::string symbol(name);
+  // A variable with C++ linkage is found by the name expression "&name" it was compiled with.
+  std::string_view lowered_name = name;
+  for (const auto& [expression, lowered] : state_->lowered_names)
+    if (expression == name || (expression.starts_with('&') && expression.substr(1) == name))
+      lowered_name = lowered;
+  const std::string symbol(lowered_name);
   CUdeviceptr address = 0;
   std::size_t bytes = 0;
   CUresult result =
@@ -117,7 +122,9 @@ GlobalSymbol Module::global(std::string_view name) const {
   if (result == CUDA_ERROR_NOT_FOUND)
     throw Error(ErrorKind::not_found,
                 "no __constant__ or __device__ symbol named '" + symbol + "' in module " +
-                    state_->label + " (an extern \"C\" or unmangled name is needed)",
+                    state_->label +
+                    " (an unmangled name is needed, or the name expression \"&NAME\" in "
+                    "CompileOptions::name_expressions)",
                 "cuModuleGetGlobal", result, "CUDA_ERROR_NOT_FOUND", state_->label);
   check(result, "cuModuleGetGlobal", "looking up symbol '" + symbol + "' in " + state_->label);
   return GlobalSymbol(state_, address, bytes, symbol);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "driver/driver_api.hpp"
+#include "driver/graph_owner.hpp"
 #include "ptxrt/error.hpp"
 
 namespace ptxrt {
@@ -42,6 +43,45 @@ bool Stream::is_idle() const {
   if (result == CUDA_ERROR_NOT_READY) return false;
   check(result, "cuStreamQuery");
   return true;
+}
+
+void Stream::wait(const Event& event) const {
+  ContextGuard guard(context_);
+  check(detail::driver().cuStreamWaitEvent(stream_, event.handle(), 0), "cuStreamWaitEvent",
+        "ordering a stream of device " + std::to_string(context_.device().ordinal()) +
+            " after an event");
+}
+
+bool Stream::is_capturing() const {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  check(detail::driver().cuStreamIsCapturing(stream_, &status), "cuStreamIsCapturing");
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+void Stream::begin_capture(CaptureMode mode) {
+  if (is_capturing())
+    throw Error(ErrorKind::invalid_argument,
+                "begin_capture on a stream that is capturing already: end_capture first");
+  static constexpr CUstreamCaptureMode modes[] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
+                                                  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                                  CU_STREAM_CAPTURE_MODE_RELAXED};
+  ContextGuard guard(context_);
+  check(detail::driver().cuStreamBeginCapture(stream_, modes[static_cast<int>(mode)]),
+        "cuStreamBeginCapture",
+        "capturing a stream of device " + std::to_string(context_.device().ordinal()));
+}
+
+Graph Stream::end_capture() {
+  if (!is_capturing())
+    throw Error(ErrorKind::invalid_argument,
+                "end_capture on a stream that is not capturing: begin_capture first");
+  ContextGuard guard(context_);
+  CUgraph graph = nullptr;
+  check(detail::driver().cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture",
+        "ending the capture of a stream of device " + std::to_string(context_.device().ordinal()) +
+            " (an operation the capture does not allow invalidates it: a synchronous copy, a "
+            "synchronize, or work on another stream that did not join it)");
+  return Graph(std::make_shared<detail::GraphOwner>(graph, context_));
 }
 
 Event::Event(const Context& context) : context_(context) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ptxrt/error.hpp"
+#include "ptxrt/kernel.hpp"
 
 namespace ptxrt {
 namespace {
@@ -24,7 +25,7 @@ constexpr std::array<std::size_t, 10> kHopperCarveouts{
     0, 8 * KB, 16 * KB, 32 * KB, 64 * KB, 100 * KB, 132 * KB, 164 * KB, 196 * KB, 228 * KB};
 
 ArchLimits make(int major, int minor, int warps, int blocks, std::span<const std::size_t> carveouts,
-                int barrier_sets) {
+                int barrier_sets, int gpcs = 0) {
   ArchLimits limits;
   limits.major = major;
   limits.minor = minor;
@@ -37,19 +38,20 @@ ArchLimits make(int major, int minor, int warps, int blocks, std::span<const std
   limits.max_shared_per_block_optin = limits.shared_per_sm - (major >= 8 ? KB : 0);
   limits.shared_allocation_unit = major >= 8 ? 128 : 256;
   limits.barrier_sets_per_block_slot = barrier_sets;
+  limits.gpcs = gpcs;
   return limits;
 }
 
 // 7.0 and 7.2 (Volta) stay for reports on kernels built elsewhere, though NVRTC 13.0 no longer
 // targets them; sm_88 has no published limits. Columns: major, minor, warps/SM, blocks/SM,
 // carveouts, barrier sets per block slot (blocks/SM and barrier rules as in the toolkit's
-// cuda_occupancy.h).
+// cuda_occupancy.h), and for CC 9.0 the GPCs of GH100 (the cluster model's; the whitepaper's 8).
 const std::array<ArchLimits, 13>& table() {
   static const std::array<ArchLimits, 13> limits{
       make(7, 0, 64, 32, kVoltaCarveouts, 0),   make(7, 2, 64, 32, kVoltaCarveouts, 0),
       make(7, 5, 32, 16, kTuringCarveouts, 0),  make(8, 0, 64, 32, kAmpereCarveouts, 0),
       make(8, 6, 48, 16, kSmallCarveouts, 0),   make(8, 7, 48, 16, kAmpereCarveouts, 0),
-      make(8, 9, 48, 24, kSmallCarveouts, 0),   make(9, 0, 64, 32, kHopperCarveouts, 2),
+      make(8, 9, 48, 24, kSmallCarveouts, 0),   make(9, 0, 64, 32, kHopperCarveouts, 2, 8),
       make(10, 0, 64, 32, kHopperCarveouts, 2), make(10, 3, 64, 32, kHopperCarveouts, 2),
       make(11, 0, 48, 24, kHopperCarveouts, 1), make(12, 0, 48, 24, kSmallCarveouts, 1),
       make(12, 1, 48, 24, kSmallCarveouts, 1),
@@ -201,6 +203,40 @@ Occupancy compute_occupancy(const ArchLimits& arch, const KernelResources& kerne
   result.shared_carveout_bytes = carveout_for(
       arch, static_cast<std::size_t>(result.active_blocks_per_sm) * result.shared_bytes_per_block);
   return result;
+}
+
+long long co_resident_blocks(const Occupancy& occupancy, int sm_count) {
+  return static_cast<long long>(occupancy.active_blocks_per_sm) * sm_count;
+}
+
+std::vector<int> gpc_sm_counts(const ArchLimits& arch, int sm_count) {
+  if (arch.gpcs == 0)
+    throw Error(ErrorKind::invalid_argument,
+                "the cluster model does not know the GPCs of compute capability " +
+                    cc_name(arch.major, arch.minor) + " (known: 9.0)");
+  const int tpcs = sm_count / arch.sms_per_tpc;
+  std::vector<int> sms(static_cast<std::size_t>(arch.gpcs));
+  for (int gpc = 0; gpc < arch.gpcs; ++gpc)
+    sms[static_cast<std::size_t>(gpc)] =
+        (tpcs / arch.gpcs + (gpc < tpcs % arch.gpcs ? 1 : 0)) * arch.sms_per_tpc;
+  sms.front() += sm_count % arch.sms_per_tpc;  // an odd SM out, in the largest GPC
+  return sms;
+}
+
+int co_resident_clusters(const ArchLimits& arch, const Occupancy& occupancy, int cluster_blocks,
+                         int sm_count) {
+  if (cluster_blocks < 1 || cluster_blocks > static_cast<int>(max_cluster_blocks))
+    throw Error(ErrorKind::invalid_argument, "a cluster of " + std::to_string(cluster_blocks) +
+                                                 " blocks is outside 1.." +
+                                                 std::to_string(max_cluster_blocks));
+  // Measured on the H100 (driver 580): cuOccupancyMaxActiveClusters holds at most 8 blocks of a
+  // cluster launch per SM, even where a plain launch of the same kernel holds 32 (32 threads, no
+  // shared memory: 1056 clusters of one block on 132 SMs).
+  constexpr int max_cluster_launch_blocks_per_sm = 8;
+  const int blocks_per_sm = std::min(occupancy.active_blocks_per_sm, max_cluster_launch_blocks_per_sm);
+  int clusters = 0;
+  for (int sms : gpc_sm_counts(arch, sm_count)) clusters += blocks_per_sm * sms / cluster_blocks;
+  return clusters;
 }
 
 }  // namespace ptxrt

@@ -11,12 +11,12 @@
 namespace ptxrt {
 
 struct Expression::Node {
-  enum class Kind { literal, name, unary, binary };
+  enum class Kind { literal, name, unary, binary, call };
   Kind kind = Kind::literal;
   std::int64_t value = 0;
-  std::string name;  // the identifier, or the operator's spelling
-  std::unique_ptr<const Node> left;
-  std::unique_ptr<const Node> right;
+  std::string name;  // the identifier, the operator's spelling, or the function's name
+  std::unique_ptr<const Node> left;   // a call's first argument
+  std::unique_ptr<const Node> right;  // a call's second argument
 };
 
 namespace {
@@ -28,6 +28,10 @@ constexpr int max_depth = 64;
 // Evaluation and destruction recurse along the tree, and a chain "1+1+...+1" is as deep as it is
 // long: bounding the size bounds the stack.
 constexpr int max_nodes = 1024;
+
+// The functions a launch geometry needs: each takes two arguments. ceil_div(n, d) is the grid
+// that covers n items d at a time (Kernel Tuner's grid_div).
+constexpr std::array<std::string_view, 3> functions{"ceil_div", "min", "max"};
 
 // Binary operators by precedence level, loosest first; within a level, longer spellings first so
 // that "<=" is not read as "<".
@@ -117,10 +121,22 @@ class Parser {
       if (!accept(")")) fail_here("expected ')'");
       return inner;
     }
-    return operand();
+    return operand(depth);
   }
 
-  NodePointer operand() {
+  // "NAME(a, b)" after the '(': one of `functions`, with two arguments.
+  NodePointer call(std::unique_ptr<Node> node, int depth) {
+    if (std::find(functions.begin(), functions.end(), node->name) == functions.end())
+      fail_here("unknown function '" + node->name + "' (known: ceil_div, min, max)");
+    node->kind = Node::Kind::call;
+    node->left = binary(0, depth + 1);
+    if (!accept(",")) fail_here("expected ',' between the two arguments of " + node->name);
+    node->right = binary(0, depth + 1);
+    if (!accept(")")) fail_here("expected ')' after the two arguments of " + node->name);
+    return node;
+  }
+
+  NodePointer operand(int depth) {
     skip_space();
     if (position_ == text_.size()) fail_here("expected a value");
     const char first = text_[position_];
@@ -140,11 +156,12 @@ class Parser {
       while (end < text_.size() &&
              (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_'))
         ++end;
-      node->kind = Node::Kind::name;
       node->name = std::string(text_.substr(position_, end - position_));
+      position_ = end;
+      if (accept("(")) return call(std::move(node), depth);
+      node->kind = Node::Kind::name;
       if (std::find(names.begin(), names.end(), node->name) == names.end())
         names.push_back(node->name);
-      position_ = end;
       return node;
     }
     fail_here("expected a value, got '" + std::string(1, first) + "'");
@@ -183,6 +200,8 @@ class Evaluator {
       }
       case Node::Kind::binary:
         return binary(node);
+      case Node::Kind::call:
+        return call(node);
     }
     return 0;
   }
@@ -191,6 +210,17 @@ class Evaluator {
   [[noreturn]] void overflow(std::string_view op, std::int64_t a, std::int64_t b) const {
     fail(text_, std::to_string(a) + " " + std::string(op) + " " + std::to_string(b) +
                     " overflows 64 bits");
+  }
+
+  std::int64_t call(const Node& node) const {
+    const std::int64_t a = value(*node.left);
+    const std::int64_t b = value(*node.right);
+    if (node.name == "min") return std::min(a, b);
+    if (node.name == "max") return std::max(a, b);
+    if (b <= 0) fail(text_, "ceil_div(" + std::to_string(a) + ", " + std::to_string(b) +
+                                ") needs a positive divisor");
+    // Rounds towards +infinity for either sign of a, without overflowing a + b - 1.
+    return a / b + (a % b > 0 ? 1 : 0);
   }
 
   std::int64_t binary(const Node& node) const {

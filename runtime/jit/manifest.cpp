@@ -189,10 +189,12 @@ Manifest parse_manifest(std::string_view source, std::string_view file) {
       parser.tune(rest, manifest);
     } else if (directive == "constraint") {
       manifest.constraints.push_back({parser.constraint(rest, manifest), line_number});
+    } else if (directive == "problem") {
+      manifest.problem.push_back({std::string(rest), line_number});
     } else {
       parser.fail("unknown directive '" + std::string(directive) +
-                  "' (expected 'define NAME in {...}', 'entry NAME ...', 'tune NAME ...' or "
-                  "'constraint EXPRESSION')");
+                  "' (expected 'define NAME in {...}', 'entry NAME ...', 'tune NAME ...', "
+                  "'constraint EXPRESSION' or 'problem JSON')");
     }
   }
   return manifest;

@@ -1,9 +1,12 @@
 #include "ptxrt/program.hpp"
 
+#include <cuda.h>
 #include <nvrtc.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -219,6 +222,44 @@ std::vector<Define> validated_defines(const Program& program, const CompileOptio
   return defines;
 }
 
+// nvrtcSetFlowCallback's callback: cancel (1) once the deadline has passed. NVRTC may call it
+// from its own threads; it only reads the deadline.
+int cancel_after_deadline(void* deadline, void*) {
+  const auto* until = static_cast<const std::chrono::steady_clock::time_point*>(deadline);
+  return std::chrono::steady_clock::now() >= *until ? 1 : 0;
+}
+
+// Compiles with `options.timeout` enforced where NVRTC can cancel (12.8 and newer).
+nvrtcResult compile_program(nvrtcProgram nvrtc, const std::string& name,
+                            const CompileOptions& options,
+                            const std::vector<const char*>& arguments) {
+#if CUDA_VERSION >= 12080
+  std::chrono::steady_clock::time_point deadline{};
+  if (options.timeout) {
+    deadline = std::chrono::steady_clock::now() + *options.timeout;
+    check(nvrtcSetFlowCallback(nvrtc, cancel_after_deadline, &deadline), "nvrtcSetFlowCallback",
+          "limiting the compile of " + name);
+  }
+  const nvrtcResult result =
+      nvrtcCompileProgram(nvrtc, static_cast<int>(arguments.size()), arguments.data());
+  if (result == NVRTC_ERROR_CANCELLED) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", static_cast<double>(options.timeout->count()) / 1000.0);
+    throw Error(ErrorKind::compile,
+                "compiling " + name + " for " + options.target.arch + " with " +
+                    format_defines(options.defines) + " took longer than the compile timeout of " +
+                    limit + " s: cancelled",
+                "nvrtcCompileProgram", static_cast<int>(result), nvrtcGetErrorString(result),
+                "compiling " + name);
+  }
+  return result;
+#else
+  (void)name;
+  (void)options;
+  return nvrtcCompileProgram(nvrtc, static_cast<int>(arguments.size()), arguments.data());
+#endif
+}
+
 std::uint64_t next_program_identity() {
   static std::atomic<std::uint64_t> counter{0};
   return counter.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -284,8 +325,7 @@ UnitOutput compile_unit(const Program& program, const SourceFile& source,
     argument_pointers.push_back(argument.c_str());
   for (const std::string& option : precompiled_headers.options())
     argument_pointers.push_back(option.c_str());
-  nvrtcResult result = nvrtcCompileProgram(nvrtc.get(), static_cast<int>(argument_pointers.size()),
-                                           argument_pointers.data());
+  nvrtcResult result = compile_program(nvrtc.get(), source.name, options, argument_pointers);
   precompiled_headers.finish(nvrtc.get());
   output.log = nvrtc.log();
   if (result != NVRTC_SUCCESS)

@@ -1,6 +1,7 @@
 #include "tune/measurer_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "ptxrt/error.hpp"
 
@@ -38,11 +39,14 @@ void MeasurerPool::serve(std::size_t lane) {
     Measurer& measurer = *lanes_[lane].measurer;
     lock.unlock();
     Outcome outcome{{std::move(job.candidate), {}}, nullptr};
+    const auto start = std::chrono::steady_clock::now();
     try {
       outcome.finished.measurement = measurer.measure(outcome.finished.candidate, job.best_ms);
     } catch (...) {
       outcome.error = std::current_exception();
     }
+    outcome.finished.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     lock.lock();
     finished_.push_back(std::move(outcome));
     lanes_[lane].busy = false;
@@ -79,8 +83,11 @@ std::vector<MeasurerPool::Finished> MeasurerPool::wait_for_free() {
 void MeasurerPool::start(const Candidate& candidate, std::optional<double> best_ms) {
   if (threads_.empty()) {
     // One measurer: on this thread, a throw going straight to the caller.
+    const auto start = std::chrono::steady_clock::now();
     Measurement measurement = lanes_.front().measurer->measure(candidate, best_ms);
-    finished_.push_back({{candidate, std::move(measurement)}, nullptr});
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    finished_.push_back({{candidate, std::move(measurement), seconds}, nullptr});
     return;
   }
   {

@@ -25,6 +25,7 @@ class MeasurerPool {
   struct Finished {
     Candidate candidate;
     Measurement measurement;
+    double seconds = 0.0;  // how long its measure() took
   };
 
   // Error(invalid_argument) for no measurers or a null one.

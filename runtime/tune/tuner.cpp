@@ -7,8 +7,9 @@
 #include <mutex>
 #include <random>
 
-#include "tune/measurer_pool.hpp"
 #include "ptxrt/error.hpp"
+#include "tune/cost_model.hpp"
+#include "tune/measurer_pool.hpp"
 
 namespace ptxrt {
 
@@ -41,6 +42,11 @@ Candidate compile_safely(const CandidateCompiler& compile, const TuningConfig& c
   }
 }
 
+bool compile_failed(const Candidate& candidate) {
+  return candidate.state == Candidate::State::compile_failed ||
+         candidate.state == Candidate::State::compile_timeout;
+}
+
 // Compiles configs on `threads` threads, handing results over as they finish. Destroying the
 // pool stops it taking new configs and waits for the compiles in flight.
 class CompilePool {
@@ -70,6 +76,16 @@ class CompilePool {
     done_.pop_front();
     ++delivered_;
     return candidate;
+  }
+
+  // The compiles finished by now, without waiting.
+  std::vector<Candidate> finished_now() {
+    std::lock_guard lock(mutex_);
+    std::vector<Candidate> candidates(std::make_move_iterator(done_.begin()),
+                                      std::make_move_iterator(done_.end()));
+    done_.clear();
+    delivered_ += candidates.size();
+    return candidates;
   }
 
  private:
@@ -132,12 +148,20 @@ class TuneRun {
     return true;
   }
 
+  // Called with each measurement as it is folded in (the model strategy learns from them).
+  void on_result(std::function<void(const Candidate&, const Measurement&)> listener) {
+    listener_ = std::move(listener);
+  }
+
   void handle(const Candidate& candidate) {
     ++handled_;
-    if (candidate.state == Candidate::State::compile_failed) {
+    if (compile_failed(candidate)) {
+      const bool timeout = candidate.state == Candidate::State::compile_timeout;
       report_.compile_failures.push_back({candidate.config, candidate.reason});
-      record({candidate.config, MeasurementStatus::failed, 0, 0, 0, 0, "", 0,
-              "compile: " + candidate.reason});
+      report_.compile_timeouts += timeout;
+      record({candidate.config,
+              timeout ? MeasurementStatus::compile_timeout : MeasurementStatus::failed, 0, 0, 0, 0,
+              "", 0, "compile: " + candidate.reason});
       settled();
     } else {
       ++report_.compiled;
@@ -167,7 +191,8 @@ class TuneRun {
   }
 
   void fold(std::vector<detail::MeasurerPool::Finished> finished) {
-    for (auto& [candidate, measurement] : finished) {
+    for (auto& [candidate, measurement, seconds] : finished) {
+      report_.measuring_seconds += seconds;
       measurement.config = candidate.config;
       if (candidate.spill_bytes() > 0)
         measurement.detail +=
@@ -176,7 +201,9 @@ class TuneRun {
       if (measurement.status == MeasurementStatus::ok &&
           (!best_ || measurement.median_ms < best_->median_ms))
         best_ = measurement;
-      report_.results.push_back({std::move(measurement), candidate.resources, candidate.occupancy});
+      if (listener_) listener_(candidate, measurement);
+      report_.results.push_back({std::move(measurement), candidate.resources, candidate.occupancy,
+                                 candidate.shape, seconds_since(start_)});
       settled();
     }
   }
@@ -216,6 +243,7 @@ class TuneRun {
   std::size_t done_ = 0;     // settled
   std::optional<Measurement> best_;
   Clock::time_point start_ = Clock::now();
+  std::function<void(const Candidate&, const Measurement&)> listener_;
 };
 
 // The configs of this share: every count-th of `ordered`, from position index.
@@ -253,9 +281,9 @@ std::vector<TuningConfig> still_to_run(const std::vector<TuningConfig>& allowed,
 // Compiles everything (on the pool, or inline), then orders the ready ones by predicted
 // occupancy, highest first, then by registers, fewest first. A stop request ends the compiling
 // early: nothing is timed after it anyway.
-std::vector<Candidate> compile_by_occupancy(const std::vector<TuningConfig>& configs,
-                                            const CandidateCompiler& compile, unsigned threads,
-                                            const std::atomic<bool>* stop) {
+std::vector<Candidate> compile_all(const std::vector<TuningConfig>& configs,
+                                   const CandidateCompiler& compile, unsigned threads,
+                                   const std::atomic<bool>* stop) {
   const auto stopped = [stop] { return stop && stop->load(); };
   std::vector<Candidate> candidates;
   if (threads == 0) {
@@ -268,6 +296,13 @@ std::vector<Candidate> compile_by_occupancy(const std::vector<TuningConfig>& con
       if (stopped()) break;
     }
   }
+  return candidates;
+}
+
+std::vector<Candidate> compile_by_occupancy(const std::vector<TuningConfig>& configs,
+                                            const CandidateCompiler& compile, unsigned threads,
+                                            const std::atomic<bool>* stop) {
+  std::vector<Candidate> candidates = compile_all(configs, compile, threads, stop);
   const auto rank = [](const Candidate& c) {
     const double fraction = c.occupancy ? c.occupancy->fraction : 0.0;
     const int registers = c.resources ? c.resources->registers : 0;
@@ -281,6 +316,40 @@ std::vector<Candidate> compile_by_occupancy(const std::vector<TuningConfig>& con
   return candidates;
 }
 
+// The model strategy: candidates join the order as their compiles land (a failure is recorded at
+// once), and each free measurer gets the one the order picks from what has landed by then.
+void tune_by_model(const TuningSpace& space, std::vector<TuningConfig> configs,
+                   const CandidateCompiler& compile, const TuneOptions& options, TuneRun& run) {
+  std::mt19937_64 shuffle(options.seed);
+  std::shuffle(configs.begin(), configs.end(), shuffle);
+  detail::ModelGuidedOrder order(space.parameters(), configs.size(), options.seed);
+  run.on_result([&](const Candidate& candidate, const Measurement& measurement) {
+    order.learn(candidate, measurement);
+  });
+  const auto take = [&](Candidate candidate) {
+    if (candidate.state == Candidate::State::ready)
+      order.add(std::move(candidate));
+    else
+      run.handle(candidate);
+  };
+  if (options.compile_threads == 0) {
+    for (Candidate& candidate : compile_all(configs, compile, 0, options.stop)) take(std::move(candidate));
+    while (!order.empty() && run.wants_more()) run.handle(order.take());
+    return;
+  }
+  CompilePool pool(configs, compile, options.compile_threads);
+  while (run.wants_more()) {
+    for (Candidate& candidate : pool.finished_now()) take(std::move(candidate));
+    if (order.empty()) {
+      std::optional<Candidate> candidate = pool.next();
+      if (!candidate) break;
+      take(std::move(*candidate));
+      continue;
+    }
+    run.handle(order.take());
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(TuningStrategy strategy) {
@@ -291,17 +360,19 @@ std::string_view to_string(TuningStrategy strategy) {
       return "random";
     case TuningStrategy::occupancy:
       return "occupancy";
+    case TuningStrategy::model:
+      return "model";
   }
   return "unknown";
 }
 
 TuningStrategy parse_tuning_strategy(std::string_view name) {
-  for (TuningStrategy strategy :
-       {TuningStrategy::exhaustive, TuningStrategy::random, TuningStrategy::occupancy})
+  for (TuningStrategy strategy : {TuningStrategy::exhaustive, TuningStrategy::random,
+                                  TuningStrategy::occupancy, TuningStrategy::model})
     if (to_string(strategy) == name) return strategy;
   throw Error(ErrorKind::invalid_argument, "tuning strategy '" + std::string(name) +
-                                               "' is unknown: expected exhaustive, random or "
-                                               "occupancy");
+                                               "' is unknown: expected exhaustive, random, "
+                                               "occupancy or model");
 }
 
 std::size_t Candidate::spill_bytes() const {
@@ -357,17 +428,24 @@ CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptio
     try {
       image = jit.image(program, options, driver_version);
     } catch (const Error& error) {
-      return Candidate{config, Candidate::State::compile_failed, error.what(), std::nullopt,
-                       std::nullopt};
+      const bool cancelled = error.code_name() == "NVRTC_ERROR_CANCELLED";
+      return Candidate{config,
+                       cancelled ? Candidate::State::compile_timeout
+                                 : Candidate::State::compile_failed,
+                       error.what(), std::nullopt, std::nullopt};
     }
     std::vector<KernelResources> kernels = parse_ptxas_info(image->compile_log);
     if (image->format == ImageFormat::cubin)
       kernels = merge(read_cubin_resources(image->data), kernels);
+    std::string_view symbol = entry;
+    for (const auto& [expression, lowered] : image->lowered_names)
+      if (expression == entry) symbol = lowered;
+    const LaunchShape launch = shape(config);
+    candidate.shape = launch;
     auto found = std::find_if(kernels.begin(), kernels.end(),
-                              [&](const KernelResources& kernel) { return kernel.name == entry; });
+                              [&](const KernelResources& kernel) { return kernel.name == symbol; });
     if (found == kernels.end()) return candidate;  // PTX: the driver decides at load time
     candidate.resources = *found;
-    const LaunchShape launch = shape(config);
     if (std::optional<std::string> problem = launch_problem(*found, launch, device)) {
       candidate.state = Candidate::State::pruned;
       candidate.reason = std::move(*problem);
@@ -416,6 +494,33 @@ TimingResult time_samples(const TimingPolicy& policy, std::optional<double> best
   }
 }
 
+TunePlan plan_tune(const TuningSpace& space, const CandidateCompiler& compile,
+                   unsigned compile_threads) {
+  TunePlan plan;
+  plan.space_size = space.size();
+  SpaceEnumeration enumeration = space.enumerate();
+  plan.pruned_by_constraints = std::move(enumeration.pruned);
+  std::vector<Candidate> candidates =
+      compile_all(enumeration.allowed, compile, compile_threads, nullptr);
+  // The pool hands compiles over as they finish: put them back in enumeration order.
+  std::vector<std::pair<std::size_t, Candidate>> ordered;
+  for (Candidate& candidate : candidates) {
+    const auto at = std::find(enumeration.allowed.begin(), enumeration.allowed.end(), candidate.config);
+    ordered.emplace_back(static_cast<std::size_t>(at - enumeration.allowed.begin()), std::move(candidate));
+  }
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [index, candidate] : ordered) {
+    if (compile_failed(candidate))
+      plan.compile_failures.push_back({candidate.config, candidate.reason});
+    else if (candidate.state == Candidate::State::pruned)
+      plan.pruned_by_resources.push_back({candidate.config, candidate.reason});
+    else
+      plan.ready.push_back(std::move(candidate));
+  }
+  return plan;
+}
+
 TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile, Measurer& measurer,
                 const TuneOptions& options,
                 const std::function<void(const TuneProgress&)>& progress) {
@@ -441,7 +546,9 @@ TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
   std::vector<TuningConfig> configs =
       still_to_run(share_of(std::move(ordered), options.share), options, report);
   TuneRun run(measurers, options, progress, report, configs.size());
-  if (options.strategy == TuningStrategy::occupancy) {
+  if (options.strategy == TuningStrategy::model) {
+    tune_by_model(space, std::move(configs), compile, options, run);
+  } else if (options.strategy == TuningStrategy::occupancy) {
     for (const Candidate& candidate :
          compile_by_occupancy(configs, compile, options.compile_threads, options.stop)) {
       if (!run.wants_more()) break;

@@ -32,6 +32,7 @@ constexpr std::pair<MeasurementStatus, std::string_view> status_names[] = {
     {MeasurementStatus::started, "started"}, {MeasurementStatus::ok, "ok"},
     {MeasurementStatus::cut, "cut"},         {MeasurementStatus::wrong, "wrong"},
     {MeasurementStatus::failed, "failed"},   {MeasurementStatus::crashed, "crashed"},
+    {MeasurementStatus::compile_timeout, "compile_timeout"},
 };
 
 // A field of the wrong shape or out of range. Like nlohmann's own type errors, it becomes one

@@ -140,7 +140,7 @@ std::uint64_t TuningSpace::size() const {
   return product;
 }
 
-std::optional<std::string> TuningSpace::first_violation(const TuningConfig& config) const {
+std::optional<std::string> TuningSpace::violation(const TuningConfig& config) const {
   for (const TuningConstraint& constraint : constraints_)
     if (std::optional<std::string> reason = constraint.check(config)) return reason;
   return std::nullopt;
@@ -161,7 +161,7 @@ SpaceEnumeration TuningSpace::enumerate() const {
     for (std::size_t p = 0; p < parameters_.size(); ++p)
       defines.push_back({parameters_[p].name, std::to_string(parameters_[p].values[digits[p]])});
     TuningConfig config(std::move(defines));
-    if (std::optional<std::string> reason = first_violation(config))
+    if (std::optional<std::string> reason = violation(config))
       result.pruned.push_back({std::move(config), std::move(*reason)});
     else
       result.allowed.push_back(std::move(config));

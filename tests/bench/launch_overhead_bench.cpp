@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "driver/driver_api.hpp"
+#include "empty_kernel.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
@@ -41,16 +42,7 @@ int main() {
     return 0;
   }
   const ptxrt::Context context = ptxrt::Context::primary(0);
-  ptxrt::Jit jit([] {
-    ptxrt::JitOptions options;
-    options.cache_directory.clear();
-    return options;
-  }());
-  const ptxrt::Kernel kernel = jit.kernel(
-      ptxrt::Program::from_string(
-          "extern \"C\" __global__ void empty(float* out, int n) { if (n < 0) out[0] = 1.0f; }",
-          "empty.cu"),
-      {}, context, "empty");
+  const ptxrt::Kernel kernel = ptxrt::bench::empty_kernel(context);
   ptxrt::DeviceBuffer<float> out(context, 1);
   const int n = 1;
   ptxrt::ContextGuard guard(context);

@@ -15,6 +15,7 @@
 #include "ptxrt/error.hpp"
 #include "ptxrt/program.hpp"
 #include "ptxrt/target.hpp"
+#include "ptxrt/usable_cpus.hpp"
 
 namespace {
 
@@ -114,7 +115,7 @@ void check_every_builtin_kernel_compiles_for(int lowest_sm, int highest_sm) {
     }
   };
   {
-    std::vector<std::jthread> workers(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::jthread> workers(ptxrt::usable_cpu_count());
     for (std::jthread& worker : workers) worker = std::jthread(compile_jobs);
   }
   for (const Job& job : jobs) {

@@ -32,7 +32,7 @@ namespace {
 const std::string scale_kernel = std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/scale.cu";
 // C++ linkage (a mangled symbol) and no manifest.
 const std::string convolution_kernel =
-    std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/convolution.cu";
+    std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/convolution_1d.cu";
 
 // A tile in shared memory whose size the manifest's TILE fixes: TILE x (TILE + 1) floats.
 const char* const transpose_source = R"(// ptxrt: define TILE in {16, 32} default 16

@@ -100,7 +100,7 @@ std::vector<int> exit_codes(const std::vector<pid_t>& children) {
 
 }  // namespace
 
-TEST_CASE("processes missing one entry at once compile it once; the others load it") {
+TEST_CASE("processes missing one entry at once compile it once and the others load it") {
   ScratchDirectory scratch;
   const Image image = sample_image("compiled by one process");
   StartingGate gate;

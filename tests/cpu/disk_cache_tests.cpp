@@ -350,7 +350,7 @@ TEST_CASE("eviction keeps the cache under its bound by dropping the least recent
   CHECK(total <= cache.max_bytes());
 }
 
-TEST_CASE("a stale temporary file from a crashed store is removed; a fresh one is left alone") {
+TEST_CASE("a stale temporary file from a crashed store is removed, a fresh one is left alone") {
   ScratchDirectory scratch;
   DiskCache cache(scratch.path());
   std::string key = key_for("temporary");
@@ -366,7 +366,7 @@ TEST_CASE("a stale temporary file from a crashed store is removed; a fresh one i
   CHECK(fs::exists(fresh));
 }
 
-TEST_CASE("entries lists key, size, name and arch, most recently used first; clear empties it") {
+TEST_CASE("entries lists key, size, name and arch, most recently used first, clear empties it") {
   ScratchDirectory scratch;
   DiskCache cache(scratch.path());
   Image older = sample_image("older");

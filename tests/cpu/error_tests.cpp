@@ -50,6 +50,10 @@ TEST_CASE("device properties format as a table with derived bandwidth") {
   p.memory_clock_khz = 2619000;
   p.memory_bus_width_bits = 5120;
   p.driver_version = 13000;
+  p.cooperative_launch = true;
+  p.cluster_launch = true;
+  p.managed_memory = true;
+  p.memory_pools = true;
   CHECK(p.arch() == "sm_90");
   CHECK(p.compute_capability() == "9.0");
   CHECK(p.theoretical_bandwidth_gb_per_s() == doctest::Approx(3352.32));
@@ -58,4 +62,7 @@ TEST_CASE("device properties format as a table with derived bandwidth") {
   CHECK(table.find("compute capability:        9.0 (sm_90)") != std::string::npos);
   CHECK(table.find("3352 GB/s theoretical") != std::string::npos);
   CHECK(table.find("driver:                    CUDA 13.0") != std::string::npos);
+  CHECK(table.find("launches:                  cooperative yes, clusters yes\n") !=
+        std::string::npos);
+  CHECK(table.find("memory kinds:              managed yes, pools yes\n") != std::string::npos);
 }

@@ -75,6 +75,23 @@ TEST_CASE("expressions read names through the lookup and list each name once") {
   CHECK(evaluate("TM * TN <= 128 && TM >= BK", {{"TM", 16}, {"TN", 16}, {"BK", 8}}) == 0);
 }
 
+TEST_CASE("ceil_div, min and max take two arguments and are not names") {
+  CHECK(evaluate("ceil_div(W, BX * TX)", {{"W", 1000}, {"BX", 32}, {"TX", 2}}) == 16);
+  CHECK(evaluate("ceil_div(1024, 64)") == 16);
+  CHECK(evaluate("ceil_div(-5, 2)") == -2);
+  CHECK(evaluate("min(3, 7) + max(3, 7) * 2") == 17);
+  CHECK(evaluate("min(max(A, 1), 8)", {{"A", 12}}) == 8);
+  CHECK(ptxrt::Expression::parse("ceil_div(n, B)").names() == std::vector<std::string>{"n", "B"});
+  CHECK(parse_error("ceil(4, 2)") ==
+        "expression 'ceil(4, 2)': unknown function 'ceil' (known: ceil_div, min, max) at column 6");
+  CHECK(parse_error("min(4)") ==
+        "expression 'min(4)': expected ',' between the two arguments of min at column 6");
+  CHECK(parse_error("max(4, 2, 1)") ==
+        "expression 'max(4, 2, 1)': expected ')' after the two arguments of max at column 9");
+  CHECK(evaluation_error("ceil_div(4, 0)") ==
+        "expression 'ceil_div(4, 0)': ceil_div(4, 0) needs a positive divisor");
+}
+
 TEST_CASE("&& and || skip their right side when the left decides") {
   CHECK(evaluate("B != 0 && A / B > 2", {{"A", 9}, {"B", 0}}) == 0);
   CHECK(evaluate("B == 0 || A % B == 1", {{"A", 9}, {"B", 0}}) == 1);

@@ -44,7 +44,8 @@ TEST_CASE("ptxrt run rejects bad arguments before touching the driver") {
       {{"run"}, 2, "program is required"},
       {{"run", "fft"},
        2,
-       "program: fft not in {aos-soa,matadd,matmul,raytrace,reduce,simpson,sort,transpose,vecadd}"},
+       "program: (fft not in {aos-soa,histogram,matadd,matmul,raytrace,reduce,sgemm,simpson,sort,"
+       "transpose,vecadd}) OR (File does not exist: fft)"},
       {{"run", "matmul", "--variant", "naive", "-D", "TILE_WIDTH=16"},
        1,
        "-D TILE_WIDTH: matmul_naive.cu declares no such constant (it takes BLOCK_SIZE)"},
@@ -54,7 +55,11 @@ TEST_CASE("ptxrt run rejects bad arguments before touching the driver") {
        "BLOCK_ROWS=32 must divide TILE_DIM=16"},
       {{"run", "reduce", "--variant", "max"},
        1,
-       "reduce variant 'max' is unknown: expected sum or argmin"},
+       "reduce variant 'max' is unknown: expected sum, argmin or cooperative"},
+      {{"run", "histogram", "--variant", "warp"},
+       1,
+       "histogram variant 'warp' is unknown: expected block or cluster"},
+      {{"run", "histogram", "-D", "CLUSTER_SIZE=3"}, 1, "CLUSTER_SIZE"},
       {{"run", "vecadd", "--k", "3"}, 1, "--k does not apply to vecadd"},
       {{"run", "vecadd", "--variant", "fast"}, 1, "vecadd has no variants"},
       {{"run", "simpson", "--n", "7"}, 1, "simpson n must be even and at least 2"},
@@ -66,6 +71,19 @@ TEST_CASE("ptxrt run rejects bad arguments before touching the driver") {
     CAPTURE(expected.arguments);
     check_cli(expected);
   }
+}
+
+TEST_CASE("ptxrt multi-gpu rejects unknown host memory and transfers before touching the driver") {
+  if (cli.empty()) {
+    MESSAGE("the CLI is not built");
+    return;
+  }
+  check_cli({{"multi-gpu", "matmul", "--transfers", "fast"},
+             2,
+             "--transfers: fast not in {overlapped,synchronous}"});
+  check_cli({{"multi-gpu", "closest-pair", "--host-memory", "shared"},
+             2,
+             "--host-memory: shared not in {pinned,pageable}"});
 }
 
 TEST_CASE("ptxrt bench rejects an unknown work and a zero repeat count") {

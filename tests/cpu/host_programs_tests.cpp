@@ -12,19 +12,20 @@
 #include <limits>
 #include <string>
 
-#include "host/common/kernel_defines.hpp"
-#include "host/matmul/matmul.hpp"
-#include "host/matmul/matrix_add.hpp"
+#include "host/classic/histogram.hpp"
 #include "host/classic/ppm.hpp"
-#include "host/common/random_data.hpp"
 #include "host/classic/raytrace.hpp"
 #include "host/classic/reduce.hpp"
 #include "host/classic/simpson.hpp"
-#include "host/common/sizes.hpp"
 #include "host/classic/sort.hpp"
-#include "host/common/timing.hpp"
 #include "host/classic/transpose.hpp"
 #include "host/classic/vector_add.hpp"
+#include "host/common/kernel_defines.hpp"
+#include "host/common/random_data.hpp"
+#include "host/common/sizes.hpp"
+#include "host/common/timing.hpp"
+#include "host/matmul/matmul.hpp"
+#include "host/matmul/matrix_add.hpp"
 #include "ptxrt/error.hpp"
 
 namespace host = ptxrt::host;
@@ -148,6 +149,34 @@ TEST_CASE("sum_error_bound adds each pass's slice length and tree depth, plus th
         std::ldexp(1.0 + (4 + 18) + (1 + 10) + (1 + 8), -24));
 }
 
+TEST_CASE("the cooperative sum is a reduce variant, one launch with the sum's bound") {
+  CHECK(host::parse_reduce_variant("cooperative") == host::ReduceVariant::cooperative);
+  CHECK(host::to_string(host::ReduceVariant::cooperative) == "cooperative");
+  const auto plan = host::plan_reduce(1'000'003, host::ReduceVariant::cooperative);
+  CHECK(plan.block_size == 256);
+  // One launch of G = 1056 blocks (8 per SM x 132 SMs) holds two passes: n -> G, G -> 1.
+  CHECK(host::grid_stride_blocks(plan.n, plan.block_size, 132, 8) == 1056);
+  CHECK(host::sum_error_bound({{1'000'003, 1056}, {1056, 1}}, 256) ==
+        std::ldexp(1.0 + (4 + std::log2(1056.0 * 256)) + (5 + 8), -24));
+}
+
+TEST_CASE("plan_histogram sizes shared memory for all bins, or a cluster block's share") {
+  const auto block = host::plan_histogram(1000, host::HistogramVariant::block,
+                                          {{"BINS", "16384"}, {"CLUSTER_SIZE", "8"}});
+  CHECK(block.bins == 16384);
+  CHECK(block.block_size == 256);
+  CHECK(block.shared_bytes() == 65536);
+  const auto cluster = host::plan_histogram(1000, host::HistogramVariant::cluster,
+                                            {{"BINS", "16384"}, {"CLUSTER_SIZE", "8"}});
+  CHECK(cluster.cluster_size == 8);
+  CHECK(cluster.shared_bytes() == 8192);
+  CHECK(host::plan_histogram(5, host::HistogramVariant::cluster).cluster_size == 4);
+  CHECK_THROWS_WITH_AS(host::plan_histogram(0, host::HistogramVariant::block),
+                       "histogram n must be at least 1, got 0", Error);
+  CHECK_THROWS_WITH_AS(host::parse_histogram_variant("warp"),
+                       "histogram variant 'warp' is unknown: expected block or cluster", Error);
+}
+
 TEST_CASE("plan_sort pads n to a power of two and rejects more elements than int positions") {
   const auto plan =
       host::plan_sort(100003, host::SortVariant::bitonic_pairs, {{"BLOCK_SIZE", "128"}});
@@ -209,6 +238,10 @@ TEST_CASE("random inputs are a function of the seed and the stream, within the r
   CHECK(a != host::random_floats(1000, 42, 1));
   CHECK(a != host::random_floats(1000, 43, 0));
   for (float value : a) REQUIRE((value >= -1.0f && value < 1.0f));
+  const auto counts = host::random_uints(1000, 42, 0, 10);
+  CHECK(counts == host::random_uints(1000, 42, 0, 10));
+  CHECK(counts != host::random_uints(1000, 42, 1, 10));
+  for (std::uint32_t value : counts) REQUIRE(value < 10u);
   const auto spheres = host::random_spheres(5, 640, 480, 9);
   REQUIRE(spheres.size() == 5);
   for (const auto& sphere : spheres) {

@@ -161,7 +161,7 @@ TEST_CASE("image() compiles a Program again once add_header has changed what it 
 
 // The price of the lookup by identity, as Program::identity() documents: a header file edited on
 // disk reaches the Jit through a new Program.
-TEST_CASE("image() reads a Program's included files once; a new Program sees an edited header") {
+TEST_CASE("image() reads a Program's included files once, a new Program sees an edited header") {
   ptxrt::testing::ScratchDirectory directory;
   write_file(directory.path() / "factor.cuh", "#define SCALE 2.0f\n");
   write_file(directory.path() / "scale.cu", "#include \"factor.cuh\"\n" + scale_source);

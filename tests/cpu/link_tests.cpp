@@ -12,7 +12,7 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "host/common/disassembly.hpp"
-#include "host/tune/child_process.hpp"
+#include "tune/child_process.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/program.hpp"
@@ -65,7 +65,7 @@ std::optional<std::string> run_toolkit_program(const std::string& name,
     return std::nullopt;
   }
   arguments.insert(arguments.begin(), program->string());
-  ptxrt::host::ChildProcess child(arguments);
+  ptxrt::detail::ChildProcess child(arguments);
   std::string output;
   while (std::optional<std::string> line = child.read_line(std::chrono::minutes(5)))
     output += *line + "\n";

@@ -19,7 +19,7 @@ TEST_CASE("log levels parse from their names, case-insensitively, and nothing el
   CHECK_FALSE(log::parse_level("").has_value());
 }
 
-TEST_CASE("lines below the threshold are dropped; the rest are prefixed with ptxrt and the level") {
+TEST_CASE("lines below the threshold are dropped, the rest are prefixed with ptxrt and the level") {
   LogCapture capture(log::Level::info);
   CHECK(log::enabled(log::Level::info));
   CHECK_FALSE(log::enabled(log::Level::debug));

@@ -82,7 +82,7 @@ TEST_CASE("a malformed manifest line is an error naming the file and the line") 
         "matmul_tiled.cu:2: A is declared twice");
   CHECK(error_message("\n\n// ptxrt: kernel matmul\n") ==
         "matmul_tiled.cu:3: unknown directive 'kernel' (expected 'define NAME in {...}', "
-        "'entry NAME ...', 'tune NAME ...' or 'constraint EXPRESSION')");
+        "'entry NAME ...', 'tune NAME ...', 'constraint EXPRESSION' or 'problem JSON')");
   CHECK(error_message("// ptxrt: entry\n") == "matmul_tiled.cu:1: entry name '' is not a C identifier");
 }
 

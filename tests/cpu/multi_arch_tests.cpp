@@ -11,7 +11,7 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "host/common/disassembly.hpp"
-#include "host/tune/child_process.hpp"
+#include "tune/child_process.hpp"
 #include "process.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/fatbin.hpp"
@@ -49,7 +49,7 @@ std::optional<std::string> cuobjdump_listing(const fs::path& file) {
     MESSAGE("cuobjdump is not installed: the listing is not checked");
     return std::nullopt;
   }
-  ptxrt::host::ChildProcess child({cuobjdump->string(), "--list-elf", "--list-ptx", file.string()});
+  ptxrt::detail::ChildProcess child({cuobjdump->string(), "--list-elf", "--list-ptx", file.string()});
   std::string output;
   while (std::optional<std::string> line = child.read_line(std::chrono::minutes(1)))
     output += *line + "\n";

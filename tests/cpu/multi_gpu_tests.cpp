@@ -170,3 +170,22 @@ TEST_CASE("devices timed together must be one model: the same name and compute c
   renamed.name = "NVIDIA H100 PCIe";
   CHECK_THROWS_AS(ptxrt::host::require_one_model(std::vector{first, renamed}), ptxrt::Error);
 }
+
+TEST_CASE("host transfers are overlapped or synchronous, by name") {
+  using ptxrt::host::HostTransfers;
+  CHECK(ptxrt::host::parse_host_transfers("overlapped") == HostTransfers::overlapped);
+  CHECK(ptxrt::host::parse_host_transfers("synchronous") == HostTransfers::synchronous);
+  CHECK(ptxrt::host::to_string(HostTransfers::synchronous) == "synchronous");
+  CHECK_THROWS_WITH_AS(ptxrt::host::parse_host_transfers("pinned"),
+                       "host transfers 'pinned' are unknown: expected overlapped or synchronous",
+                       ptxrt::Error);
+  CHECK(ptxrt::host::MultiGpuMatmulOptions{}.transfers == HostTransfers::overlapped);
+}
+
+TEST_CASE("a device's upload rate is its bytes over its time, in GB/s") {
+  ptxrt::host::DeviceShare share;
+  CHECK(share.upload_gb_per_s() == 0.0);
+  share.upload_bytes = 512'000'000;
+  share.upload_ms = 20.0;
+  CHECK(share.upload_gb_per_s() == doctest::Approx(25.6));
+}

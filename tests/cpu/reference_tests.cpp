@@ -206,3 +206,11 @@ TEST_CASE("compare rejects spans of different sizes") {
                        "compare: actual has 2 elements, expected expected's size = 3",
                        ptxrt::Error);
 }
+
+TEST_CASE("histogram counts every value once, clamping values past the last bin into it") {
+  const std::vector<std::uint32_t> values = {0, 3, 3, 1, 7, 4, 4294967295u};
+  CHECK(host::histogram(values, 4) == std::vector<std::uint32_t>{1, 1, 0, 5});
+  CHECK(host::histogram({}, 2) == std::vector<std::uint32_t>{0, 0});
+  CHECK_THROWS_WITH_AS(host::histogram(values, 0), "histogram: a histogram needs at least one bin",
+                       ptxrt::Error);
+}

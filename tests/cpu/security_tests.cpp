@@ -33,10 +33,11 @@ TEST_CASE(
     "no source starts a shell, and one launcher starts every program: the tuner's worker, the "
     "disassembler") {
   // Calls, not words in comments: a name followed by "(". One launcher,
-  // host/tune/child_process.cpp, starts programs with posix_spawn and no shell: the tuner's
+  // runtime/tune/child_process.cpp, starts programs with posix_spawn and no shell: the tuner's
   // worker process, and the toolkit's nvdisasm or cuobjdump for SASS
   // (host/common/disassembly.cpp), found by path and given their arguments as a list.
-  const fs::path worker_launcher = fs::path(PTXRT_SOURCE_DIR) / "host" / "tune" / "child_process.cpp";
+  const fs::path worker_launcher =
+      fs::path(PTXRT_SOURCE_DIR) / "runtime" / "tune" / "child_process.cpp";
   const std::regex spawn(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|fork|vfork|)"
                          R"(posix_spawnp?)\s*\()");
   std::size_t scanned = 0;

@@ -76,12 +76,13 @@ TEST_CASE("tune and run --tuned reject bad arguments before touching the GPU") {
     return result.output;
   };
   CHECK(failure({"tune", "matmul", "--strategy", "fastest"}) ==
-        "ptxrt: error: tuning strategy 'fastest' is unknown: expected exhaustive, random or "
-        "occupancy\n");
+        "ptxrt: error: tuning strategy 'fastest' is unknown: expected exhaustive, random, "
+        "occupancy or model\n");
   CHECK(failure({"tune", "closest-pair", "--size", "1x2"}) ==
         "ptxrt: error: closest-pair size '1x2': expected a number of points, at least 2\n");
   CHECK(failure({"run", "vecadd", "--tuned"}) ==
-        "ptxrt: error: --tuned applies to matmul (tiled) only\n");
+        "ptxrt: error: --tuned applies to matmul (tiled), sgemm and kernel files with a problem "
+        "(closest-pair: `ptxrt closest-pair --tuned`)\n");
   CHECK(failure({"run", "matmul", "--tuned", "-D", "TILE_WIDTH=8"}) ==
         "ptxrt: error: --tuned picks the defines itself: drop -D\n");
   CHECK(failure({"run", "matmul", "--db", "x.json"}) ==

@@ -14,12 +14,12 @@
 #include <thread>
 #include <vector>
 
-#include "host/tune/child_process.hpp"
 #include "host/tune/tune_problems.hpp"
-#include "host/tune/tune_worker.hpp"
 #include "process.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/tune_worker.hpp"
+#include "tune/child_process.hpp"
 
 using nlohmann::json;
 using ptxrt::Measurement;
@@ -43,7 +43,7 @@ ptxrt::DeviceProperties h100() {
 }
 
 // Answers by config: X=1 is fine, X=2 is wrong, X=3 throws as a faulting kernel would.
-class FakeSession : public ptxrt::host::TuneSession {
+class FakeSession : public ptxrt::TuneSession {
  public:
   Measurement measure(const TuningConfig& config, const ptxrt::TimingPolicy&,
                       std::optional<double> best_ms) override {
@@ -60,10 +60,10 @@ class FakeSession : public ptxrt::host::TuneSession {
 
 std::vector<json> worker_replies(
     const std::string& requests,
-    const std::function<std::unique_ptr<ptxrt::host::TuneSession>()>& open, int& code) {
+    const std::function<std::unique_ptr<ptxrt::TuneSession>()>& open, int& code) {
   std::istringstream in(requests);
   std::ostringstream out;
-  code = ptxrt::host::run_tune_worker(open, ptxrt::TimingPolicy{}, in, out);
+  code = ptxrt::run_tune_worker(open, ptxrt::TimingPolicy{}, in, out);
   std::vector<json> replies;
   std::istringstream lines(out.str());
   for (std::string line; std::getline(lines, line);) replies.push_back(json::parse(line));
@@ -73,19 +73,19 @@ std::vector<json> worker_replies(
 }  // namespace
 
 TEST_CASE("a child process answers lines, and a dead or silent one is told apart") {
-  ptxrt::host::ChildProcess cat({"/bin/cat"});
+  ptxrt::detail::ChildProcess cat({"/bin/cat"});
   REQUIRE(cat.send_line("{\"ready\": true}"));
   CHECK(cat.read_line(5s) == "{\"ready\": true}");
   CHECK_FALSE(cat.read_line(50ms));  // nothing more to say
   CHECK_FALSE(cat.closed());
   CHECK(cat.terminate() == "exited with code 0");  // our end closed: cat reads EOF and ends
 
-  ptxrt::host::ChildProcess failing({"/bin/false"});
+  ptxrt::detail::ChildProcess failing({"/bin/false"});
   CHECK_FALSE(failing.read_line(5s));
   CHECK(failing.closed());
   CHECK(failing.terminate() == "exited with code 1");
 
-  CHECK_THROWS_AS(ptxrt::host::ChildProcess({"/no/such/program"}), ptxrt::Error);
+  CHECK_THROWS_AS(ptxrt::detail::ChildProcess({"/no/such/program"}), ptxrt::Error);
 }
 
 TEST_CASE("the worker answers each config, and exits after one that throws") {
@@ -115,7 +115,7 @@ TEST_CASE("a worker whose setup fails says why and exits") {
   int code = -1;
   const std::vector<json> replies = worker_replies(
       "",
-      []() -> std::unique_ptr<ptxrt::host::TuneSession> {
+      []() -> std::unique_ptr<ptxrt::TuneSession> {
         throw ptxrt::Error(ptxrt::ErrorKind::no_device, "no CUDA device");
       },
       code);
@@ -126,7 +126,7 @@ TEST_CASE("a worker whose setup fails says why and exits") {
 
 TEST_CASE("the worker measurer refuses to go on when its worker cannot get ready") {
   if (ptxrt::driver_status().usable) return;  // this is about the machine without a GPU
-  ptxrt::host::WorkerMeasurer measurer(
+  ptxrt::WorkerMeasurer measurer(
       {PTXRT_CLI_PATH, "tune", "matmul", "--worker", "--size", "64"}, std::nullopt, 30s, 60s);
   const ptxrt::Candidate candidate{TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "16"}}),
                                    ptxrt::Candidate::State::ready,
@@ -168,7 +168,7 @@ TEST_CASE(
     MESSAGE("skipped: the stand-in worker needs /usr/bin/python3");
     return;
   }
-  ptxrt::host::WorkerMeasurer measurer({"/usr/bin/python3", "-c", fake_worker}, 3, 2s, 30s);
+  ptxrt::WorkerMeasurer measurer({"/usr/bin/python3", "-c", fake_worker}, 3, 2s, 30s);
   ptxrt::TuningSpace space;
   space.add_parameter("X", {1, 2, 3, 4, 5});
   ptxrt::TuneOptions options;
@@ -206,7 +206,7 @@ TEST_CASE("a worker ignores Ctrl-C and SIGTERM, and dies when its parent is kill
   REQUIRE(tune >= 0);
   if (tune == 0) {
     if (::fork() == 0) {
-      ptxrt::host::tie_worker_to_parent();
+      ptxrt::tie_worker_to_parent();
       const pid_t self = ::getpid();
       [[maybe_unused]] const ssize_t written = ::write(ends[1], &self, sizeof self);
       ::sleep(30);

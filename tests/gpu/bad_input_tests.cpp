@@ -79,11 +79,11 @@ TEST_CASE(
   check_fill_works(module, test_context());
 }
 
-TEST_CASE("bad inputs: the driver refuses a C++ kernel asked for by its bare name; the error "
+TEST_CASE("bad inputs: the driver refuses a C++ kernel asked for by its bare name, and the error "
           "lists it as written with its symbol, and it runs by that symbol") {
   const Context& context = test_context();
   const Module module = ptxrt::testing::test_jit().module(
-      Program::from_file(std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/convolution.cu"), {},
+      Program::from_file(std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/convolution_1d.cu"), {},
       context);
   check_error([&] { module.kernel("convolution_kernel"); }, ErrorKind::not_found,
               "its entry points are: convolution_kernel(float*, float*, float*) "

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -13,19 +15,20 @@
 
 #include "gpu_fixture.hpp"
 #include "host/classic/aos_soa.hpp"
+#include "host/classic/histogram.hpp"
+#include "host/classic/raytrace.hpp"
+#include "host/classic/reduce.hpp"
+#include "host/classic/simpson.hpp"
+#include "host/classic/sort.hpp"
+#include "host/classic/transpose.hpp"
+#include "host/classic/vector_add.hpp"
 #include "host/common/benchmark.hpp"
+#include "host/common/random_data.hpp"
+#include "host/common/reference.hpp"
+#include "host/common/timing.hpp"
 #include "host/matmul/cublas.hpp"
 #include "host/matmul/matmul.hpp"
 #include "host/matmul/matrix_add.hpp"
-#include "host/common/random_data.hpp"
-#include "host/classic/raytrace.hpp"
-#include "host/classic/reduce.hpp"
-#include "host/common/reference.hpp"
-#include "host/classic/simpson.hpp"
-#include "host/classic/sort.hpp"
-#include "host/common/timing.hpp"
-#include "host/classic/transpose.hpp"
-#include "host/classic/vector_add.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Define;
@@ -139,6 +142,68 @@ TEST_CASE("reduce: argmin is exact and the sum within its bound for every block 
         check_passed(run);
         CHECK(run.launches == static_cast<int>(plan.passes.size()));
       }
+}
+
+TEST_CASE("reduce cooperative: one launch, within the sum's bound, for every block size") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (int block : {64, 128, 256, 512, 1024})
+    for (std::int64_t n : {1, 7, 31, 257, 1009, 65537, 10'000'003}) {
+      CAPTURE(block);
+      CAPTURE(n);
+      const auto plan =
+          host::plan_reduce(n, host::ReduceVariant::cooperative, define("BLOCK_SIZE", block));
+      const host::Run run = host::run_reduce(test_jit(), test_context(), plan, checked_once(seed));
+      check_passed(run);
+      CHECK(run.launches == 1);
+    }
+}
+
+TEST_CASE("reduce cooperative equals reduce_sum's two passes at its grid, bit for bit") {
+  const ptxrt::Context& context = test_context();
+  const ptxrt::Program program = ptxrt::Program::builtin("reduce");
+  const ptxrt::Kernel two_pass = test_jit().kernel(program, {}, context, "reduce_sum");
+  const ptxrt::Kernel one_launch =
+      test_jit().kernel(program, {}, context, "reduce_sum_cooperative");
+  for (std::int64_t n : {1000, 1'000'003, 30'000'001}) {
+    CAPTURE(n);
+    const std::vector<float> input = host::random_floats(static_cast<std::size_t>(n), fresh_seed());
+    const ptxrt::DeviceBuffer<float> in(context, std::span<const float>(input));
+    const auto grid = static_cast<unsigned>(
+        std::min<long long>(one_launch.max_cooperative_blocks(256), (n + 255) / 256));
+    ptxrt::DeviceBuffer<float> partial(context, grid), first(context, 1), second(context, 1);
+    first.memory().fill_words(host::poison_word);
+    second.memory().fill_words(host::poison_word);
+    two_pass.launch({.grid = grid, .block = 256}, in, partial, static_cast<long long>(n));
+    two_pass.launch({.grid = 1, .block = 256}, partial, first, static_cast<long long>(grid));
+    one_launch.launch({.grid = grid, .block = 256, .cooperative = true}, in, partial, second,
+                      static_cast<long long>(n));
+    CHECK(std::bit_cast<std::uint32_t>(first.download()[0]) ==
+          std::bit_cast<std::uint32_t>(second.download()[0]));
+  }
+}
+
+TEST_CASE("histogram: block and cluster variants count exactly like the CPU, odd sizes") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  const bool clusters = test_context().device().properties().cluster_launch;
+  for (int bins : {256, 4096, 32768})
+    for (std::int64_t n : {1, 7, 1009, 1'000'003}) {
+      CAPTURE(bins);
+      CAPTURE(n);
+      const auto block =
+          host::plan_histogram(n, host::HistogramVariant::block, define("BINS", bins));
+      check_passed(host::run_histogram(test_jit(), test_context(), block, checked_once(seed)));
+      if (!clusters) continue;
+      for (int cluster : {2, 4, 8}) {
+        CAPTURE(cluster);
+        std::vector<Define> defines = define("BINS", bins);
+        defines.push_back({"CLUSTER_SIZE", std::to_string(cluster)});
+        const auto plan = host::plan_histogram(n, host::HistogramVariant::cluster, defines);
+        check_passed(host::run_histogram(test_jit(), test_context(), plan, checked_once(seed)));
+      }
+    }
+  if (!clusters) MESSAGE("no thread-block clusters on this device: the block variant only");
 }
 
 TEST_CASE("bitonic sort of keys and of key/position pairs equals the stable CPU sort") {

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -15,6 +17,7 @@
 #include "host/closest_pair/multi_gpu_closest_pair.hpp"
 #include "host/closest_pair/point_generator.hpp"
 #include "host/common/reference.hpp"
+#include "host/common/staged_copy.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::random_floats;
@@ -44,6 +47,50 @@ TEST_CASE("a matmul split over every device equals one device's result bit for b
   }
   CHECK(covered == m);
   CHECK(all.wall_ms > 0);
+}
+
+TEST_CASE("the split matmul's transfers agree bit for bit: pinned, staged, synchronous") {
+  const std::size_t m = 301, n = 203, k = 157;
+  const auto a = random_floats(m * k, 73), b = random_floats(k * n, 74);
+  Jit& jit = ptxrt::testing::test_jit();
+  const std::vector<int> devices = host::all_devices();
+  const host::MultiGpuMatmul synchronous =
+      host::split_matmul(jit, a, b, m, n, k, {devices, 16, host::HostTransfers::synchronous});
+  // Pageable inputs and result: through the pinned staging buffers.
+  const host::MultiGpuMatmul staged =
+      host::split_matmul(jit, a, b, m, n, k, {devices, 16, host::HostTransfers::overlapped});
+  CHECK(std::memcmp(synchronous.c.data(), staged.c.data(), m * n * sizeof(float)) == 0);
+  // Page-locked inputs and result: straight to and from the copy engine.
+  const Context context = Context::primary(devices.front());
+  PinnedBuffer<float> pinned_a(context, a.size()), pinned_b(context, b.size()), c(context, m * n);
+  std::copy(a.begin(), a.end(), pinned_a.span().begin());
+  std::copy(b.begin(), b.end(), pinned_b.span().begin());
+  const host::MultiGpuMatmul direct = host::split_matmul_into(
+      jit, pinned_a.span(), pinned_b.span(), c.span(), m, n, k, {devices, 16});
+  CHECK(direct.c.empty());
+  CHECK(std::memcmp(synchronous.c.data(), c.data(), m * n * sizeof(float)) == 0);
+  for (const host::DeviceShare& share : direct.shares) {
+    if (share.rows.count == 0) continue;
+    CHECK(share.upload_bytes == (share.rows.count * k + k * n) * sizeof(float));
+    CHECK(share.upload_gb_per_s() > 0);
+    CHECK(share.kernel_ms > 0);
+  }
+}
+
+TEST_CASE("staged copies of pageable memory round trip in chunks that do not divide the size") {
+  const Context& context = ptxrt::testing::test_context();
+  const std::vector<float> values = random_floats(100'003, 75);
+  DeviceBuffer<float> device(context, values.size() + 7);
+  host::StagedCopier copier(context, 4096);
+  const Stream stream(context);
+  device.memory().fill_words(ptxrt::testing::poison_word);
+  copier.upload(device.memory(), 7 * sizeof(float), std::as_bytes(std::span(values)), stream);
+  std::vector<float> back(values.size(), -1.0f);
+  copier.download(std::as_writable_bytes(std::span(back)), device.memory(), 7 * sizeof(float),
+                  stream);
+  stream.synchronize();
+  CHECK(back == values);
+  CHECK(std::bit_cast<std::uint32_t>(device.download()[0]) == ptxrt::testing::poison_word);
 }
 
 TEST_CASE("split_matmul refuses a device listed twice and inputs of the wrong size") {
@@ -122,6 +169,11 @@ TEST_CASE("the brute force split over every device finds one GPU's and the CPU's
         if (share.tile_pairs.count > 0) CHECK(share.kernel_ms > 0);
       }
       CHECK(covered == host::brute_force_tile_pairs(points.size(), base));
+      const host::MultiGpuClosestPair synchronous = host::split_closest_pair(
+          jit, points, {devices, base, host::HostTransfers::synchronous});
+      CHECK(synchronous.i == all.i);
+      CHECK(synchronous.j == all.j);
+      CHECK(synchronous.distance == all.distance);
     }
   }
 }

@@ -11,18 +11,19 @@
 
 #include "gpu_fixture.hpp"
 #include "host/classic/aos_soa.hpp"
-#include "host/closest_pair/closest_pair.hpp"
-#include "host/matmul/matmul.hpp"
-#include "host/matmul/matrix_add.hpp"
-#include "host/closest_pair/point_generator.hpp"
+#include "host/classic/histogram.hpp"
 #include "host/classic/raytrace.hpp"
 #include "host/classic/reduce.hpp"
-#include "host/common/reference.hpp"
-#include "host/matmul/sgemm.hpp"
 #include "host/classic/simpson.hpp"
 #include "host/classic/sort.hpp"
 #include "host/classic/transpose.hpp"
 #include "host/classic/vector_add.hpp"
+#include "host/closest_pair/closest_pair.hpp"
+#include "host/closest_pair/point_generator.hpp"
+#include "host/common/reference.hpp"
+#include "host/matmul/matmul.hpp"
+#include "host/matmul/matrix_add.hpp"
+#include "host/matmul/sgemm.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Define;
@@ -82,6 +83,25 @@ TEST_CASE("sanitize: reduce sum and argmin over more than one pass") {
     check_passed(host::run_reduce(test_jit(), test_context(),
                                   host::plan_reduce(300'007, host::parse_reduce_variant(variant)),
                                   verified));
+  }
+}
+
+TEST_CASE("sanitize: the cooperative sum, and both histograms with every cluster size") {
+  check_passed(host::run_reduce(test_jit(), test_context(),
+                                host::plan_reduce(300'007, host::ReduceVariant::cooperative),
+                                verified));
+  check_passed(host::run_histogram(
+      test_jit(), test_context(),
+      host::plan_histogram(100'003, host::HistogramVariant::block, define("BINS", 1024)),
+      verified));
+  if (!test_context().device().properties().cluster_launch) return;
+  for (int cluster : {2, 4, 8}) {
+    CAPTURE(cluster);
+    check_passed(host::run_histogram(
+        test_jit(), test_context(),
+        host::plan_histogram(100'003, host::HistogramVariant::cluster,
+                             {{"BINS", "1024"}, {"CLUSTER_SIZE", std::to_string(cluster)}}),
+        verified));
   }
 }
 

@@ -12,45 +12,15 @@
 
 #include "gpu_fixture.hpp"
 #include "host/tune/tune_problems.hpp"
-#include "process.hpp"
 #include "ptxrt/tuning_database.hpp"
+#include "tune_cli.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using ptxrt::testing::cli_json;
+using ptxrt::testing::Scratch;
 
 namespace {
-
-class Scratch {
- public:
-  Scratch() {
-    std::string pattern = (fs::temp_directory_path() / "ptxrt-tune-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~Scratch() {
-    std::error_code error;
-    fs::remove_all(path_, error);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// Runs the CLI with its caches in `scratch` and returns the JSON it printed (workers share its
-// stderr, so anything before the JSON is skipped).
-json cli_json(const Scratch& scratch, std::vector<std::string> arguments) {
-  arguments.insert(arguments.begin(), PTXRT_CLI_PATH);
-  const ptxrt::testing::ProcessResult result = ptxrt::testing::run_process(
-      arguments, {"PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string(), "PTXRT_LOG=error"});
-  INFO(result.output);
-  REQUIRE(result.exit_code == 0);
-  std::size_t start = result.output.starts_with("[") ? 0 : result.output.find("\n[");
-  REQUIRE(start != std::string::npos);
-  return json::parse(result.output.substr(start));
-}
 
 const json& result_for(const json& report, const json& config) {
   for (const json& result : report["results"])
@@ -157,4 +127,31 @@ TEST_CASE("tuning with --devices all times the configs on every device, each nam
   }
   REQUIRE(report["winner"].is_object());
   CHECK(report["winner"]["rate"].get<double>() > 0.0);
+}
+
+TEST_CASE("run sgemm --tuned and closest-pair --tuned use the winners the tunes recorded") {
+  Scratch scratch;
+  const std::string database = (scratch.path() / "tuning.json").string();
+  // A small budget of the model's order: enough for a winner, quick on any GPU.
+  const json sgemm = cli_json(scratch, {"tune", "sgemm", "--size", "520x300x130", "--budget",
+                                        "8", "--db", database, "--json"});
+  REQUIRE(sgemm[0]["winner"].is_object());
+  const json sgemm_runs =
+      cli_json(scratch, {"run", "sgemm", "--m", "520", "--n", "300", "--k", "130", "--tuned",
+                         "--db", database, "--verify", "--json"});
+  REQUIRE(sgemm_runs.size() == 1);
+  CHECK(sgemm_runs[0]["tuned"]["level"] == "exact");
+  CHECK(sgemm_runs[0]["tuned"]["config"] == sgemm[0]["winner"]["config"]);
+  for (const auto& [name, value] : sgemm[0]["winner"]["config"].items())
+    CHECK(sgemm_runs[0]["defines"][name] == value);
+  CHECK(sgemm_runs[0]["passed"] == true);
+
+  const json closest = cli_json(scratch, {"tune", "closest-pair", "--size", "100000", "--db",
+                                          database, "--json"});
+  REQUIRE(closest[0]["winner"].is_object());
+  const json pair = cli_json(scratch, {"closest-pair", "--n", "100000", "--method", "dc",
+                                       "--tuned", "--db", database, "--verify", "--json"});
+  CHECK(pair["tuned"]["level"] == "exact");
+  CHECK(pair["tuned"]["config"] == closest[0]["winner"]["config"]);
+  CHECK(pair["verify"]["agrees"] == true);
 }

@@ -4,11 +4,13 @@
 // faults that end the job: an unreadable file, a rank without a GPU.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
@@ -64,10 +66,16 @@ void check_same_answer(const json& expected, const json& found, int ranks) {
   CHECK(slab_points == found["n"].get<std::uint64_t>());
 }
 
+// One rank splits nothing: its solver sees the points of one process, in their order, and so
+// returns the very pair one process does, ties included.
 void check_every_rank_count(const ScratchDirectory& scratch,
                             const std::vector<std::string>& arguments) {
   const json expected = one_process(scratch, arguments);
-  for (int ranks : {1, 2, 4})
+  const json one_rank = distributed(scratch, 1, arguments);
+  check_same_answer(expected, one_rank, 1);
+  CHECK(one_rank["i"] == expected["i"]);
+  CHECK(one_rank["j"] == expected["j"]);
+  for (int ranks : {2, 4})
     check_same_answer(expected, distributed(scratch, ranks, arguments), ranks);
 }
 
@@ -111,6 +119,18 @@ TEST_CASE("distributed closest pair: points on one vertical line still spread ov
   check_every_rank_count(scratch, {"--input", file.string(), "--method", "cpu-dc"});
   const json split = distributed(scratch, 4, {"--input", file.string(), "--method", "cpu-dc"});
   for (const json& rank : split["ranks"]) CHECK(rank["slab_points"].get<std::uint64_t>() > 1000);
+}
+
+TEST_CASE("distributed closest pair: columns of points sharing an x are cut between slabs") {
+  ScratchDirectory scratch;
+  // 7 columns of about 860 points: 4 slabs' splitters fall inside columns, so points of one x
+  // lie on both sides of a border, and the closest pair may be across it.
+  std::vector<Point2> points =
+      ptxrt::host::generate_points(6007, ptxrt::host::PointDistribution::uniform, 8);
+  for (Point2& point : points) point.x = std::floor(point.x * 7.0f) / 7.0f;
+  const std::filesystem::path file = scratch.path() / "columns.bin";
+  write_binary(file, points);
+  check_every_rank_count(scratch, {"--input", file.string(), "--method", "cpu-blocked"});
 }
 
 TEST_CASE("distributed closest pair: duplicates give distance 0, whichever slabs they fall in") {
@@ -181,4 +201,27 @@ TEST_CASE(
     CHECK_MESSAGE(contains(result.output, " of 2 on "), result.output);
     CHECK_MESSAGE(contains(result.output, ": no CUDA"), result.output);
   }
+}
+
+TEST_CASE("distributed closest pair: a rank bound to one of several CPUs warns, naming the fix") {
+  if (std::thread::hardware_concurrency() < 2) {
+    MESSAGE("skipped: this machine has one CPU, so binding takes nothing away");
+    return;
+  }
+  ScratchDirectory scratch;
+  const std::vector<std::string> solve{PTXRT_CLI_PATH, "closest-pair", "--mpi", "--n",
+                                       "1000",         "--method",     "cpu-dc"};
+  // The later --bind-to wins: Open MPI's default for 2 ranks, one core each.
+  std::vector<std::string> bound{"--bind-to", "core"};
+  bound.insert(bound.end(), solve.begin(), solve.end());
+  const ProcessResult warned = mpirun(2, bound, with_cache(scratch));
+  REQUIRE_MESSAGE(warned.exit_code == 0, warned.output);
+  CHECK_MESSAGE(contains(warned.output, "ptxrt: warning: rank 0 of 2 on "), warned.output);
+  CHECK_MESSAGE(contains(warned.output, "ptxrt: warning: rank 1 of 2 on "), warned.output);
+  CHECK_MESSAGE(contains(warned.output, " may use 1 of the node's "), warned.output);
+  CHECK_MESSAGE(contains(warned.output, "`mpirun --bind-to none`"), warned.output);
+  // The tests' own mpirun command binds nothing.
+  const ProcessResult unbound = mpirun(2, solve, with_cache(scratch));
+  REQUIRE_MESSAGE(unbound.exit_code == 0, unbound.output);
+  CHECK_MESSAGE(!contains(unbound.output, "ptxrt: warning:"), unbound.output);
 }

@@ -14,7 +14,8 @@ mode=$1 build=$(realpath "$2") source=$(realpath "$3") scratch=$4
 rm -rf "$scratch"
 mkdir -p "$scratch"
 scratch=$(realpath "$scratch")
-examples=(matmul/matmul_example user_kernel/user_kernel_example threads/threads_example)
+examples=(matmul/matmul_example user_kernel/user_kernel_example threads/threads_example
+          tuned_kernel/tuned_kernel_example)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
@@ -52,7 +53,7 @@ install)
   [ -z "$strays" ] || fail "the installed tree holds files that are not ptxrt's: $strays"
   # No source tree either: the builtin kernels are inside the library.
   (cd "$prefix" && find . -name '*.cu' -o -name '*.cuh' | grep -q .) && fail "kernel sources installed"
-  for example in matmul user_kernel threads; do
+  for example in matmul user_kernel threads tuned_kernel; do
     cmake -S "$source/examples/$example" -B "$scratch/$example" -G Ninja "${launcher[@]}" \
       -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
     cmake --build "$scratch/$example" >/dev/null

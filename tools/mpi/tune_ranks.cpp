@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "ptxrt/error.hpp"
+#include "ptxrt/usable_cpus.hpp"
 #include "tools/mpi/ranks.hpp"
 #include "tools/tune.hpp"
 
@@ -28,6 +29,14 @@ void require_one_model_across_ranks(const DeviceProperties& device) {
                                                    ": timings are comparable on one model only");
 }
 
+// A launcher that binds ranks (mpirun --map-by slot:PE=N, Slurm --cpus-per-task) gives each its
+// own CPUs; unbound (mpirun --bind-to none), the ranks of a node share all of its CPUs.
+unsigned compile_threads(const mpi::Placement& placement) {
+  const unsigned usable = usable_cpu_count();
+  if (usable < std::thread::hardware_concurrency()) return usable;
+  return std::max(1u, usable / static_cast<unsigned>(placement.node_size));
+}
+
 }  // namespace
 
 void run_tunes_as_rank(const TuneArguments& arguments) {
@@ -35,9 +44,7 @@ void run_tunes_as_rank(const TuneArguments& arguments) {
     TuneRun run;
     run.devices = {rank_device(placement, listed_devices(arguments))};
     require_one_model_across_ranks(run.devices.front());
-    // The ranks of a node share its cores.
-    run.compile_threads = std::max(
-        1u, std::thread::hardware_concurrency() / static_cast<unsigned>(placement.node_size));
+    run.compile_threads = compile_threads(placement);
     run.tune = [](const TuningSpace& space, const CandidateCompiler& compile,
                   std::span<Measurer* const> measurers, const TuneOptions& options,
                   const std::function<void(const TuneProgress&)>& progress) {

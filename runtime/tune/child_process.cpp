@@ -1,4 +1,4 @@
-#include "host/tune/child_process.hpp"
+#include "tune/child_process.hpp"
 
 #include <poll.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 
 extern char** environ;
 
-namespace ptxrt::host {
+namespace ptxrt::detail {
 
 namespace {
 
@@ -121,4 +121,4 @@ std::string ChildProcess::terminate() {
   return reaped > 0 ? describe_status(status) : "lost (waitpid failed)";
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::detail

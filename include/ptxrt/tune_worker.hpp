@@ -9,6 +9,10 @@
 //   worker → parent  {"measurement": {...}, "restart": false}  (measurement_to_json's form;
 //                    "restart": the worker is exiting because its context is no longer usable)
 //                    {"peer": null} when the problem has no peer
+//
+// The worker is any program that answers so: `ptxrt tune ... --worker` for the CLI's problems,
+// or an application's own executable for a KernelProblem it tunes (serve_tune_worker in
+// problem_tuner.hpp).
 #pragma once
 
 #include <chrono>
@@ -19,21 +23,40 @@
 #include <string>
 #include <vector>
 
-#include "host/tune/child_process.hpp"
-#include "host/tune/tune_problems.hpp"
+#include "ptxrt/export.hpp"
 #include "ptxrt/tuner.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt {
+
+namespace detail {
+class ChildProcess;
+}
+
+// Inputs, reference and timing of one tuning problem at one size on one GPU: what a worker
+// serves. Used from one thread.
+class PTXRT_API TuneSession {
+ public:
+  virtual ~TuneSession() = default;
+  // Runs `config` once into a poisoned output and compares it with the reference (status wrong
+  // beyond the tolerance), then times it with `policy`. Throws what the runtime throws (a fault).
+  virtual Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
+                              std::optional<double> best_ms) = 0;
+  // The library peer on the same inputs (cuBLAS for the matrix products), when there is one.
+  virtual std::optional<Measurement> peer(const TimingPolicy& policy) = 0;
+};
 
 // The parent's Measurer: hands each config to a worker started from `command` (the worker's
 // argv, no shell), restarting it after a crash, a hang or a sticky error. `device`, the ordinal
 // the command's worker runs on, goes into each of its measurements. One per GPU lets a tune time
-// on several at once (tune() with several measurers).
-class WorkerMeasurer : public Measurer {
+// on several at once (tune() with several measurers). Used from one thread at a time.
+class PTXRT_API WorkerMeasurer : public Measurer {
  public:
   WorkerMeasurer(std::vector<std::string> command, std::optional<int> device = std::nullopt,
                  std::chrono::seconds config_timeout = std::chrono::seconds(300),
                  std::chrono::seconds startup_timeout = std::chrono::seconds(600));
+  ~WorkerMeasurer() override;
+  WorkerMeasurer(const WorkerMeasurer&) = delete;
+  WorkerMeasurer& operator=(const WorkerMeasurer&) = delete;
 
   // Throws Error (driver) when a fresh worker cannot get ready (no GPU, a failing reference):
   // that is no config's fault and would fail every config alike.
@@ -43,7 +66,7 @@ class WorkerMeasurer : public Measurer {
   int workers_started() const noexcept { return workers_started_; }
 
  private:
-  ChildProcess& worker();
+  detail::ChildProcess& worker();
   // The worker's answer to `request`, or nothing when it died or hung (then it is gone).
   std::optional<std::string> ask(const std::string& request, std::string& failure);
 
@@ -54,7 +77,7 @@ class WorkerMeasurer : public Measurer {
   std::optional<int> device_;
   std::chrono::seconds config_timeout_;
   std::chrono::seconds startup_timeout_;
-  std::optional<ChildProcess> worker_;
+  std::unique_ptr<detail::ChildProcess> worker_;
   int workers_started_ = 0;
 };
 
@@ -64,13 +87,13 @@ class WorkerMeasurer : public Measurer {
 // is done. And it dies with its parent (PR_SET_PDEATHSIG, bound to the parent's thread that
 // started it): a tune that is killed or crashes leaves no worker running on the GPU. A parent
 // that died before this call left the worker a closed socket, which ends it at its next answer.
-void tie_worker_to_parent();
+PTXRT_API void tie_worker_to_parent();
 
 // The worker's loop: opens the session (everything that touches the GPU happens in `open`, so
 // that its failure is reported as {"error"}), says ready, and answers requests from `in` on `out`
 // until `in` ends (returns 0), setup fails (1) or a measurement throws (1: a worker that
 // caught a fault may hold a poisoned context, so it exits after answering).
-int run_tune_worker(const std::function<std::unique_ptr<TuneSession>()>& open,
-                    const TimingPolicy& policy, std::istream& in, std::ostream& out);
+PTXRT_API int run_tune_worker(const std::function<std::unique_ptr<TuneSession>()>& open,
+                              const TimingPolicy& policy, std::istream& in, std::ostream& out);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt

@@ -1,4 +1,4 @@
-#include "host/tune/tune_worker.hpp"
+#include "ptxrt/tune_worker.hpp"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -9,8 +9,9 @@
 
 #include "ptxrt/error.hpp"
 #include "ptxrt/log.hpp"
+#include "tune/child_process.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt {
 
 using nlohmann::json;
 
@@ -49,9 +50,11 @@ WorkerMeasurer::WorkerMeasurer(std::vector<std::string> command, std::optional<i
       config_timeout_(config_timeout),
       startup_timeout_(startup_timeout) {}
 
-ChildProcess& WorkerMeasurer::worker() {
+WorkerMeasurer::~WorkerMeasurer() = default;
+
+detail::ChildProcess& WorkerMeasurer::worker() {
   if (worker_) return *worker_;
-  worker_.emplace(command_);
+  worker_ = std::make_unique<detail::ChildProcess>(command_);
   ++workers_started_;
   const std::optional<std::string> line = worker_->read_line(startup_timeout_);
   std::string problem;
@@ -70,7 +73,7 @@ ChildProcess& WorkerMeasurer::worker() {
 }
 
 std::optional<std::string> WorkerMeasurer::ask(const std::string& request, std::string& failure) {
-  ChildProcess& child = worker();
+  detail::ChildProcess& child = worker();
   std::optional<std::string> line;
   const bool sent = child.send_line(request);
   if (sent) line = child.read_line(config_timeout_);
@@ -179,4 +182,4 @@ int run_tune_worker(const std::function<std::unique_ptr<TuneSession>()>& open,
   return 0;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt

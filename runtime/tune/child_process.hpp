@@ -15,9 +15,12 @@
 #include <string_view>
 #include <vector>
 
-namespace ptxrt::host {
+#include "ptxrt/export.hpp"
 
-class ChildProcess {
+namespace ptxrt::detail {
+
+// Exported for the host programs' disassembler and the tests, which start programs through it too.
+class PTXRT_API ChildProcess {
  public:
   // Starts arguments[0] (a path) with this process's environment. `standard_input`, when given,
   // is the child's stdin instead of the socket (a file it reads as /dev/stdin). Throws Error (io)
@@ -48,4 +51,4 @@ class ChildProcess {
   bool closed_ = false;
 };
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::detail

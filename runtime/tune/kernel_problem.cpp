@@ -1,0 +1,547 @@
+#include "ptxrt/kernel_problem.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "ptxrt/hash.hpp"
+#include "ptxrt/manifest.hpp"
+
+namespace ptxrt {
+
+namespace {
+
+Expression parse_field(std::string_view text, std::string_view field) {
+  try {
+    return Expression::parse(text);
+  } catch (const Error& error) {
+    throw Error(ErrorKind::invalid_argument, std::string(field) + ": " + error.what());
+  }
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) text += (text.empty() ? "" : ", ") + word;
+  return text.empty() ? "none" : text;
+}
+
+// What an expression of one field may read, for the check and its message.
+struct Scope {
+  std::vector<std::string> sizes;
+  std::vector<std::string> defines;
+  std::vector<std::string> tunables;  // empty where the field may not depend on the config
+  bool config_allowed = true;
+
+  bool knows(const std::string& name) const {
+    for (const auto* list : {&sizes, &defines, &tunables}) {
+      if (list == &tunables && !config_allowed) continue;
+      if (std::find(list->begin(), list->end(), name) != list->end()) return true;
+    }
+    return false;
+  }
+  std::string listing() const {
+    std::string text = "sizes: " + join(sizes) + "; defines: " + join(defines);
+    if (config_allowed) text += "; tunables: " + join(tunables);
+    return text;
+  }
+};
+
+[[noreturn]] void invalid(const std::string& origin, const std::string& what) {
+  throw Error(ErrorKind::invalid_argument, origin + ": " + what);
+}
+
+void check_names(const std::string& origin, const Expression& expression, const Scope& scope,
+                 const std::string& field) {
+  for (const std::string& name : expression.names()) {
+    if (scope.knows(name)) continue;
+    std::string what = field + ": '" + expression.text() + "' names " + name + ", which is ";
+    const bool tunable = std::find(scope.tunables.begin(), scope.tunables.end(), name) !=
+                         scope.tunables.end();
+    what += tunable ? "a tunable: this value must not change with the config"
+                    : "not among the problem's names";
+    invalid(origin, what + " (" + scope.listing() + ")");
+  }
+}
+
+void check_identifier(const std::string& origin, const std::string& name,
+                      const std::string& field, std::vector<std::string>& seen) {
+  if (!is_identifier(name)) invalid(origin, field + ": '" + name + "' is not a C identifier");
+  if (std::find(seen.begin(), seen.end(), name) != seen.end())
+    invalid(origin, field + ": the name " + name + " is used twice");
+  seen.push_back(name);
+}
+
+template <typename Item>
+const Item* find_named(const std::vector<Item>& items, std::string_view name) {
+  for (const Item& item : items)
+    if (item.name == name) return &item;
+  return nullptr;
+}
+
+std::string geometry_text(const LaunchGeometry& geometry) {
+  std::string text;
+  for (const Expression& expression : geometry.block) text += expression.text() + ";";
+  for (const Expression& expression : geometry.grid) text += expression.text() + ";";
+  return text + geometry.shared_bytes.text();
+}
+
+}  // namespace
+
+LaunchGeometry LaunchGeometry::of(const std::vector<std::string>& block,
+                                  const std::vector<std::string>& grid,
+                                  std::string_view shared_bytes) {
+  if (block.size() > 3 || grid.size() > 3)
+    throw Error(ErrorKind::invalid_argument, "a launch has at most 3 block and 3 grid dimensions");
+  LaunchGeometry geometry;
+  for (std::size_t d = 0; d < block.size(); ++d)
+    geometry.block[d] = parse_field(block[d], "block[" + std::to_string(d) + "]");
+  for (std::size_t d = 0; d < grid.size(); ++d)
+    geometry.grid[d] = parse_field(grid[d], "grid[" + std::to_string(d) + "]");
+  geometry.shared_bytes = parse_field(shared_bytes, "shared_memory");
+  return geometry;
+}
+
+KernelProblem::KernelProblem(Program program, std::string entry)
+    : name_(entry), program_(std::move(program)), entry_(std::move(entry)) {
+  if (entry_.empty())
+    throw Error(ErrorKind::invalid_argument, program_.name() + ": the problem names no kernel");
+}
+
+KernelProblem& KernelProblem::name(std::string name) {
+  name_ = std::move(name);
+  return *this;
+}
+
+KernelProblem& KernelProblem::size(std::string name, std::optional<std::int64_t> default_value) {
+  sizes_.emplace_back(std::move(name), default_value);
+  return *this;
+}
+
+KernelProblem& KernelProblem::tune(std::string name, std::vector<std::int64_t> values,
+                                   std::optional<std::int64_t> default_value) {
+  // TuningSpace checks the name, the values and the default, with its own messages.
+  TuningSpace().add_parameter(name, values, default_value);
+  tunables_.push_back({std::move(name), std::move(values), default_value});
+  return *this;
+}
+
+KernelProblem& KernelProblem::constraint(std::string_view expression) {
+  constraints_.push_back(
+      parse_field(expression, "constraints[" + std::to_string(constraints_.size()) + "]"));
+  return *this;
+}
+
+KernelProblem& KernelProblem::define(std::string name, std::string_view expression) {
+  Expression value = parse_field(expression, "defines." + name);
+  defines_.emplace_back(std::move(name), std::move(value));
+  return *this;
+}
+
+KernelProblem& KernelProblem::compile_option(std::string option) {
+  compile_options_.push_back(std::move(option));
+  return *this;
+}
+
+KernelProblem& KernelProblem::block(std::string_view x, std::string_view y, std::string_view z) {
+  geometry_.block = {parse_field(x, "block[0]"), parse_field(y, "block[1]"),
+                     parse_field(z, "block[2]")};
+  return *this;
+}
+
+KernelProblem& KernelProblem::grid(std::string_view x, std::string_view y, std::string_view z) {
+  geometry_.grid = {parse_field(x, "grid[0]"), parse_field(y, "grid[1]"),
+                    parse_field(z, "grid[2]")};
+  return *this;
+}
+
+KernelProblem& KernelProblem::grid_divide(const std::vector<std::string>& extents,
+                                          const std::vector<std::vector<std::string>>& divisors) {
+  if (extents.size() > 3 || divisors.size() > extents.size())
+    throw Error(ErrorKind::invalid_argument,
+                "grid_div: at most 3 problem extents, and no more divisor lists than extents");
+  for (std::size_t d = 0; d < extents.size(); ++d) {
+    std::string divisor;
+    if (d < divisors.size())
+      for (const std::string& factor : divisors[d])
+        divisor += (divisor.empty() ? "(" : ") * (") + factor;
+    const std::string text = divisor.empty() ? extents[d]
+                                             : "ceil_div(" + extents[d] + ", " + divisor + "))";
+    geometry_.grid[d] = parse_field(text, "grid_div[" + std::to_string(d) + "]");
+  }
+  return *this;
+}
+
+KernelProblem& KernelProblem::shared_memory(std::string_view bytes) {
+  geometry_.shared_bytes = parse_field(bytes, "shared_memory");
+  return *this;
+}
+
+KernelProblem& KernelProblem::buffer(std::string name, ElementType type, std::string_view count,
+                                     DataInit init, ArgumentRole role) {
+  ProblemArgument argument;
+  argument.count = parse_field(count, "arguments." + name + ".count");
+  argument.name = std::move(name);
+  argument.type = type;
+  argument.init = std::move(init);
+  argument.role = role;
+  arguments_.push_back(std::move(argument));
+  return *this;
+}
+
+KernelProblem& KernelProblem::scalar(std::string name, ElementType type, std::string_view value) {
+  ProblemArgument argument;
+  argument.kind = ProblemArgument::Kind::scalar;
+  argument.value = parse_field(value, "arguments." + name + ".value");
+  argument.name = std::move(name);
+  argument.type = type;
+  arguments_.push_back(std::move(argument));
+  return *this;
+}
+
+KernelProblem& KernelProblem::scalar(std::string name, ElementType type, double number) {
+  ProblemArgument argument;
+  argument.kind = ProblemArgument::Kind::scalar;
+  argument.name = std::move(name);
+  argument.type = type;
+  argument.number = number;
+  arguments_.push_back(std::move(argument));
+  return *this;
+}
+
+KernelProblem& KernelProblem::symbol(std::string name, std::string from_argument) {
+  symbols_.push_back({std::move(name), std::move(from_argument), {}, std::nullopt, {}});
+  return *this;
+}
+
+KernelProblem& KernelProblem::symbol(std::string name, ElementType type, std::string_view count,
+                                     DataInit init) {
+  Expression parsed = parse_field(count, "symbols." + name + ".count");
+  symbols_.push_back({std::move(name), {}, type, std::move(parsed), std::move(init)});
+  return *this;
+}
+
+KernelProblem& KernelProblem::verify_with_kernel(ReferenceKernel reference) {
+  verification_.kind = ProblemVerification::Kind::reference_kernel;
+  verification_.kernel = std::move(reference);
+  return *this;
+}
+
+KernelProblem& KernelProblem::verify_with_config(TuningConfig config) {
+  verification_.kind = ProblemVerification::Kind::reference_config;
+  verification_.config = std::move(config);
+  return *this;
+}
+
+KernelProblem& KernelProblem::verify_with_files(
+    std::vector<std::pair<std::string, std::filesystem::path>> files) {
+  verification_.kind = ProblemVerification::Kind::files;
+  verification_.files = std::move(files);
+  return *this;
+}
+
+KernelProblem& KernelProblem::verify_with(ReferenceCallback callback) {
+  verification_.kind = ProblemVerification::Kind::callback;
+  verification_.callback = std::move(callback);
+  return *this;
+}
+
+KernelProblem& KernelProblem::tolerance(double atol, double rtol) {
+  if (!(atol >= 0.0) || !(rtol >= 0.0))
+    throw Error(ErrorKind::invalid_argument, "tolerances must be 0 or more (atol " +
+                                                 std::to_string(atol) + ", rtol " +
+                                                 std::to_string(rtol) + ")");
+  verification_.atol = atol;
+  verification_.rtol = rtol;
+  return *this;
+}
+
+KernelProblem& KernelProblem::flops(std::string_view work) { return rate(work, "GFLOP/s", 1e9); }
+KernelProblem& KernelProblem::bytes(std::string_view work) { return rate(work, "GB/s", 1e9); }
+
+KernelProblem& KernelProblem::rate(std::string_view work, std::string unit, double unit_scale) {
+  if (!(unit_scale > 0.0))
+    throw Error(ErrorKind::invalid_argument, "rate: the unit scale must be positive");
+  rate_ = {parse_field(work, "rate"), std::move(unit), unit_scale};
+  return *this;
+}
+
+void KernelProblem::validate() const {
+  const std::string origin = origin_.empty() ? program_.name() + " (" + name_ + ")" : origin_;
+  std::vector<std::string> seen;
+  Scope scope;
+  for (const auto& [size, fallback] : sizes_) {
+    check_identifier(origin, size, "sizes", seen);
+    if (fallback && *fallback < 1) invalid(origin, "sizes." + size + ": the default must be positive");
+    scope.sizes.push_back(size);
+  }
+  Scope fixed = scope;
+  fixed.config_allowed = false;
+  for (const auto& [define, value] : defines_) {
+    check_identifier(origin, define, "defines", seen);
+    check_names(origin, value, fixed, "defines." + define);
+    fixed.defines.push_back(define);
+  }
+  scope.defines = fixed.defines;
+  for (const TuningParameter& tunable : tunables_) {
+    check_identifier(origin, tunable.name, "tune", seen);
+    scope.tunables.push_back(tunable.name);
+  }
+  fixed.tunables = scope.tunables;
+  if (tunables_.empty()) invalid(origin, "tune: the problem has no tunable to vary");
+  for (std::size_t i = 0; i < constraints_.size(); ++i)
+    check_names(origin, constraints_[i], scope, "constraints[" + std::to_string(i) + "]");
+  const auto check_geometry = [&](const LaunchGeometry& geometry, const std::string& prefix,
+                                  const Scope& names) {
+    for (int d = 0; d < 3; ++d) {
+      check_names(origin, geometry.block[d], names, prefix + "block[" + std::to_string(d) + "]");
+      check_names(origin, geometry.grid[d], names, prefix + "grid[" + std::to_string(d) + "]");
+    }
+    check_names(origin, geometry.shared_bytes, names, prefix + "shared_memory");
+  };
+  check_geometry(geometry_, "", scope);
+  std::vector<std::string> argument_names;
+  for (std::size_t i = 0; i < arguments_.size(); ++i) {
+    const ProblemArgument& argument = arguments_[i];
+    const std::string field = "arguments[" + std::to_string(i) + "]";
+    check_identifier(origin, argument.name, field + ".name", argument_names);
+    if (argument.kind == ProblemArgument::Kind::buffer) {
+      if (!argument.count) invalid(origin, field + ": a buffer needs a count");
+      check_names(origin, *argument.count, fixed, field + ".count");
+    } else if (argument.value) {
+      check_names(origin, *argument.value, scope, field + ".value");
+    } else if (!argument.number) {
+      invalid(origin, field + ": a scalar needs a value");
+    }
+  }
+  if (arguments_.empty()) invalid(origin, "arguments: the kernel is given no argument");
+  std::vector<std::string> symbol_names;
+  for (std::size_t i = 0; i < symbols_.size(); ++i) {
+    const ProblemSymbol& symbol = symbols_[i];
+    const std::string field = "symbols[" + std::to_string(i) + "]";
+    if (std::find(symbol_names.begin(), symbol_names.end(), symbol.name) != symbol_names.end())
+      invalid(origin, field + ": the symbol " + symbol.name + " is filled twice");
+    symbol_names.push_back(symbol.name);
+    if (!symbol.from_argument.empty()) {
+      const ProblemArgument* source = find_named(arguments_, symbol.from_argument);
+      if (source == nullptr || source->kind != ProblemArgument::Kind::buffer)
+        invalid(origin, field + ".from: '" + symbol.from_argument +
+                            "' is not a buffer argument (arguments: " + join(argument_names) + ")");
+    } else if (!symbol.count) {
+      invalid(origin, field + ": a symbol needs 'from' an argument or a count of its own");
+    } else {
+      check_names(origin, *symbol.count, fixed, field + ".count");
+    }
+  }
+  const bool any_output = std::any_of(arguments_.begin(), arguments_.end(),
+                                      [](const ProblemArgument& a) { return a.is_output(); });
+  if (verification_.kind != ProblemVerification::Kind::none && !any_output)
+    invalid(origin, "verify: no argument has the role output, so there is nothing to compare");
+  if (verification_.kind == ProblemVerification::Kind::reference_kernel) {
+    const ReferenceKernel& reference = verification_.kernel;
+    if (reference.entry.empty()) invalid(origin, "verify.reference: no kernel named");
+    Scope with_defines = scope;
+    for (const auto& [define, value] : reference.defines) {
+      check_names(origin, value, scope, "verify.reference.defines." + define);
+      with_defines.defines.push_back(define);
+    }
+    check_geometry(reference.geometry, "verify.reference.", with_defines);
+    for (const std::string& argument : reference.arguments)
+      if (!find_named(arguments_, argument))
+        invalid(origin, "verify.reference.arguments: '" + argument +
+                            "' is not an argument (arguments: " + join(argument_names) + ")");
+  } else if (verification_.kind == ProblemVerification::Kind::reference_config) {
+    for (const TuningParameter& tunable : tunables_) {
+      const std::optional<std::int64_t> value = verification_.config.find(tunable.name);
+      if (!value || std::find(tunable.values.begin(), tunable.values.end(), *value) ==
+                        tunable.values.end())
+        invalid(origin, "verify.config: " + tunable.name +
+                            " needs one of its values (the config is " +
+                            verification_.config.describe() + ")");
+    }
+  } else if (verification_.kind == ProblemVerification::Kind::files) {
+    for (const auto& [output, file] : verification_.files) {
+      const ProblemArgument* argument = find_named(arguments_, output);
+      if (argument == nullptr || !argument->is_output())
+        invalid(origin, "verify.files: '" + output + "' is not an output argument");
+    }
+  }
+  check_names(origin, rate_.work, scope, "rate");
+}
+
+TuningConfig KernelProblem::default_config() const {
+  TuningSpace space;
+  for (const TuningParameter& tunable : tunables_)
+    space.add_parameter(tunable.name, tunable.values, tunable.default_value);
+  return space.default_config();
+}
+
+ProblemSizes KernelProblem::complete_sizes(const ProblemSizes& given) const {
+  ProblemSizes sizes;
+  std::vector<std::string> declared;
+  for (const auto& [name, fallback] : sizes_) declared.push_back(name);
+  for (const auto& [name, value] : given)
+    if (std::find(declared.begin(), declared.end(), name) == declared.end())
+      throw Error(ErrorKind::invalid_argument, name_ + " has no size " + name +
+                                                   " (its sizes: " + join(declared) + ")");
+  for (const auto& [name, fallback] : sizes_) {
+    const auto found = given.find(name);
+    if (found != given.end())
+      sizes.emplace(name, found->second);
+    else if (fallback)
+      sizes.emplace(name, *fallback);
+    else
+      throw Error(ErrorKind::invalid_argument,
+                  "size " + name + " of " + name_ + " is not given and has no default (its sizes: " +
+                      join(declared) + "; on the command line: --size " + name + "=N)");
+  }
+  return sizes;
+}
+
+std::vector<std::int64_t> KernelProblem::size_values(const ProblemSizes& sizes) const {
+  const ProblemSizes complete = complete_sizes(sizes);
+  std::vector<std::int64_t> values;
+  for (const auto& [name, fallback] : sizes_) values.push_back(complete.at(name));
+  return values;
+}
+
+std::int64_t KernelProblem::evaluate(const Expression& expression, const ProblemSizes& sizes,
+                                     const TuningConfig& config, std::string_view field) const {
+  // Defines read sizes and the defines before them; a depth bound keeps a cycle from recursing.
+  std::function<std::optional<std::int64_t>(std::string_view, int)> lookup =
+      [&](std::string_view name, int depth) -> std::optional<std::int64_t> {
+    if (std::optional<std::int64_t> value = config.find(name)) return value;
+    if (const auto found = sizes.find(name); found != sizes.end()) return found->second;
+    if (depth > 0)
+      for (const auto& [define, value] : defines_)
+        if (define == name)
+          return value.evaluate([&](std::string_view inner) { return lookup(inner, depth - 1); });
+    return std::nullopt;
+  };
+  try {
+    return expression.evaluate([&](std::string_view name) {
+      return lookup(name, static_cast<int>(defines_.size()));
+    });
+  } catch (const Error& error) {
+    throw Error(ErrorKind::invalid_argument, name_ + ": " + std::string(field) + " at " +
+                                                 format_problem_sizes(sizes) +
+                                                 (config.defines().empty() ? "" : " " + config.describe()) +
+                                                 ": " + error.what());
+  }
+}
+
+TuningSpace KernelProblem::space_at(const ProblemSizes& sizes) const {
+  TuningSpace space;
+  for (const TuningParameter& tunable : tunables_)
+    space.add_parameter(tunable.name, tunable.values, tunable.default_value);
+  for (const auto& [name, value] : sizes) space.add_fixed_value(name, value);
+  for (const auto& [define, value] : defines_)
+    space.add_fixed_value(define, evaluate(value, sizes, {}, "defines." + define));
+  for (const Expression& constraint : constraints_) space.add_constraint(constraint);
+  return space;
+}
+
+CompileOptions KernelProblem::compile_options_at(const ProblemSizes& sizes) const {
+  CompileOptions options;
+  for (const auto& [define, value] : defines_)
+    options.defines.push_back(
+        {define, std::to_string(evaluate(value, sizes, {}, "defines." + define))});
+  options.extra_options = compile_options_;
+  options.name_expressions.push_back(entry_);
+  for (const ProblemSymbol& symbol : symbols_) options.name_expressions.push_back("&" + symbol.name);
+  return options;
+}
+
+TuningConfig KernelProblem::fallback_config(const ProblemSizes& sizes) const {
+  const TuningSpace space = space_at(sizes);
+  TuningConfig config = space.default_config();
+  if (!space.violation(config)) return config;
+  const SpaceEnumeration enumeration = space.enumerate();
+  if (enumeration.allowed.empty())
+    throw Error(ErrorKind::invalid_argument,
+                name_ + ": the constraints allow no config at " + format_problem_sizes(sizes) +
+                    (enumeration.pruned.empty() ? "" : " (" + enumeration.pruned.front().config.describe() +
+                                                           ": " + enumeration.pruned.front().reason + ")"));
+  return enumeration.allowed.front();
+}
+
+KernelProblem::ReferenceBuild KernelProblem::reference_build_at(const ProblemSizes& sizes) const {
+  const ReferenceKernel& reference = verification_.kernel;
+  const TuningConfig fallback = fallback_config(sizes);
+  std::vector<Define> given;
+  for (const auto& [name, value] : reference.defines)
+    given.push_back(
+        {name, std::to_string(evaluate(value, sizes, fallback, "verify.reference.defines." + name))});
+  const auto overridden = [&](const Define& define) {
+    return std::any_of(given.begin(), given.end(),
+                       [&](const Define& mine) { return mine.name == define.name; });
+  };
+  std::vector<Define> values = fallback.defines();
+  std::erase_if(values, overridden);
+  values.insert(values.end(), given.begin(), given.end());
+  CompileOptions options = compile_options_at(sizes);
+  std::erase_if(options.defines, overridden);
+  options.defines.insert(options.defines.end(), values.begin(), values.end());
+  options.name_expressions = {reference.entry};
+  if (!reference.program)
+    for (const ProblemSymbol& symbol : symbols_) options.name_expressions.push_back("&" + symbol.name);
+  return {std::move(options), TuningConfig(std::move(values))};
+}
+
+LaunchConfig KernelProblem::launch_at(const TuningConfig& config, const ProblemSizes& sizes) const {
+  return launch_at(geometry_, config, sizes);
+}
+
+LaunchConfig KernelProblem::launch_at(const LaunchGeometry& geometry, const TuningConfig& config,
+                                      const ProblemSizes& sizes, std::string_view prefix) const {
+  const auto dimension = [&](const Expression& expression, const std::string& name) {
+    const std::string field = std::string(prefix) + name;
+    const std::int64_t value = evaluate(expression, sizes, config, field);
+    if (value < 1 || value > std::numeric_limits<unsigned>::max())
+      throw Error(ErrorKind::invalid_argument,
+                  name_ + ": " + field + " '" + expression.text() + "' is " +
+                      std::to_string(value) + " at " + format_problem_sizes(sizes) + " " +
+                      config.describe() + ": a launch dimension must be from 1 to 2^32-1");
+    return static_cast<unsigned>(value);
+  };
+  LaunchConfig launch;
+  const LaunchGeometry& g = geometry;
+  launch.block = Dim3(dimension(g.block[0], "block[0]"), dimension(g.block[1], "block[1]"),
+                      dimension(g.block[2], "block[2]"));
+  launch.grid = Dim3(dimension(g.grid[0], "grid[0]"), dimension(g.grid[1], "grid[1]"),
+                     dimension(g.grid[2], "grid[2]"));
+  const std::int64_t shared =
+      evaluate(g.shared_bytes, sizes, config, std::string(prefix) + "shared_memory");
+  if (shared < 0)
+    throw Error(ErrorKind::invalid_argument, name_ + ": " + std::string(prefix) +
+                                                 "shared_memory '" + g.shared_bytes.text() +
+                                                 "' is negative at " + config.describe());
+  launch.dynamic_shared_bytes = static_cast<std::size_t>(shared);
+  return launch;
+}
+
+std::vector<std::size_t> KernelProblem::argument_bytes() const {
+  std::vector<std::size_t> bytes;
+  for (const ProblemArgument& argument : arguments_)
+    bytes.push_back(argument.kind == ProblemArgument::Kind::buffer ? sizeof(CUdeviceptr)
+                                                                   : element_bytes(argument.type));
+  return bytes;
+}
+
+std::string KernelProblem::key_hash() const {
+  Sha256 hash;
+  hash.update_field("ptxrt kernel problem 1").update_field(source_hash(program_)).update_field(entry_);
+  for (const auto& [define, value] : defines_) hash.update_field(define).update_field(value.text());
+  for (const std::string& option : compile_options_) hash.update_field(option);
+  hash.update_field(geometry_text(geometry_));
+  for (const ProblemArgument& argument : arguments_) {
+    hash.update_field(argument.name).update_field(to_string(argument.type));
+    hash.update_field(argument.count ? argument.count->text() : "");
+    hash.update_field(argument.value ? argument.value->text() : "");
+    hash.update_field(argument.number ? std::to_string(*argument.number) : "");
+  }
+  for (const ProblemSymbol& symbol : symbols_)
+    hash.update_field(symbol.name).update_field(symbol.from_argument).update_field(
+        symbol.count ? symbol.count->text() : "");
+  return hash.hex_digest();
+}
+
+}  // namespace ptxrt

@@ -1,0 +1,40 @@
+#include "ptxrt/launch_timer.hpp"
+
+#include <algorithm>
+
+namespace ptxrt {
+
+LaunchTimer::LaunchTimer(const Context& context)
+    : scratch_(context, 2 * static_cast<std::size_t>(std::max(
+                                context.device().properties().l2_cache_bytes, 1 << 20))),
+      start_(context),
+      end_(context) {}
+
+void LaunchTimer::flush_l2() { scratch_.fill_bytes(++value_); }
+
+double LaunchTimer::sample(const std::function<void()>& launch) {
+  flush_l2();
+  start_.record();
+  launch();
+  end_.record();
+  return Event::elapsed_ms(start_, end_);
+}
+
+Measurement timed_measurement(const TimingResult& timing, double work, double unit_scale,
+                              std::string unit) {
+  Measurement measurement;
+  measurement.status = timing.cut ? MeasurementStatus::cut : MeasurementStatus::ok;
+  measurement.median_ms = timing.median_ms;
+  measurement.spread = timing.spread;
+  measurement.runs = timing.runs;
+  measurement.rate = timing.median_ms > 0.0 ? work / (timing.median_ms * 1e-3) / unit_scale : 0.0;
+  measurement.rate_unit = std::move(unit);
+  if (timing.cut)
+    measurement.detail = "cut after " + std::to_string(timing.runs) + " runs: slower than the best";
+  else if (!timing.converged)
+    measurement.detail = "spread " + std::to_string(timing.spread * 100.0) + "% after " +
+                         std::to_string(timing.runs) + " runs";
+  return measurement;
+}
+
+}  // namespace ptxrt

@@ -1,0 +1,430 @@
+#include "ptxrt/problem_session.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "ptxrt/launch_timer.hpp"
+#include "ptxrt/memory.hpp"
+
+namespace ptxrt {
+
+namespace {
+
+// Output elements a correct kernel overwrites; NaN for floats (all bits set), a pattern for
+// integers.
+std::uint8_t poison_byte(ElementType type) { return is_floating(type) ? 0xFF : 0xA5; }
+
+double element_value(ElementType type, const std::byte* at) {
+  const auto get = [&](auto value) {
+    std::memcpy(&value, at, sizeof value);
+    return static_cast<double>(value);
+  };
+  switch (type) {
+    case ElementType::int8:
+      return get(std::int8_t{});
+    case ElementType::int16:
+      return get(std::int16_t{});
+    case ElementType::int32:
+      return get(std::int32_t{});
+    case ElementType::int64:
+      return get(std::int64_t{});
+    case ElementType::uint8:
+      return get(std::uint8_t{});
+    case ElementType::uint16:
+      return get(std::uint16_t{});
+    case ElementType::uint32:
+      return get(std::uint32_t{});
+    case ElementType::uint64:
+      return get(std::uint64_t{});
+    case ElementType::float32:
+      return get(float{});
+    case ElementType::float64:
+      return get(double{});
+  }
+  return 0.0;
+}
+
+std::string number_text(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+// A kernel's argument list for one launch: each value's bytes, a pointer to each, their sizes.
+struct PackedArguments {
+  std::vector<std::array<std::byte, 8>> values;
+  std::vector<void*> pointers;
+  std::vector<std::size_t> sizes;
+};
+
+}  // namespace
+
+struct ProblemSession::State {
+  KernelProblem problem;
+  ProblemSizes sizes;
+  Jit& jit;
+  Context context;
+  CompileOptions base;
+  ProblemData initial;
+  std::vector<std::optional<DeviceMemory>> buffers;  // by argument position; none for scalars
+  std::vector<ProblemData::Array> expected;          // the reference's outputs, by name
+  std::string reference_name;
+  LaunchTimer timer;
+
+  State(KernelProblem problem_, ProblemSizes sizes_, Jit& jit_, const Context& context_)
+      : problem(std::move(problem_)),
+        sizes(problem.complete_sizes(sizes_)),
+        jit(jit_),
+        context(context_),
+        base(problem.compile_options_at(sizes)),
+        initial(make_problem_data(problem, sizes)),
+        timer(context) {
+    for (const ProblemArgument& argument : problem.arguments()) {
+      if (argument.kind != ProblemArgument::Kind::buffer) {
+        buffers.emplace_back();
+        continue;
+      }
+      buffers.emplace_back(std::in_place, context, initial.at(argument.name).bytes.size());
+    }
+  }
+
+  std::size_t index_of(std::string_view name) const {
+    const auto& arguments = problem.arguments();
+    for (std::size_t i = 0; i < arguments.size(); ++i)
+      if (arguments[i].name == name) return i;
+    throw Error(ErrorKind::not_found, problem.name() + ": no argument " + std::string(name));
+  }
+
+  // The inputs as made, the outputs poisoned: what every verified run starts from.
+  void restore() {
+    const auto& arguments = problem.arguments();
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+      if (!buffers[i]) continue;
+      if (arguments[i].role == ArgumentRole::output) {
+        buffers[i]->fill_bytes(poison_byte(arguments[i].type));
+      } else {
+        const std::vector<std::byte>& bytes = initial.at(arguments[i].name).bytes;
+        buffers[i]->upload_bytes(bytes.data(), bytes.size());
+      }
+    }
+  }
+
+  // The module of `program` compiled with `options`, its symbols filled.
+  Module module_of(const Program& program, const CompileOptions& options, bool own_program) {
+    Module module = jit.module(program, options, context);
+    for (const ProblemSymbol& symbol : problem.symbols()) {
+      const ProblemData::Array& data =
+          initial.at(symbol.from_argument.empty() ? symbol.name : symbol.from_argument);
+      std::optional<GlobalSymbol> global;
+      try {
+        global = module.global(symbol.name);
+      } catch (const Error& error) {
+        // Another file's reference kernel need not use the problem's symbols.
+        if (own_program || error.kind() != ErrorKind::not_found) throw;
+        continue;
+      }
+      if (data.bytes.size() > global->bytes())
+        throw Error(ErrorKind::invalid_argument,
+                    problem.name() + ": symbol " + symbol.name + " holds " +
+                        std::to_string(global->bytes()) + " bytes, fewer than the " +
+                        std::to_string(data.bytes.size()) + " bytes (" +
+                        std::to_string(data.count()) + " " + std::string(to_string(data.type)) +
+                        ") it is to be filled with");
+      detail::copy_to_device(context, global->address(), data.bytes.data(), data.bytes.size(),
+                             nullptr, false, "filling symbol " + symbol.name);
+    }
+    return module;
+  }
+
+  CompileOptions options_for(const TuningConfig& config) const {
+    CompileOptions options = base;
+    options.defines.insert(options.defines.end(), config.defines().begin(), config.defines().end());
+    return options;
+  }
+
+  Kernel kernel_for(const TuningConfig& config) {
+    return module_of(problem.program(), options_for(config), true).kernel(problem.entry());
+  }
+
+  PackedArguments pack(const TuningConfig& config, const std::vector<std::size_t>& positions) const {
+    PackedArguments packed;
+    packed.values.resize(positions.size());
+    for (std::size_t slot = 0; slot < positions.size(); ++slot) {
+      const ProblemArgument& argument = problem.arguments()[positions[slot]];
+      std::byte* value = packed.values[slot].data();
+      if (argument.kind == ProblemArgument::Kind::buffer) {
+        const CUdeviceptr address = buffers[positions[slot]]->address();
+        std::memcpy(value, &address, sizeof address);
+        packed.sizes.push_back(sizeof address);
+      } else if (argument.number || is_floating(argument.type)) {
+        const double number = argument.number
+                                  ? *argument.number
+                                  : static_cast<double>(problem.evaluate(
+                                        *argument.value, sizes, config, "arguments." + argument.name));
+        if (argument.type == ElementType::float32) {
+          const auto single = static_cast<float>(number);
+          std::memcpy(value, &single, sizeof single);
+        } else if (argument.type == ElementType::float64) {
+          std::memcpy(value, &number, sizeof number);
+        } else {
+          const auto whole = static_cast<std::int64_t>(number);
+          std::memcpy(value, &whole, element_bytes(argument.type));
+        }
+      } else {
+        // Little-endian: the low bytes of the 64-bit value are the narrower integer's.
+        const std::int64_t exact =
+            problem.evaluate(*argument.value, sizes, config, "arguments." + argument.name);
+        std::memcpy(value, &exact, element_bytes(argument.type));
+      }
+      if (argument.kind != ProblemArgument::Kind::buffer)
+        packed.sizes.push_back(element_bytes(argument.type));
+    }
+    for (auto& value : packed.values) packed.pointers.push_back(value.data());
+    return packed;
+  }
+
+  std::vector<std::size_t> all_positions() const {
+    std::vector<std::size_t> positions(problem.arguments().size());
+    for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = i;
+    return positions;
+  }
+
+  // Count and byte sizes of the arguments against the driver's parameter layout.
+  void check_layout(const Kernel& kernel) const {
+    if (!kernel.has_parameter_layout()) return;
+    const std::vector<ParameterInfo>& layout = kernel.parameters();
+    const std::vector<std::size_t> bytes = problem.argument_bytes();
+    if (layout.size() != bytes.size())
+      throw Error(ErrorKind::invalid_argument,
+                  problem.name() + ": " + kernel.describe() + " takes " +
+                      std::to_string(layout.size()) + " parameter(s), but the problem gives " +
+                      std::to_string(bytes.size()) + " argument(s)");
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+      if (layout[i].bytes != bytes[i]) {
+        const ProblemArgument& argument = problem.arguments()[i];
+        throw Error(ErrorKind::invalid_argument,
+                    problem.name() + ": argument " + std::to_string(i) + " '" + argument.name +
+                        "' is " + std::to_string(bytes[i]) + " bytes (" +
+                        (argument.kind == ProblemArgument::Kind::buffer
+                             ? "a buffer's address"
+                             : std::string(to_string(argument.type))) +
+                        "), but parameter " + std::to_string(i) + " of " + kernel.describe() +
+                        " is " + std::to_string(layout[i].bytes) + " bytes");
+      }
+  }
+
+  // The outputs among `positions` downloaded: what the reference computed.
+  void take_expected(const std::vector<std::size_t>& positions) {
+    for (std::size_t position : positions) {
+      const ProblemArgument& argument = problem.arguments()[position];
+      if (!argument.is_output()) continue;
+      ProblemData::Array array{argument.name, argument.type, {}};
+      array.bytes.resize(buffers[position]->bytes());
+      buffers[position]->download_bytes(array.bytes.data(), array.bytes.size());
+      if (is_floating(argument.type))
+        for (std::size_t i = 0; i < array.count(); ++i)
+          if (std::isnan(element_value(argument.type, array.bytes.data() + i * element_bytes(argument.type))))
+            throw Error(ErrorKind::invalid_argument,
+                        "it left " + argument.name + "[" + std::to_string(i) +
+                            "] NaN: it does not write every element of its output (which was "
+                            "poisoned with NaN), or computes NaN");
+      expected.push_back(std::move(array));
+    }
+  }
+
+  void run_reference_kernel() {
+    const ReferenceKernel& reference = problem.verification().kernel;
+    reference_name = "kernel " + reference.entry;
+    const bool own = !reference.program;
+    const Program& program = own ? problem.program() : *reference.program;
+    const KernelProblem::ReferenceBuild build = problem.reference_build_at(sizes);
+    std::vector<std::size_t> positions;
+    for (const std::string& name : reference.arguments) positions.push_back(index_of(name));
+    if (positions.empty()) positions = all_positions();
+    const Kernel kernel = module_of(program, build.options, own).kernel(reference.entry);
+    restore();
+    const PackedArguments packed = pack(build.values, positions);
+    kernel.launch_untyped(
+        problem.launch_at(reference.geometry, build.values, sizes, "verify.reference."),
+        packed.pointers, packed.sizes);
+    take_expected(positions);
+  }
+
+  void compute_reference() {
+    const ProblemVerification& verification = problem.verification();
+    switch (verification.kind) {
+      case ProblemVerification::Kind::none:
+        return;
+      case ProblemVerification::Kind::reference_kernel:
+        run_reference_kernel();
+        return;
+      case ProblemVerification::Kind::reference_config: {
+        reference_name = "config " + verification.config.describe();
+        const Kernel kernel = kernel_for(verification.config);
+        restore();
+        const PackedArguments packed = pack(verification.config, all_positions());
+        kernel.launch_untyped(problem.launch_at(verification.config, sizes), packed.pointers,
+                              packed.sizes);
+        take_expected(all_positions());
+        return;
+      }
+      case ProblemVerification::Kind::files: {
+        reference_name = "the data files";
+        expected = read_expected_files(problem, sizes).arrays;
+        return;
+      }
+      case ProblemVerification::Kind::callback: {
+        reference_name = "the reference callback";
+        ProblemData data = initial;
+        for (const ProblemArgument& argument : problem.arguments())
+          if (argument.role == ArgumentRole::output)
+            std::fill(data.at(argument.name).bytes.begin(), data.at(argument.name).bytes.end(),
+                      std::byte{0});
+        verification.callback(data);
+        for (const ProblemArgument& argument : problem.arguments())
+          if (argument.is_output()) expected.push_back(data.at(argument.name));
+        return;
+      }
+    }
+  }
+
+  struct Comparison {
+    double max_error = 0.0;    // max |actual - expected|
+    double worst_share = 0.0;  // max |actual - expected| / (atol + rtol × |expected|)
+    std::optional<std::string> fault;  // the first element outside the tolerance
+  };
+
+  // The outputs the reference has against it.
+  Comparison compare() const {
+    const double atol = problem.verification().atol, rtol = problem.verification().rtol;
+    double worst = 0.0, worst_share = 0.0;
+    std::optional<std::string> fault;
+    for (const ProblemData::Array& reference : expected) {
+      const std::size_t position = index_of(reference.name);
+      std::vector<std::byte> actual(reference.bytes.size());
+      buffers[position]->download_bytes(actual.data(), actual.size());
+      const std::size_t size = element_bytes(reference.type);
+      for (std::size_t i = 0; i < reference.count(); ++i) {
+        const double want = element_value(reference.type, reference.bytes.data() + i * size);
+        const double got = element_value(reference.type, actual.data() + i * size);
+        const double error = std::abs(got - want);
+        const double allowance = atol + rtol * std::abs(want);
+        worst = std::isnan(error) ? INFINITY : std::max(worst, error);
+        worst_share = std::isnan(error) ? INFINITY
+                      : allowance > 0.0 ? std::max(worst_share, error / allowance)
+                      : error > 0.0     ? INFINITY
+                                        : worst_share;
+        if (!fault && !(error <= allowance))
+          fault = reference.name + "[" + std::to_string(i) + "] = " + number_text(got) +
+                  ", expected " + number_text(want) + " (" + reference_name +
+                  "): outside atol " + number_text(atol) + " + rtol " + number_text(rtol) +
+                  " x |expected|";
+      }
+    }
+    return {worst, worst_share, fault};
+  }
+
+  double work(const TuningConfig& config) const {
+    if (problem.rate().unit.empty()) return 0.0;
+    return static_cast<double>(problem.evaluate(problem.rate().work, sizes, config, "rate"));
+  }
+};
+
+ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& jit,
+                               const Context& context)
+    : state_(std::make_unique<State>(std::move(problem), std::move(sizes), jit, context)) {
+  State& state = *state_;
+  state.check_layout(state.kernel_for(state.problem.fallback_config(state.sizes)));
+  try {
+    state.compute_reference();
+  } catch (const Error& error) {
+    throw Error(error.kind(), state.problem.name() + ": the reference (" + state.reference_name +
+                                  ") failed: " + error.what());
+  }
+}
+
+ProblemSession::~ProblemSession() = default;
+
+const KernelProblem& ProblemSession::problem() const noexcept { return state_->problem; }
+const ProblemSizes& ProblemSession::sizes() const noexcept { return state_->sizes; }
+
+std::optional<Measurement> ProblemSession::peer(const TimingPolicy&) { return std::nullopt; }
+
+Measurement ProblemSession::measure(const TuningConfig& config, const TimingPolicy& policy,
+                                    std::optional<double> best_ms) {
+  State& state = *state_;
+  const Kernel kernel = state.kernel_for(config);
+  const LaunchConfig launch = state.problem.launch_at(config, state.sizes);
+  const PackedArguments packed = state.pack(config, state.all_positions());
+  const auto run = [&] { kernel.launch_untyped(launch, packed.pointers, packed.sizes); };
+  double max_error = 0.0;
+  if (!state.expected.empty()) {
+    state.restore();
+    run();
+    const State::Comparison comparison = state.compare();
+    if (comparison.fault) {
+      Measurement wrong;
+      wrong.status = MeasurementStatus::wrong;
+      wrong.max_error = comparison.max_error;
+      wrong.detail = *comparison.fault;
+      return wrong;
+    }
+    max_error = comparison.max_error;
+  }
+  const TimingResult timing =
+      time_samples(policy, best_ms, [&] { return state.timer.sample(run); });
+  Measurement measurement = timed_measurement(timing, state.work(config),
+                                              state.problem.rate().unit_scale,
+                                              state.problem.rate().unit);
+  measurement.max_error = max_error;
+  return measurement;
+}
+
+ProblemSession::Run ProblemSession::run(const TuningConfig& config, int repeats, bool verify) {
+  State& state = *state_;
+  Run result;
+  const Kernel kernel = state.kernel_for(config);
+  result.launch = state.problem.launch_at(config, state.sizes);
+  const PackedArguments packed = state.pack(config, state.all_positions());
+  const auto run = [&] { kernel.launch_untyped(result.launch, packed.pointers, packed.sizes); };
+  if (verify && !state.expected.empty()) {
+    state.restore();
+    run();
+    const State::Comparison comparison = state.compare();
+    result.verified = true;
+    result.passed = !comparison.fault;
+    result.max_error = comparison.max_error;
+    result.worst_share = comparison.worst_share;
+    result.detail = comparison.fault.value_or("");
+  }
+  std::vector<double> samples;
+  state.timer.sample(run);  // the warm-up
+  for (int i = 0; i < repeats; ++i) samples.push_back(state.timer.sample(run));
+  std::sort(samples.begin(), samples.end());
+  result.median_ms = samples.empty() ? 0.0 : samples[samples.size() / 2];
+  result.rate_unit = state.problem.rate().unit;
+  if (result.median_ms > 0.0 && !result.rate_unit.empty())
+    result.rate = state.work(config) / (result.median_ms * 1e-3) / state.problem.rate().unit_scale;
+  return result;
+}
+
+ProblemMeasurer::ProblemMeasurer(KernelProblem problem, ProblemSizes sizes, Jit& jit,
+                                 const Context& context, TimingPolicy policy)
+    : session_(std::move(problem), std::move(sizes), jit, context), policy_(policy) {}
+
+Measurement ProblemMeasurer::measure(const Candidate& candidate, std::optional<double> best_ms) {
+  try {
+    return session_.measure(candidate.config, policy_, best_ms);
+  } catch (const std::exception& error) {
+    Measurement failed;
+    failed.config = candidate.config;
+    failed.status = MeasurementStatus::failed;
+    failed.detail = error.what();
+    return failed;
+  }
+}
+
+}  // namespace ptxrt
