@@ -506,7 +506,8 @@ TEST_CASE("cache warm refuses an architecture that makes no CUBIN") {
   CHECK_MESSAGE(contains(result.output, "not compute_90"), result.output);
 }
 
-TEST_CASE("closest-pair --repeat reports each call; --from pinned or device refuses a CPU method") {
+TEST_CASE(
+    "closest-pair --repeat reports each call, and --from pinned or device refuses a CPU method") {
   Cli cli;
   const json report = cli.run_json(
       {"closest-pair", "--n", "1001", "--method", "cpu-dc", "--repeat", "3", "--json", "--verify"});
