@@ -281,10 +281,14 @@ void add_closest_pair_command(CLI::App& app) {
                     "call, calls[times of each], verify{...}}; with --mpi times{split_ms, "
                     "slab_ms, border_ms, total_ms} (the slowest rank's) and ranks[{input_points, "
                     "slab_points, border_points_sent, border_points_received}]");
-  CLI::Option* bench = command->add_flag(
-      "--bench", arguments->bench,
-      "time every method on 1M, 10M, 100M points of --dist (GPU methods from pinned memory, "
-      "warm) and print a table");
+  // The table takes its points from pinned memory, warm, in calls of its own.
+  CLI::Option* bench =
+      command
+          ->add_flag("--bench", arguments->bench,
+                     "time every method on 1M, 10M, 100M points of --dist (GPU methods from "
+                     "pinned memory, warm) and print a table")
+          ->excludes(from)
+          ->excludes(repeat);
   CLI::Option* bench_max_n = command->add_option("--bench-max-n", arguments->bench_max_n,
                                                  "--bench: the largest size (default 100000000)");
   CLI::Option* mpi =

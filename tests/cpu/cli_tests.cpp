@@ -536,7 +536,24 @@ TEST_CASE(
   const ProcessResult unknown = cli.run({"closest-pair", "--from", "disk"});
   CHECK(unknown.exit_code == 2);
   CHECK(contains(unknown.output, "--from"));
-  const ProcessResult with_mpi = cli.run({"closest-pair", "--mpi", "--repeat", "2"});
-  CHECK(with_mpi.exit_code == 2);
-  CHECK(contains(with_mpi.output, "excludes"));
+}
+
+TEST_CASE(
+    "closest-pair --from and --repeat exclude --mpi and --bench, which choose their own calls") {
+  Cli cli;
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"--from", "pinned"}, std::vector<std::string>{"--repeat", "2"}}) {
+    for (const char* other : {"--mpi", "--bench"}) {
+      for (const bool other_first : {false, true}) {
+        std::vector<std::string> arguments{"closest-pair"};
+        if (other_first) arguments.push_back(other);
+        arguments.insert(arguments.end(), options.begin(), options.end());
+        if (!other_first) arguments.push_back(other);
+        const ProcessResult refused = cli.run(arguments);
+        CAPTURE(refused.output);
+        CHECK(refused.exit_code == 2);
+        CHECK(contains(refused.output, options.front() + " excludes " + other));
+      }
+    }
+  }
 }
