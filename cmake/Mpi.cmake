@@ -12,7 +12,7 @@ option(PTXRT_MPI "Build ptxrt::mpi and the CLI's --mpi (needs an MPI)" ${MPI_CXX
 if(PTXRT_MPI)
   find_package(MPI REQUIRED COMPONENTS CXX)
   add_library(ptxrt_mpi
-    mpi/best_time_exchange.cpp mpi/communicator.cpp mpi/distributed_closest_pair.cpp
+    mpi/rank_exchange.cpp mpi/communicator.cpp mpi/distributed_closest_pair.cpp
     mpi/distributed_tune.cpp mpi/session.cpp mpi/slab_split.cpp mpi/tune_report_exchange.cpp)
   add_library(ptxrt::mpi ALIAS ptxrt_mpi)
   set_target_properties(ptxrt_mpi PROPERTIES

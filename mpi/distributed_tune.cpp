@@ -1,7 +1,9 @@
 // ptxrt::mpi::tune: each rank tunes its share with the best time shared, then the shares'
 // reports are merged on every rank.
-#include "mpi/best_time_exchange.hpp"
+#include <algorithm>
+
 #include "mpi/communicator.hpp"
+#include "mpi/rank_exchange.hpp"
 #include "mpi/tune_report_exchange.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/mpi.hpp"
@@ -14,13 +16,14 @@ namespace {
 // every ok time it measures to the others.
 class SharedBestMeasurer : public Measurer {
  public:
-  SharedBestMeasurer(Measurer& measurer, detail::BestTimeExchange& exchange)
+  SharedBestMeasurer(Measurer& measurer, detail::RankExchange& exchange)
       : measurer_(measurer), exchange_(exchange) {}
 
   Measurement measure(const Candidate& candidate, std::optional<double> best_ms) override {
     if (const std::optional<double> shared = exchange_.best();
         shared && (!best_ms || *shared < *best_ms))
       best_ms = shared;
+    exchange_.show_alive();
     Measurement measurement = measurer_.measure(candidate, best_ms);
     if (measurement.status == MeasurementStatus::ok) exchange_.offer(measurement.median_ms);
     return measurement;
@@ -28,14 +31,26 @@ class SharedBestMeasurer : public Measurer {
 
  private:
   Measurer& measurer_;
-  detail::BestTimeExchange& exchange_;
+  detail::RankExchange& exchange_;
 };
+
+std::string lost_ranks_message(const std::vector<std::optional<std::string>>& reports,
+                               std::chrono::seconds silence_limit) {
+  std::string ranks;
+  for (std::size_t rank = 0; rank < reports.size(); ++rank)
+    if (!reports[rank]) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+  return "distributed tune: rank(s) " + ranks + " fell silent (nothing heard for " +
+         std::to_string(silence_limit.count()) +
+         " s) before reporting their share; every other rank finished its share and recorded it "
+         "in the tuning database: the same tune run again with --resume times what is missing";
+}
 
 }  // namespace
 
 TuneReport tune(MPI_Comm communicator, const TuningSpace& space, const CandidateCompiler& compile,
                 Measurer& measurer, const TuneOptions& options,
-                const std::function<void(const TuneProgress&)>& progress) {
+                const std::function<void(const TuneProgress&)>& progress,
+                std::chrono::seconds silence_limit) {
   if (options.share.count != 1)
     throw Error(ErrorKind::invalid_argument,
                 "distributed tune: the ranks take the shares; options.share must be left whole, "
@@ -46,14 +61,21 @@ TuneReport tune(MPI_Comm communicator, const TuningSpace& space, const Candidate
   TuneOptions share_options = options;
   share_options.share = {static_cast<std::size_t>(world.rank()),
                          static_cast<std::size_t>(world.size())};
-  detail::BestTimeExchange exchange(world);
+  detail::RankExchange exchange(world);
   SharedBestMeasurer shared(measurer, exchange);
-  const TuneReport share = ptxrt::tune(space, compile, shared, share_options, progress);
-  exchange.finish();
+  const TuneReport share =
+      ptxrt::tune(space, compile, shared, share_options, [&](const TuneProgress& done) {
+        exchange.show_alive();
+        if (progress) progress(done);
+      });
+  const std::vector<std::optional<std::string>> reports =
+      exchange.finish(detail::share_report_to_text(share), silence_limit);
+  if (std::ranges::any_of(reports, [](const auto& report) { return !report; }))
+    throw Error(ErrorKind::io, lost_ranks_message(reports, silence_limit));
 
   std::vector<TuneReport> shares;
-  for (const std::string& text : world.all_gather_text(detail::share_report_to_text(share)))
-    shares.push_back(detail::share_report_from_text(text));
+  for (const std::optional<std::string>& text : reports)
+    shares.push_back(detail::share_report_from_text(*text));
   return detail::merge_share_reports(share, shares, space.enumerate().allowed);
 }
 

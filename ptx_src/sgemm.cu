@@ -13,6 +13,12 @@
 // so that the lanes of a warp read one contiguous span (conflict-free) and the sub-tiles stay
 // 16-byte aligned.
 //
+// SPLIT_K > 1 splits K into SPLIT_K slices of whole BK tiles, one per blockIdx.z, so that a
+// product with few tiles of C and a deep K fills the GPU: each slice's block writes its partial
+// product to slice z of a workspace of SPLIT_K stacked M×N matrices (passed as C), and
+// sgemm_split_reduce sums the slices in slice order into C. No atomics: the result is the same
+// bits on every run.
+//
 // Three switches that change no result (docs/perf-notes.md predicts each):
 // - GROUP_M > 1: consecutive blocks walk down GROUP_M tile rows before the next column, so that
 //   the blocks resident at one time share fewer panels of A and B in L2;
@@ -22,10 +28,11 @@
 // - SKIP_IDLE_WARPS: in the edge tiles, a warp whose rows all lie past M (or columns past N)
 //   skips its FFMAs; it still copies and waits at the barrier.
 //
-// The tuner searches 128- to 256-thread blocks with 64 to 256 rows and columns, at least 8×8
-// results per thread, BK 16 or 32, 3 or 4 stages, GROUP_M 1 or 8, both ways of loading A: smaller
-// tiles and BK 8 measured slower (perf-notes), and the rest of the declared space would multiply
-// the tune for nothing. The host adds the device's limits (sgemm_config_problem).
+// The tuner searches 64- to 256-thread blocks with 32 to 256 rows and columns, at least 4×4
+// results per thread, BK 16 or 32, 3 or 4 stages, both ways of loading A, and the splits of K;
+// BK 8 and GROUP_M 8 measured slower (perf-notes). The host narrows that per shape and adds the
+// device's limits (sgemm_tuning_space in include/ptxrt/sgemm.hpp): small tiles only where large
+// ones cannot fill the GPU, splits only where K is deep enough to share.
 //
 // clang-format off
 // ptxrt: define WARPS_M in {1, 2, 4, 8} default 4
@@ -39,14 +46,15 @@
 // ptxrt: define GROUP_M in {1, 8} default 1
 // ptxrt: define VECTOR_A in {0, 1} default 0
 // ptxrt: define SKIP_IDLE_WARPS in {0, 1} default 0
-// ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS GROUP_M VECTOR_A
-// ptxrt: constraint WARPS_M * WARPS_N >= 4 && WARPS_M * WARPS_N <= 8
-// ptxrt: constraint TM >= 8 && TN >= 8 && BK >= 16
-// ptxrt: constraint STAGES >= 3 && MIN_BLOCKS <= 2
-// ptxrt: constraint WARPS_M * LANES_M * TM >= 64 && WARPS_M * LANES_M * TM <= 256
-// ptxrt: constraint WARPS_N * (32 / LANES_M) * TN >= 64 && WARPS_N * (32 / LANES_M) * TN <= 256
-// ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM)) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment
+// ptxrt: define SPLIT_K in {1, 2, 3, 4, 6, 8, 12, 16} default 1
+// ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS VECTOR_A SPLIT_K
+// ptxrt: constraint WARPS_M * WARPS_N >= 2 && WARPS_M * WARPS_N <= 8
+// ptxrt: constraint TM * TN >= 16 && BK >= 16 && STAGES >= 3
+// ptxrt: constraint WARPS_M * LANES_M * TM >= 32 && WARPS_M * LANES_M * TM <= 256
+// ptxrt: constraint WARPS_N * (32 / LANES_M) * TN >= 32 && WARPS_N * (32 / LANES_M) * TN <= 256
+// ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM), SPLIT_K) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment; with SPLIT_K > 1, C is the workspace of SPLIT_K partial products (SPLIT_K·M·N floats)
 // ptxrt: entry sgemm_aligned same launch as sgemm — needs N % 4 == 0 and B, C 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), 16-byte stores of C
+// ptxrt: entry sgemm_split_reduce grid=(any) block=256 — C = the sum of the SPLIT_K partial products in the workspace, slice by slice in order (float4 where C and the count allow)
 // clang-format on
 
 #if !defined(WARPS_M) || !defined(WARPS_N) || !defined(LANES_M)
@@ -55,8 +63,11 @@
 #if !defined(TM) || !defined(TN) || !defined(BK) || !defined(STAGES) || !defined(MIN_BLOCKS)
 #error "TM, TN, BK, STAGES and MIN_BLOCKS must be defined"
 #endif
-#if !defined(GROUP_M) || !defined(VECTOR_A) || !defined(SKIP_IDLE_WARPS)
-#error "GROUP_M, VECTOR_A and SKIP_IDLE_WARPS must be defined"
+#if !defined(GROUP_M) || !defined(VECTOR_A) || !defined(SKIP_IDLE_WARPS) || !defined(SPLIT_K)
+#error "GROUP_M, VECTOR_A, SKIP_IDLE_WARPS and SPLIT_K must be defined"
+#endif
+#if SPLIT_K < 1
+#error "SPLIT_K must be at least 1 (1: each block walks the whole of K)"
 #endif
 #if GROUP_M < 1
 #error "GROUP_M must be at least 1 (1: blocks walk C row by row)"
@@ -217,18 +228,19 @@ struct TileLoader {
 
   // Starts the tile whose first k is k_first on its way to `stage`: cp.async for B, and for A
   // either cp.async too or (vector_a) loads into staged_a, which store() then puts in place.
-  // `check_k` only for the last tile, where k may run past K.
+  // `k` is A's row length; `check_k` only for a slice's last tile, where k may reach k_end.
   template <bool check_k>
   __device__ __forceinline__ void fetch(float* stage, const float* a, const float* b, int n, int k,
-                                        int k_first) {
+                                        int k_end, int k_first) {
 #pragma unroll
     for (int i = 0; i < kCopiesA; ++i) {
       const int pass = i % kPassesA;
       const int k_offset = (i / kPassesA) * kKStepA;
       if (kExactA || k_a + k_offset < BK) {
         const int k_global = k_first + k_a + k_offset;
-        // k % 4 == 0 on the vector path, so a float4 of A is all inside K or all past it.
-        const bool valid = !check_k || k_global < k;
+        // k % 4 == 0 on the vector path, and a slice ends at K or at a multiple of BK, so a
+        // float4 of A is all inside the slice or all past it.
+        const bool valid = !check_k || k_global < k_end;
 #pragma unroll
         for (int r = 0; r < kRowsA; ++r) {
           const float* source = a + static_cast<long long>(row_a[pass][r]) * k + k_global;
@@ -247,7 +259,7 @@ struct TileLoader {
       const int k_offset = (i / kPassesB) * kKStepB;
       if (kExactB || k_b + k_offset < BK) {
         const int k_global = k_first + k_b + k_offset;
-        const bool valid = !check_k || k_global < k;
+        const bool valid = !check_k || k_global < k_end;
         const float* source = b + static_cast<long long>(k_global) * n + column_b[pass];
         float* destination = stage + shared_b + k_offset * kBlockN + pass * kThreads * kWidthB;
         if (vector_b)
@@ -340,6 +352,25 @@ __device__ __forceinline__ int2 block_tile() {
   return make_int2(static_cast<int>(first_row + within % rows), static_cast<int>(within / rows));
 }
 
+// The part of K this block walks: with SPLIT_K > 1, slice blockIdx.z of SPLIT_K slices of whole
+// BK tiles, as even as that allows (so that only the last tile of K is ever partial); the last
+// slices may be short or empty, and an empty one still writes its zeros for the reduction.
+struct KRange {
+  int begin;
+  int end;
+};
+
+__device__ __forceinline__ KRange k_range(int k) {
+  if (SPLIT_K == 1) return {0, k};
+  // In 64 bits: SPLIT_K slices of up to K rounded up to BK may pass INT_MAX.
+  const long long tiles = k / BK + (k % BK != 0);
+  const long long per_slice = (tiles + SPLIT_K - 1) / SPLIT_K * BK;
+  const long long begin = min(static_cast<long long>(blockIdx.z) * per_slice,
+                              static_cast<long long>(k));
+  return {static_cast<int>(begin), static_cast<int>(min(begin + per_slice,
+                                                        static_cast<long long>(k)))};
+}
+
 template <bool aligned>
 __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
                                             const float* __restrict__ b, float* __restrict__ c,
@@ -361,14 +392,17 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
       !SKIP_IDLE_WARPS || (block_m + warp_row < m && block_n + warp_column < n);
 
   TileLoader<aligned && VECTOR_A, aligned> loader(m, n, block_m, block_n);
+  const KRange slice = k_range(k);
+  const int length = slice.end - slice.begin;
   // Written as a quotient plus a remainder test so that k close to INT_MAX cannot overflow.
-  const int tiles = k / BK + (k % BK != 0);
-  const int full_tiles = k / BK;
+  const int tiles = length / BK + (length % BK != 0);
+  const int full_tiles = length / BK;
   auto fetch_tile = [&](int tile, float* stage) {
+    const int k_first = slice.begin + tile * BK;
     if (tile < full_tiles)
-      loader.template fetch<false>(stage, a, b, n, k, tile * BK);
+      loader.template fetch<false>(stage, a, b, n, k, slice.end, k_first);
     else
-      loader.template fetch<true>(stage, a, b, n, k, tile * BK);
+      loader.template fetch<true>(stage, a, b, n, k, slice.end, k_first);
   };
 
 #pragma unroll
@@ -414,7 +448,10 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
     write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
   }
 
-  store_tile<aligned>(c, m, n, block_m + thread_row, block_n + thread_column, sum);
+  // Slice z's partial product is matrix z of the workspace; n % 4 == 0 on the aligned path keeps
+  // each matrix 16-byte aligned.
+  float* destination = SPLIT_K == 1 ? c : c + static_cast<long long>(m) * n * blockIdx.z;
+  store_tile<aligned>(destination, m, n, block_m + thread_row, block_n + thread_column, sum);
 }
 
 }  // namespace
@@ -429,4 +466,38 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
     sgemm_aligned(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                   int m, int n, int k) {
   sgemm_block<true>(a, b, c, m, n, k);
+}
+
+// C[i] = partials[i] + partials[count + i] + ... + partials[(SPLIT_K - 1)·count + i], always in
+// that order, so that a split product is the same bits on every run. A grid-stride loop: any
+// grid covers any count. By float4 where count % 4 == 0 and C and the workspace are 16-byte
+// aligned (a uniform branch), else by float.
+extern "C" __global__ void __launch_bounds__(256)
+    sgemm_split_reduce(const float* __restrict__ partials, float* __restrict__ c,
+                       long long count) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool vectors = count % 4 == 0 && reinterpret_cast<unsigned long long>(c) % 16 == 0 &&
+                       reinterpret_cast<unsigned long long>(partials) % 16 == 0;
+  if (vectors) {
+    const auto* slices = reinterpret_cast<const float4*>(partials);
+    auto* out = reinterpret_cast<float4*>(c);
+    const long long quads = count / 4;
+    for (long long i = first; i < quads; i += stride) {
+      float4 sum = slices[i];
+#pragma unroll
+      for (int z = 1; z < SPLIT_K; ++z) {
+        const float4 part = slices[z * quads + i];
+        sum.x += part.x, sum.y += part.y, sum.z += part.z, sum.w += part.w;
+      }
+      out[i] = sum;
+    }
+    return;
+  }
+  for (long long i = first; i < count; i += stride) {
+    float sum = partials[i];
+#pragma unroll
+    for (int z = 1; z < SPLIT_K; ++z) sum += partials[z * count + i];
+    c[i] = sum;
+  }
 }

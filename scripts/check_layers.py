@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that the runtime's layers depend only downwards (README, "Layout"):
 
-    tune -> jit -> driver,  tune -> inspect -> driver
+    blas -> tune -> jit -> driver,  tune -> inspect -> driver
 
 A public header include/ptxrt/X.hpp belongs to the layer whose folder holds runtime/<layer>/X.cpp;
 an internal header is included by its layer-qualified path ("driver/kernel_state.hpp"). Prints
@@ -17,6 +17,7 @@ ALLOWED = {
     "inspect": {"inspect", "driver"},
     "jit": {"jit", "driver"},
     "tune": {"tune", "jit", "inspect", "driver"},
+    "blas": {"blas", "tune", "jit", "inspect", "driver"},
 }
 
 

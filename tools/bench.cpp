@@ -1,5 +1,6 @@
 // `ptxrt bench [work...]`: the classic kernels against peers measured in the same run, as a
 // table (or JSON) of time, rate, the peer's rate, the ratio and the verification verdict.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -9,8 +10,10 @@
 #include <vector>
 
 #include "host/common/benchmark.hpp"
+#include "ptxrt/error.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/manifest.hpp"
+#include "tools/bench_sgemm.hpp"
 #include "tools/host_commands.hpp"
 
 namespace host = ptxrt::host;
@@ -24,7 +27,15 @@ struct BenchArguments {
   int repeat = 0;  // 0: the size set's own
   std::uint64_t seed = 1;
   int device = 0;
+  ptxrt::tools::SgemmBenchArguments sgemm;  // its own options; json, quick, repeat, seed, device
 };
+
+// The works the command takes: the classic ones, and sgemm (not in the default set: minutes).
+std::vector<std::string> known_works() {
+  std::vector<std::string> works = host::bench_names();
+  works.push_back("sgemm");
+  return works;
+}
 
 std::string verdict(const host::Run& run) {
   return !run.verified ? "unchecked" : run.passed() ? "PASS" : "FAIL";
@@ -69,7 +80,34 @@ nlohmann::json rows_to_json(const std::vector<host::BenchRow>& rows) {
   return json;
 }
 
-void execute(const BenchArguments& arguments) {
+// sgemm with the options it shares with the other works.
+bool execute_sgemm(const BenchArguments& arguments) {
+  ptxrt::tools::SgemmBenchArguments sgemm = arguments.sgemm;
+  sgemm.json = arguments.json;
+  sgemm.quick = arguments.quick;
+  sgemm.repeat = arguments.repeat;
+  sgemm.seed = arguments.seed;
+  sgemm.device = arguments.device;
+  return ptxrt::tools::run_sgemm_bench_command(sgemm);
+}
+
+void execute(const CLI::App& command, BenchArguments arguments) {
+  const auto sgemm = std::find(arguments.works.begin(), arguments.works.end(), "sgemm");
+  const bool with_sgemm = sgemm != arguments.works.end();
+  if (!with_sgemm && ptxrt::tools::sgemm_bench_options_given(command))
+    throw ptxrt::Error(ptxrt::ErrorKind::invalid_argument,
+                       "--shape, --rounds, --all and --db apply to the sgemm work");
+  if (with_sgemm) {
+    arguments.works.erase(sgemm);
+    if (arguments.json && !arguments.works.empty())
+      throw ptxrt::Error(ptxrt::ErrorKind::invalid_argument,
+                         "bench sgemm --json prints its own document: run sgemm alone");
+    const bool passed = execute_sgemm(arguments);
+    if (arguments.works.empty()) {
+      if (!passed) throw CLI::RuntimeError(1);
+      return;
+    }
+  }
   host::BenchSizes sizes = arguments.quick ? host::BenchSizes::quick() : host::BenchSizes{};
   if (arguments.repeat > 0) sizes.repeats = arguments.repeat;
   const std::vector<std::string>& works =
@@ -94,10 +132,13 @@ void add_bench_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "bench",
       "Benchmark the classic kernels against peers measured in the same run (cuBLAS "
-      "SGEMM, device-to-device copy bandwidth), each output verified once");
+      "SGEMM, device-to-device copy bandwidth), each output verified once; sgemm: the SGEMM "
+      "family's default, best listed and tuned configs per shape against cuBLAS");
   auto arguments = std::make_shared<BenchArguments>();
-  command->add_option("work", arguments->works, "What to benchmark (default: all)")
-      ->check(CLI::IsMember(host::bench_names()));
+  command
+      ->add_option("work", arguments->works,
+                   "What to benchmark (default: all but sgemm, which takes minutes)")
+      ->check(CLI::IsMember(known_works()));
   command->add_flag("--json", arguments->json, "Print the rows as JSON");
   command->add_flag("--quick", arguments->quick,
                     "Small sizes for a smoke run (matmul 1024^3, transpose 2048^2, reduce and "
@@ -111,5 +152,6 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--device", arguments->device, "Device ordinal")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command->callback([arguments] { execute(*arguments); });
+  ptxrt::tools::add_sgemm_bench_options(*command, arguments->sgemm);
+  command->callback([command, arguments] { execute(*command, *arguments); });
 }

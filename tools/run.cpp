@@ -1,6 +1,7 @@
 // `ptxrt run <program>`: plan (all arguments checked, no driver), then run on the device and
 // report what ran, the median time, the rate and the verdict. <program> is a classic kernel's
-// name or a kernel file with its tuning problem (run_problem.cpp).
+// name, sgemm (the library's SGEMM family: host/matmul/sgemm_run.hpp) or a kernel file with its
+// tuning problem (run_problem.cpp).
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -136,10 +137,6 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
                                     size("--k", arguments.k, 1024),
                                     host::parse_matmul_variant(variant), defines),
                   host::run_matmul);
-  if (program == "sgemm")
-    return runner(host::plan_sgemm_run(size("--m", m, 1024), size("--n", n, 1024),
-                                       size("--k", arguments.k, 1024), defines),
-                  host::run_sgemm);
   if (program == "transpose")
     return runner(host::plan_transpose(size("--m", m, 4096), size("--n", n, 4096),
                                        host::parse_transpose_variant(variant), defines),
@@ -180,13 +177,14 @@ ptxrt::TuningDatabase tuning_database(const RunArguments& arguments) {
                                    : std::filesystem::path(arguments.database));
 }
 
-// --tuned: the config the tuning database picks for this matmul or sgemm on this device.
+// --tuned: the config the tuning database picks for this matmul on this device (sgemm's: its
+// run's, execute_sgemm).
 std::optional<ptxrt::TunedChoice> tuned_choice(const CLI::App& command,
                                                const RunArguments& arguments) {
   if (!arguments.tuned) return std::nullopt;
   const bool tiled_matmul = arguments.program == "matmul" &&
                             (!command.count("--variant") || arguments.variant == "tiled");
-  if (!tiled_matmul && arguments.program != "sgemm")
+  if (!tiled_matmul)
     throw Error(ErrorKind::invalid_argument,
                 "--tuned applies to matmul (tiled), sgemm and kernel files with a problem "
                 "(closest-pair: `ptxrt closest-pair --tuned`)");
@@ -196,8 +194,44 @@ std::optional<ptxrt::TunedChoice> tuned_choice(const CLI::App& command,
                                        size_or(command, "--n", arguments.n, 1024),
                                        size_or(command, "--k", arguments.k, 1024)};
   const ptxrt::DeviceProperties device = ptxrt::Device::get(arguments.device).properties();
-  return host::choose_tuned(host::make_tune_problem(arguments.program, size, device), device,
+  return host::choose_tuned(host::make_tune_problem("matmul", size, device), device,
                             tuning_database(arguments));
+}
+
+host::RunOptions run_options(const RunArguments& arguments) {
+  return {.seed = arguments.seed, .repeats = arguments.repeat, .verify = arguments.verify};
+}
+
+// The runs as text or one JSON array, each with the tuning database's choice when there is one;
+// throws CLI::RuntimeError(1) after the report when a verification failed.
+void report(const std::vector<host::Run>& runs, const std::optional<ptxrt::TunedChoice>& tuned,
+            bool json) {
+  if (tuned && !json) std::cout << "tuned: " << tuned->describe() << '\n';
+  bool passed = true;
+  nlohmann::json document = nlohmann::json::array();
+  for (const host::Run& result : runs) {
+    passed = passed && result.passed();
+    if (json) {
+      document.push_back(ptxrt::tools::run_to_json(result));
+      if (tuned) document.back()["tuned"] = ptxrt::tools::tuned_json(*tuned);
+    } else
+      std::cout << host::format_run(result);
+  }
+  if (json) std::cout << document.dump(2) << '\n';
+  if (!passed) throw CLI::RuntimeError(1);
+}
+
+// sgemm: everything checked (and the database read, for --tuned) before the driver is touched;
+// the run picks its config on the device as ptxrt::sgemm() would (sgemm_run.hpp).
+void execute_sgemm(const CLI::App& command, const RunArguments& arguments) {
+  const host::SgemmRunPlan plan = host::plan_sgemm_run(
+      size_or(command, "--m", arguments.m, 1024), size_or(command, "--n", arguments.n, 1024),
+      size_or(command, "--k", arguments.k, 1024), ptxrt::cli::parse_defines(arguments.defines),
+      arguments.tuned ? std::optional(tuning_database(arguments)) : std::nullopt);
+  const Context context = Context::primary(arguments.device);
+  const host::SgemmRun result =
+      host::run_sgemm(Jit::shared(), context, plan, run_options(arguments));
+  report({result.run}, result.tuned, arguments.json);
 }
 
 // A kernel file: its problem run once (run_problem.cpp).
@@ -223,27 +257,13 @@ void execute(const CLI::App& command, const RunArguments& arguments) {
     throw Error(ErrorKind::invalid_argument,
                 "--problem and --size apply to a kernel file, not to " + arguments.program);
   check_applicable(command, arguments);
+  if (arguments.program == "sgemm") return execute_sgemm(command, arguments);
   const std::optional<ptxrt::TunedChoice> tuned = tuned_choice(command, arguments);
   const Runner run =
       plan_program(command, arguments,
                    tuned ? tuned->config.defines() : ptxrt::cli::parse_defines(arguments.defines));
-  if (tuned && !arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
   const Context context = Context::primary(arguments.device);
-  const host::RunOptions options{
-      .seed = arguments.seed, .repeats = arguments.repeat, .verify = arguments.verify};
-  const std::vector<host::Run> runs = run(Jit::shared(), context, options);
-  bool passed = true;
-  nlohmann::json report = nlohmann::json::array();
-  for (const host::Run& result : runs) {
-    passed = passed && result.passed();
-    if (arguments.json) {
-      report.push_back(ptxrt::tools::run_to_json(result));
-      if (tuned) report.back()["tuned"] = ptxrt::tools::tuned_json(*tuned);
-    } else
-      std::cout << host::format_run(result);
-  }
-  if (arguments.json) std::cout << report.dump(2) << '\n';
-  if (!passed) throw CLI::RuntimeError(1);
+  report(run(Jit::shared(), context, run_options(arguments)), tuned, arguments.json);
 }
 
 }  // namespace
@@ -310,9 +330,9 @@ void add_run_command(CLI::App& app) {
                       "A kernel file's problem sizes, NAME=VALUE,... (W=4096,H=4096)");
   command->add_option("--n", arguments->n,
                       "Elements (vecadd, reduce, histogram, sort, aos-soa), intervals (simpson, "
-                      "even), or columns (matmul: B and C; matadd, transpose)");
-  command->add_option("--m", arguments->m, "Rows (matmul: A and C; matadd, transpose)");
-  command->add_option("--k", arguments->k, "matmul: columns of A, rows of B");
+                      "even), or columns (matmul, sgemm: B and C; matadd, transpose)");
+  command->add_option("--m", arguments->m, "Rows (matmul, sgemm: A and C; matadd, transpose)");
+  command->add_option("--k", arguments->k, "matmul, sgemm: columns of A, rows of B");
   command->add_option("--width", arguments->width, "raytrace: image width in pixels");
   command->add_option("--height", arguments->height, "raytrace: image height in pixels");
   command->add_option("--spheres", arguments->spheres, "raytrace: spheres in the scene");
@@ -337,8 +357,8 @@ void add_run_command(CLI::App& app) {
   command->add_flag("--tuned", arguments->tuned,
                     "matmul, sgemm, a kernel file: use the config the tuning database picks for "
                     "this size and device (exact size, nearest size, same compute capability, "
-                    "else the default); printed, and in --json as \"tuned\": {level, config, "
-                    "from}");
+                    "else the default: for sgemm the shape heuristic's); printed, and in --json "
+                    "as \"tuned\": {level, config, from}");
   ptxrt::cli::add_database_option(*command, arguments->database, "with --tuned: ");
   command->callback([command, arguments] { execute(*command, *arguments); });
 }

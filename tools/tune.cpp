@@ -79,7 +79,8 @@ void check_before_gpu(const TuneArguments& arguments) {
   if (!source.is_file() && !arguments.problem.empty())
     throw Error(ErrorKind::invalid_argument,
                 "--problem describes a kernel file's problem: give the file (ptxrt tune FILE.cu "
-                "--problem P.json), not the builtin problem " + arguments.kernel);
+                "--problem P.json), not the builtin problem " +
+                    arguments.kernel);
   const std::optional<KernelProblem> problem =
       source.is_file() ? std::optional<KernelProblem>(load_kernel_problem(source)) : std::nullopt;
   for (const std::string& size : sizes_of(arguments)) {
@@ -154,9 +155,8 @@ std::function<void(const TuneProgress&)> progress_line(bool quiet) {
   };
 }
 
-nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
-                        const TuneRun& run, const TuningDatabase& database,
-                        const std::atomic<bool>& stop) {
+nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size, const TuneRun& run,
+                        const TuningDatabase& database, const std::atomic<bool>& stop) {
   const DeviceProperties& device = run.devices.front();
   const TuneJob job =
       make_tune_job(problem_source(arguments), size, device,
@@ -179,13 +179,9 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
                                               : std::optional<Measurement>();
   int workers_started = 0;
   for (const auto& worker : workers) workers_started += worker->workers_started();
-  TuneSetting setting{job.key,
-                      arguments.strategy,
-                      database.path().string(),
-                      options.compile_threads,
-                      workers_started,
-                      ordinals,
-                      job.default_config};
+  TuneSetting setting{
+      job.key,         arguments.strategy, database.path().string(), options.compile_threads,
+      workers_started, ordinals,           job.default_config};
   if (run.complete_setting) run.complete_setting(setting);
   if (run.prints && !arguments.json) print_tune_report(std::cout, setting, report, peer);
   return tune_report_json(setting, report, peer);
@@ -244,6 +240,8 @@ std::string resume_command(const TuneArguments& arguments, const TuningDatabase&
   if (!arguments.devices.empty()) add("--devices", arguments.devices);
   if (!arguments.shard.empty()) add("--shard", arguments.shard);
   if (arguments.mpi) words.push_back("--mpi");
+  if (arguments.silence_limit != TuneArguments{}.silence_limit)
+    add("--silence-limit", std::to_string(arguments.silence_limit));
   add("--db", database.path().string());
   words.push_back("--resume");
   if (arguments.json) words.push_back("--json");
@@ -393,13 +391,15 @@ void add_tune_commands(CLI::App& app) {
       "Autotune a kernel's compile-time constants on a device: prune, compile in parallel, "
       "verify and time each config in a worker process, record every result in the tuning "
       "database");
-  command->add_option("kernel", arguments->kernel,
-                      "matmul, sgemm, closest-pair, or a kernel file with its problem (--problem "
-                      "P.json, or the file's \"// ptxrt: problem\" lines)")
+  command
+      ->add_option("kernel", arguments->kernel,
+                   "matmul, sgemm, closest-pair, or a kernel file with its problem (--problem "
+                   "P.json, or the file's \"// ptxrt: problem\" lines)")
       ->check(CLI::IsMember(host::tune_problem_names()) | CLI::ExistingFile);
-  command->add_option("--problem", arguments->problem,
-                      "the kernel file's problem: entry, sizes, tunables, launch geometry, "
-                      "arguments, verification (JSON; docs/tuning.md)")
+  command
+      ->add_option("--problem", arguments->problem,
+                   "the kernel file's problem: entry, sizes, tunables, launch geometry, "
+                   "arguments, verification (JSON; docs/tuning.md)")
       ->check(CLI::ExistingFile);
   command->add_option("--size", arguments->sizes,
                       "problem size: N or MxNxK for matmul and sgemm (default 1024), points for "
@@ -441,8 +441,18 @@ void add_tune_commands(CLI::App& app) {
                  "share the configs, each timing on its node-local rank's GPU (or --device, "
                  "--devices); the best time is shared, every rank records into --db")
       ->excludes(shard);
-  command->add_option("--compile-timeout", arguments->compile_timeout,
-                      "cancel a config's compile after S seconds (recorded compile_timeout)")
+  command
+      ->add_option("--silence-limit", arguments->silence_limit,
+                   "with --mpi: a rank not heard from for S seconds counts as lost (it died); the "
+                   "others finish their shares and exit non-zero (launch with `mpirun --mca "
+                   "orte_abort_on_non_zero_status 0` so that Open MPI lets them); more than a "
+                   "config's compile timeout and measurement")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->needs("--mpi");
+  command
+      ->add_option("--compile-timeout", arguments->compile_timeout,
+                   "cancel a config's compile after S seconds (recorded compile_timeout)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_flag("--dry-run", arguments->dry_run,

@@ -33,6 +33,7 @@ struct TuneArguments {
   std::string devices;        // --devices: "all" or "0,1"; empty: --device alone
   std::string shard;          // --shard I/N; empty: the whole tune
   bool mpi = false;
+  int silence_limit = 600;         // seconds, with --mpi
   double compile_timeout = 120.0;  // seconds
   bool dry_run = false;
   std::string arch = "auto";  // --dry-run's target

@@ -20,15 +20,21 @@ std::string_view to_string(MatmulVariant variant) {
   return variant == MatmulVariant::naive ? "naive" : "tiled";
 }
 
+ProductSizes checked_product_sizes(std::string_view program, std::int64_t m, std::int64_t n,
+                                   std::int64_t k) {
+  const std::string name(program);
+  const ProductSizes sizes{positive_int(name + " m", m), positive_int(name + " n", n),
+                           positive_int(name + " k", k)};
+  const auto size = [](int value) { return static_cast<std::size_t>(value); };
+  checked_product(name + " m*k", {size(sizes.m), size(sizes.k)}, sizeof(float));
+  checked_product(name + " k*n", {size(sizes.k), size(sizes.n)}, sizeof(float));
+  checked_product(name + " m*n", {size(sizes.m), size(sizes.n)}, sizeof(float));
+  return sizes;
+}
+
 MatmulPlan plan_matmul(std::int64_t m, std::int64_t n, std::int64_t k, MatmulVariant variant,
                        std::vector<Define> defines) {
-  const int rows = positive_int("matmul m", m);
-  const int cols = positive_int("matmul n", n);
-  const int inner = positive_int("matmul k", k);
-  const auto size = [](int value) { return static_cast<std::size_t>(value); };
-  checked_product("matmul m*k", {size(rows), size(inner)}, sizeof(float));
-  checked_product("matmul k*n", {size(inner), size(cols)}, sizeof(float));
-  checked_product("matmul m*n", {size(rows), size(cols)}, sizeof(float));
+  const auto [rows, cols, inner] = checked_product_sizes("matmul", m, n, k);
 
   const bool tiled = variant == MatmulVariant::tiled;
   Program program = Program::builtin(tiled ? "matmul_tiled" : "matmul_naive");

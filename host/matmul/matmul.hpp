@@ -20,6 +20,14 @@ std::string_view to_string(MatmulVariant variant);
 
 inline constexpr double matmul_tolerance = 1e-4;
 
+// The sizes of an m×k by k×n product as a kernel's ints: each >= 1, and m*k, k*n and m*n floats
+// fitting in size_t; otherwise Error(invalid_argument) naming "<program> m" (or the product).
+struct ProductSizes {
+  int m = 0, n = 0, k = 0;
+};
+ProductSizes checked_product_sizes(std::string_view program, std::int64_t m, std::int64_t n,
+                                   std::int64_t k);
+
 struct MatmulPlan {
   int m = 0, n = 0, k = 0;
   MatmulVariant variant = MatmulVariant::tiled;

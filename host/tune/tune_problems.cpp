@@ -14,7 +14,8 @@
 #include "host/common/random_data.hpp"
 #include "host/common/reference.hpp"
 #include "host/common/run.hpp"
-#include "host/matmul/sgemm.hpp"
+#include "ptxrt/sgemm.hpp"
+#include "ptxrt/sgemm_tuning.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/launch_timer.hpp"
 #include "ptxrt/log.hpp"
@@ -114,9 +115,8 @@ class ProductSession : public TuneSession {
       Cublas(cublas.library, context_).sgemm_row_major(a_, b_, c_, m_, n_, k_);
       reference_name_ = "cuBLAS";
     } else {
-      sgemm(jit_, context_, a_, b_, c_, m_, n_, k_,
-            default_sgemm_config(context_.device().properties()));
-      reference_name_ = "the default SGEMM config";
+      sgemm(context_, m_, n_, k_, a_, b_, c_, {.jit = &jit_});
+      reference_name_ = "the SGEMM family's default config";
     }
     reference_ = c_.download();
   }
@@ -157,14 +157,21 @@ SgemmConfig sgemm_config_of(const TuningConfig& config) {
 
 class SgemmSession : public ProductSession {
  public:
-  using ProductSession::ProductSession;
+  SgemmSession(Jit& jit, const Context& context, const std::vector<std::int64_t>& size)
+      : ProductSession(jit, context, size), workspace_(context) {}
 
   Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
                       std::optional<double> best_ms) override {
-    const SgemmConfig sgemm_config = sgemm_config_of(config);
+    const SgemmOptions options{.choice = SgemmChoice::given,
+                               .config = sgemm_config_of(config),
+                               .workspace = &workspace_,
+                               .jit = &jit_};
     return verify_and_time(policy, best_ms,
-                           [&] { sgemm(jit_, context_, a(), b(), c(), m_, n_, k_, sgemm_config); });
+                           [&] { sgemm(context_, m_, n_, k_, a(), b(), c(), options); });
   }
+
+ private:
+  SgemmWorkspace workspace_;
 };
 
 class ClosestPairSession : public TuneSession {
@@ -236,13 +243,10 @@ TuneProblem matmul_problem(std::vector<std::int64_t> size, const std::filesystem
 }
 
 TuneProblem sgemm_problem(std::vector<std::int64_t> size, const DeviceProperties& device) {
-  Program program = Program::builtin("sgemm");
-  TuningSpace space = TuningSpace::from_manifest(program.manifest());
-  space.add_constraint("sgemm_config_problem (host/sgemm.hpp)",
-                       [device](const TuningConfig& config) {
-                         return sgemm_config_problem(sgemm_config_of(config), device);
-                       });
-  TuneProblem problem{"sgemm", program, "sgemm_aligned", std::move(space), std::move(size), {}, {}};
+  TuningSpace space = sgemm_tuning_space(device, static_cast<int>(size[0]),
+                                         static_cast<int>(size[1]), static_cast<int>(size[2]));
+  TuneProblem problem{"sgemm",          Program::builtin("sgemm"), "sgemm_aligned", std::move(space),
+                      std::move(size), {},                        {}};
   problem.shape = [](const TuningConfig& config) {
     const SgemmConfig sgemm_config = sgemm_config_of(config);
     return LaunchShape{sgemm_config.threads(), sgemm_config.shared_bytes()};

@@ -4,7 +4,8 @@
 //
 //   matmul        matmul_tiled.cu, TILE_WIDTH; size m×n×k. Another file with the same entry,
 //                 signature and TILE_WIDTH may stand in (for tests: planted configs).
-//   sgemm         sgemm.cu, its tile constants under sgemm_config_problem's rules; size m×n×k.
+//   sgemm         sgemm.cu, its tile constants and split of K as sgemm_tuning_space narrows them
+//                 for the size (the space and key the library's tuned choice reads); size m×n×k.
 //   closest-pair  closest_pair.cu's BASE, the GPU divide & conquer; size n points.
 //
 // Problems are values built without a GPU; sessions live in the process that owns the GPU (the

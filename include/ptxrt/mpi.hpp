@@ -14,6 +14,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -69,15 +70,27 @@ PTXRT_API std::vector<std::string> gather_text(MPI_Comm communicator, const std:
 // GPU.
 PTXRT_API int device_for_rank(int node_rank, std::span<const int> devices, int visible);
 
+// How long a distributed tune waits for a word from another rank before it counts that rank as
+// lost: longer than a live rank can go silent, which is one config's compile (120 s at most by
+// default) and measurement (its worker is replaced after 300 s).
+inline constexpr std::chrono::seconds default_silence_limit{600};
+
 // ptxrt::tune with the configs spread over the communicator's ranks: rank r tunes share {r, size}
 // (options.share must be left whole), compiling its configs on its own threads and timing them
 // with its own `measurer` (its GPU's worker). Every rank records each measurement in
 // options.database as it lands, so the database must be one file all ranks reach (its lock orders
 // their writes; a local disk for the ranks of one node, else a shared file system with working
-// flock): a rank that dies loses only its config in progress, and a tune run again with
-// options.resume times only what is missing. The best time so far reaches the other ranks as it
-// is found (non-blocking messages, read before each config is handed to the measurer), so a
-// config is cut by a faster one timed on any rank that has arrived.
+// flock). The best time so far reaches the other ranks as it is found (non-blocking messages, read
+// before each config is handed to the measurer), so a config is cut by a faster one timed on any
+// rank that has arrived.
+//
+// A rank that dies loses only its config in progress, provided the launcher lets the others run
+// on (Open MPI 4: `mpirun --mca orte_abort_on_non_zero_status 0`; by default it ends the job):
+// the ranks exchange only non-blocking messages and each sends a sign of life at most once a
+// second while it tunes, so the others finish their shares, and a rank not heard from for
+// `silence_limit` counts as lost. Then every other rank throws Error (io) naming the lost ranks
+// once its share is done and recorded; a tune run again with options.resume times only what is
+// missing.
 //
 // Returns, on every rank, the report of the whole tune: the space and its constraint pruning
 // once; every rank's results, resumed configs, resource pruning and compile failures, each list in
@@ -88,7 +101,8 @@ PTXRT_API int device_for_rank(int node_rank, std::span<const int> devices, int v
 PTXRT_API TuneReport tune(MPI_Comm communicator, const TuningSpace& space,
                           const CandidateCompiler& compile, Measurer& measurer,
                           const TuneOptions& options,
-                          const std::function<void(const TuneProgress&)>& progress = {});
+                          const std::function<void(const TuneProgress&)>& progress = {},
+                          std::chrono::seconds silence_limit = default_silence_limit);
 
 // A point of a set spread over ranks, with its index in the whole set (distinct across ranks).
 struct PTXRT_API IndexedPoint {

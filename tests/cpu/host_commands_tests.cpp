@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -91,8 +92,65 @@ TEST_CASE("ptxrt bench rejects an unknown work and a zero repeat count") {
     MESSAGE("the CLI is not built");
     return;
   }
-  check_cli({{"bench", "fft"}, 2, "work: fft not in {matmul,transpose,reduce,vecadd}"});
+  check_cli({{"bench", "fft"}, 2, "work: fft not in {matmul,transpose,reduce,vecadd,sgemm}"});
   check_cli({{"bench", "--repeat", "0"}, 2, "--repeat: Value 0 not in range"});
+}
+
+TEST_CASE("ptxrt run sgemm checks sizes, defines and --tuned before touching the driver") {
+  if (cli.empty()) {
+    MESSAGE("the CLI is not built");
+    return;
+  }
+  const auto corrupt =
+      std::filesystem::temp_directory_path() / ("ptxrt-sgemm-db-" + std::to_string(getpid()));
+  {
+    std::ofstream file(corrupt);
+    file << "{\"tunes\": [";
+  }
+  const std::vector<Expectation> cases{
+      {{"run", "sgemm", "--m", "0"}, 1, "sgemm m must be at least 1, got 0"},
+      {{"run", "sgemm", "--k", "4294967296"}, 1, "sgemm k = 4294967296 exceeds"},
+      {{"run", "sgemm", "-D", "TM=12"},
+       1,
+       "TM=12 is not valid for sgemm.cu: expected one of 4, 8, 16"},
+      {{"run", "sgemm", "-D", "TILE_WIDTH=16"},
+       1,
+       "-D TILE_WIDTH: sgemm.cu declares no such constant"},
+      {{"run", "sgemm", "--tuned", "-D", "TM=8"}, 1, "--tuned picks the defines itself: drop -D"},
+      {{"run", "sgemm", "--variant", "fast"}, 1, "sgemm has no variants"},
+      {{"run", "sgemm", "--width", "3"}, 1, "--width does not apply to sgemm"},
+      {{"run", "sgemm", "--db", corrupt.string()}, 1, "--db applies with --tuned"},
+      {{"run", "sgemm", "--tuned", "--db", corrupt.string()},
+       1,
+       "tuning database '" + corrupt.string() + "' is corrupt"},
+  };
+  for (const Expectation& expected : cases) {
+    CAPTURE(expected.arguments);
+    check_cli(expected);
+  }
+  std::filesystem::remove(corrupt);
+}
+
+TEST_CASE("ptxrt bench sgemm checks its shapes and options before touching the driver") {
+  if (cli.empty()) {
+    MESSAGE("the CLI is not built");
+    return;
+  }
+  const std::vector<Expectation> cases{
+      {{"bench", "sgemm", "--shape", "64x64"}, 2, "expected MxNxK with sizes from 1 to 2^31-1"},
+      {{"bench", "sgemm", "--shape", "0x64x64"}, 2, "expected MxNxK"},
+      {{"bench", "sgemm", "--rounds", "0"}, 2, "--rounds"},
+      {{"bench", "matmul", "--shape", "64x64x64"},
+       1,
+       "--shape, --rounds, --all and --db apply to the sgemm work"},
+      {{"bench", "sgemm", "matmul", "--json"},
+       1,
+       "bench sgemm --json prints its own document: run sgemm alone"},
+  };
+  for (const Expectation& expected : cases) {
+    CAPTURE(expected.arguments);
+    check_cli(expected);
+  }
 }
 
 TEST_CASE("ptxrt run with an unusable driver says so in one line and exits 1") {
@@ -109,7 +167,11 @@ TEST_CASE("ptxrt run with an unusable driver says so in one line and exits 1") {
   std::filesystem::create_symlink(stub, folder / "libcuda.so.1");
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{cli, "run", "vecadd", "--n", "100", "--verify"},
-        std::vector<std::string>{cli, "bench", "--quick"}}) {
+        std::vector<std::string>{cli, "bench", "--quick"},
+        std::vector<std::string>{cli, "run", "sgemm", "--m", "100", "--verify"},
+        std::vector<std::string>{cli, "run", "sgemm", "--tuned", "--db",
+                                 (folder / "tuning.json").string()},
+        std::vector<std::string>{cli, "bench", "sgemm", "--shape", "100x100x100"}}) {
     const auto result = run_process(command, {"LD_LIBRARY_PATH=" + folder.string()});
     INFO(result.output);
     CHECK(result.exit_code == 1);

@@ -6,47 +6,22 @@
 #include <array>
 #include <string>
 
+#include "device_profiles.hpp"
 #include "host/matmul/sgemm.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/program.hpp"
 #include "ptxrt/resources.hpp"
+#include "ptxrt/sgemm_config.hpp"
+#include "ptxrt/sgemm_heuristic.hpp"
 
-using ptxrt::host::SgemmConfig;
+using ptxrt::SgemmConfig;
+using ptxrt::testing::h100;
+using ptxrt::testing::turing;
 
 namespace {
 
-// The limits of an H100 SXM as the driver reports them.
-ptxrt::DeviceProperties h100() {
-  ptxrt::DeviceProperties device;
-  device.name = "NVIDIA H100 80GB HBM3";
-  device.cc_major = 9;
-  device.sm_count = 132;
-  device.shared_memory_per_block = 48 * 1024;
-  device.shared_memory_per_block_optin = 227 * 1024;
-  device.shared_memory_per_sm = 228 * 1024;
-  device.registers_per_block = 65536;
-  device.registers_per_sm = 65536;
-  device.max_threads_per_block = 1024;
-  device.max_threads_per_sm = 2048;
-  device.max_blocks_per_sm = 32;
-  device.warp_size = 32;
-  return device;
-}
-
-// A Turing card: 64 KiB of shared memory per block at most, 1024 threads per SM.
-ptxrt::DeviceProperties turing() {
-  ptxrt::DeviceProperties device = h100();
-  device.name = "Tesla T4";
-  device.cc_major = 7;
-  device.cc_minor = 5;
-  device.shared_memory_per_block_optin = 64 * 1024;
-  device.shared_memory_per_sm = 64 * 1024;
-  device.max_threads_per_sm = 1024;
-  return device;
-}
-
 std::string problem_of(const SgemmConfig& config, const ptxrt::DeviceProperties& device) {
-  return ptxrt::host::sgemm_config_problem(config, device).value_or("");
+  return ptxrt::sgemm_config_problem(config, device).value_or("");
 }
 
 }  // namespace
@@ -69,17 +44,16 @@ TEST_CASE("a default-constructed sgemm config is sgemm.cu's defaults: 128x128x16
   }
 }
 
-TEST_CASE("the default sgemm config on an H100 is sgemm.cu's: the 128x128x16 tile, 3 stages") {
-  const SgemmConfig config = ptxrt::host::default_sgemm_config(h100());
-  CHECK(config == SgemmConfig{});
-  CHECK(config.shared_bytes() == 49920);  // over 48 KiB: the launch opts in
+TEST_CASE("sgemm.cu's default ring is over 48 KiB, so its launch opts in") {
+  CHECK(SgemmConfig{}.shared_bytes() == 49920);
+  CHECK(problem_of(SgemmConfig{}, h100()).empty());
 }
 
-TEST_CASE("every sgemm config listed for an H100 suits it, once each, the default first") {
+TEST_CASE("every sgemm config listed for an H100 suits it, once each, sgemm.cu's defaults first") {
   const auto configs = ptxrt::host::sgemm_configs(h100());
-  CHECK(configs.size() == 29);
+  CHECK(configs.size() == 41);
   REQUIRE(!configs.empty());
-  CHECK(configs.front() == ptxrt::host::default_sgemm_config(h100()));
+  CHECK(configs.front() == SgemmConfig{});
   for (std::size_t i = 0; i < configs.size(); ++i) {
     CAPTURE(configs[i].describe());
     CHECK(problem_of(configs[i], h100()).empty());
@@ -145,13 +119,13 @@ TEST_CASE("a config whose accumulators cannot fit under its register cap is prun
 TEST_CASE("no sgemm config suiting a device is an error naming the device") {
   ptxrt::DeviceProperties tiny = turing();
   tiny.max_threads_per_block = 64;
-  CHECK_THROWS_WITH_AS(ptxrt::host::default_sgemm_config(tiny),
+  CHECK_THROWS_WITH_AS(ptxrt::sgemm_heuristic_config(tiny, 1024, 1024, 1024),
                        "sgemm: no config suits Tesla T4 (sm_75)", ptxrt::Error);
 }
 
 TEST_CASE("the sgemm grid covers C with one block per tile, x along N and y along M") {
   const SgemmConfig config;
-  const auto edge = ptxrt::host::sgemm_launch(config, 4097, 4097, false);
+  const auto edge = ptxrt::sgemm_launch(config, 4097, 4097, false);
   CHECK(edge.launch.grid.x == 33);
   CHECK(edge.launch.grid.y == 33);
   CHECK(edge.launch.grid.z == 1);
@@ -163,17 +137,17 @@ TEST_CASE("the sgemm grid covers C with one block per tile, x along N and y alon
   SgemmConfig wide;
   wide.thread_n = 16;  // 128x256
   wide.min_blocks = 1;
-  const auto skinny = ptxrt::host::sgemm_launch(wide, 8192, 8192, true);
+  const auto skinny = ptxrt::sgemm_launch(wide, 8192, 8192, true);
   CHECK(skinny.launch.grid.x == 32);
   CHECK(skinny.launch.grid.y == 64);
   CHECK(skinny.entry == "sgemm_aligned");
 
-  const auto single = ptxrt::host::sgemm_launch(config, 1, 1, false);
+  const auto single = ptxrt::sgemm_launch(config, 1, 1, false);
   CHECK(single.launch.grid.count() == 1);
 }
 
 TEST_CASE("the aligned sgemm entry needs N a multiple of 4 and B and C on 16 bytes") {
-  using ptxrt::host::sgemm_alignment_allows_vectors;
+  using ptxrt::sgemm_alignment_allows_vectors;
   const SgemmConfig config;
   CHECK(sgemm_alignment_allows_vectors(config, 0x3004, 0x1000, 0x2000, 4096, 4097));
   CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2000, 4097, 4096));
@@ -182,13 +156,13 @@ TEST_CASE("the aligned sgemm entry needs N a multiple of 4 and B and C on 16 byt
 }
 
 TEST_CASE("with vector A the aligned entry also needs K a multiple of 4 and A on 16 bytes") {
-  using ptxrt::host::sgemm_alignment_allows_vectors;
+  using ptxrt::sgemm_alignment_allows_vectors;
   SgemmConfig config;
   config.vector_a = true;
   CHECK(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2000, 4096, 4096));
   CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2000, 4096, 4097));
   CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3004, 0x1000, 0x2000, 4096, 4096));
-  const auto plan = ptxrt::host::sgemm_launch(config, 4096, 4096, false);
+  const auto plan = ptxrt::sgemm_launch(config, 4096, 4096, false);
   CHECK(plan.entry == "sgemm");
 }
 
@@ -215,33 +189,42 @@ TEST_CASE("the switches that change no result are defines and show in the descri
   CHECK(problem_of(config, h100()) == "GROUP_M=4 is not among sgemm.cu's declared values");
 }
 
-TEST_CASE("the four shapes of issue 8 are square, square, ragged and skinny") {
+TEST_CASE("the bench's shape classes: deep, skinny, flat, small, ragged, square, first that holds") {
   using ptxrt::host::SgemmShape;
   using ptxrt::host::sgemm_shape_of;
   CHECK(sgemm_shape_of(4096, 4096, 4096) == SgemmShape::square);
   CHECK(sgemm_shape_of(8192, 8192, 8192) == SgemmShape::square);
   CHECK(sgemm_shape_of(4097, 4097, 4097) == SgemmShape::ragged);
-  CHECK(sgemm_shape_of(8192, 8192, 128) == SgemmShape::skinny);
-  CHECK(sgemm_shape_of(8192, 8192, 513) == SgemmShape::square);  // 16 · 513 > 8192
   CHECK(sgemm_shape_of(4096, 4100, 4096) == SgemmShape::ragged);
-  CHECK(std::string(ptxrt::host::to_string(SgemmShape::skinny)) == "skinny");
+  CHECK(sgemm_shape_of(8192, 8192, 128) == SgemmShape::flat);
+  CHECK(sgemm_shape_of(8192, 8192, 513) == SgemmShape::square);  // 16 · 513 > 8192
+  CHECK(sgemm_shape_of(8192, 8192, 512) == SgemmShape::flat);    // 16 · 512 = 8192
+  CHECK(sgemm_shape_of(1024, 1024, 1024) == SgemmShape::small);
+  CHECK(sgemm_shape_of(1536, 1536, 12288) == SgemmShape::deep);  // K = 8 · max(M, N)
+  CHECK(sgemm_shape_of(1536, 1536, 12287) == SgemmShape::square);  // 1536 = 12 · 128
+  CHECK(sgemm_shape_of(64, 64, 512) == SgemmShape::deep);  // deep before skinny
+  CHECK(sgemm_shape_of(8192, 64, 8192) == SgemmShape::skinny);
+  CHECK(sgemm_shape_of(128, 8192, 128) == SgemmShape::skinny);  // skinny before flat
+  CHECK(std::string(ptxrt::host::to_string(SgemmShape::deep)) == "deep");
 }
 
-TEST_CASE("each shape's sweep is the default and 7 to 13 more listed configs, each once") {
-  const auto listed = ptxrt::host::sgemm_configs(h100());
+TEST_CASE("each shape's sweep is the heuristic's choice first, then 7 to 19 more, each once") {
+  // The model's runners-up and the configs listed for the shape's class; all suit the device.
   for (const auto [m, n, k] : {std::array{4096, 4096, 4096}, std::array{4097, 4097, 4097},
-                               std::array{8192, 8192, 128}}) {
+                               std::array{8192, 8192, 128}, std::array{1536, 1536, 12288},
+                               std::array{1024, 1024, 1024}}) {
     CAPTURE(m);
     CAPTURE(k);
     const auto candidates = ptxrt::host::sgemm_candidates(h100(), m, n, k);
     CHECK(candidates.size() >= 8);
-    CHECK(candidates.size() <= 14);
+    CHECK(candidates.size() <= 20);
     REQUIRE(!candidates.empty());
-    CHECK(candidates.front() == ptxrt::host::default_sgemm_config(h100()));
+    CHECK(candidates.front() == ptxrt::sgemm_heuristic_config(h100(), m, n, k));
     for (const SgemmConfig& config : candidates) {
       CAPTURE(config.describe());
       CHECK(std::count(candidates.begin(), candidates.end(), config) == 1);
-      CHECK(std::count(listed.begin(), listed.end(), config) == 1);
+      CHECK(problem_of(config, h100()).empty());
+      CHECK((!config.vector_a || n % 4 == 0));
     }
   }
 }
@@ -269,7 +252,7 @@ TEST_CASE("every listed sgemm config builds for sm_90 without spills and within 
     options.target = {"sm_90", ptxrt::ImageFormat::cubin, {}};
     const ptxrt::Image image = ptxrt::compile(program, options);
     const auto kernels = ptxrt::parse_ptxas_info(image.compile_log);
-    REQUIRE(kernels.size() == 2);
+    REQUIRE(kernels.size() == 3);  // sgemm, sgemm_aligned, sgemm_split_reduce
     for (const ptxrt::KernelResources& kernel : kernels) {
       CAPTURE(kernel.name);
       CHECK(kernel.spill_store_bytes.value_or(1) == 0);

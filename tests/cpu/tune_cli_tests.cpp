@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
+#include "error_checks.hpp"
 #include "process.hpp"
 #include "ptxrt/tuning_database.hpp"
 
@@ -101,6 +102,11 @@ TEST_CASE("tune and run --tuned reject bad arguments before touching the GPU") {
   CHECK(cli(scratch, {"tune"}).exit_code == 2);
   CHECK(cli(scratch, {"tune", "matmul", "--device", "0", "--devices", "all"}).exit_code == 2);
   CHECK(cli(scratch, {"tune", "matmul", "--mpi", "--shard", "0/2"}).exit_code == 2);
+  const ptxrt::testing::ProcessResult silence_alone =
+      cli(scratch, {"tune", "matmul", "--silence-limit", "60"});
+  CHECK(silence_alone.exit_code == 2);
+  CHECK(ptxrt::testing::contains(silence_alone.output, "--silence-limit requires --mpi"));
+  CHECK(cli(scratch, {"tune", "matmul", "--mpi", "--silence-limit", "0"}).exit_code == 2);
 }
 
 TEST_CASE("tune merge joins databases, keeping the better measurement of a config in several") {

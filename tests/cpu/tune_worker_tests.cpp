@@ -263,7 +263,7 @@ TEST_CASE("the tune problems build their spaces from the kernels' manifests") {
   const ptxrt::host::TuneProblem sgemm =
       ptxrt::host::make_tune_problem("sgemm", {4096, 4096, 4096}, device);
   const ptxrt::SpaceEnumeration configs = sgemm.space.enumerate();
-  CHECK(configs.allowed.size() == 664);
+  CHECK(configs.allowed.size() == 332);  // no splits or small tiles at 4096³
   for (const TuningConfig& config : configs.allowed) {
     const ptxrt::LaunchShape shape = sgemm.shape(config);
     CHECK(shape.block_threads >= 128);

@@ -90,9 +90,9 @@ TEST_CASE("the builtin kernels declare their tuning spaces") {
   CHECK(space_of("closest_pair").describe() == "BASE in {32,64,128,256,512,1024}");
   const ptxrt::TuningSpace sgemm = space_of("sgemm");
   CHECK(sgemm.parameters().size() == 10);
-  CHECK(sgemm.size() == 41472);
+  CHECK(sgemm.size() == 165888);
   const ptxrt::SpaceEnumeration configs = sgemm.enumerate();
-  CHECK(configs.allowed.size() + configs.pruned.size() == 41472);
+  CHECK(configs.allowed.size() + configs.pruned.size() == 165888);
   // The default config is in the space the manifest's constraints allow.
   const ptxrt::TuningConfig default_config = sgemm.default_config();
   CHECK(std::find(configs.allowed.begin(), configs.allowed.end(), default_config) !=

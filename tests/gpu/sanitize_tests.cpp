@@ -24,6 +24,7 @@
 #include "host/matmul/matmul.hpp"
 #include "host/matmul/matrix_add.hpp"
 #include "host/matmul/sgemm.hpp"
+#include "ptxrt/sgemm.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Define;
@@ -147,7 +148,7 @@ TEST_CASE("sanitize: closest pair, every GPU method and the smallest and largest
 }
 
 TEST_CASE("sanitize: every listed sgemm config, aligned and any-alignment entries") {
-  for (const host::SgemmConfig& config :
+  for (const ptxrt::SgemmConfig& config :
        host::sgemm_configs(test_context().device().properties())) {
     CAPTURE(config.describe());
     // K % 4 == 0 with N % 4 == 0: the vector-A path, its last tile partial.
@@ -158,7 +159,8 @@ TEST_CASE("sanitize: every listed sgemm config, aligned and any-alignment entrie
       DeviceBuffer<float> device_a(test_context(), std::span<const float>(a));
       DeviceBuffer<float> device_b(test_context(), std::span<const float>(b));
       DeviceBuffer<float> device_c(test_context(), static_cast<std::size_t>(m * n));
-      host::sgemm(test_jit(), test_context(), device_a, device_b, device_c, m, n, k, config);
+      ptxrt::sgemm(test_context(), m, n, k, device_a, device_b, device_c,
+                   {.choice = ptxrt::SgemmChoice::given, .config = config, .jit = &test_jit()});
       const auto expected = host::matmul(a, b, static_cast<std::size_t>(m),
                                          static_cast<std::size_t>(n), static_cast<std::size_t>(k));
       CHECK(host::max_relative_error(device_c.download(), expected) <= 1e-4);

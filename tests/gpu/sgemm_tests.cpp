@@ -1,5 +1,7 @@
-// SGEMM on a real GPU: every config listed for the device against the fp64 CPU reference at
-// small and ragged sizes. Speed is the business of tests/bench/sgemm_bench.cpp.
+// SGEMM on a real GPU through the library call (ptxrt/sgemm.hpp): every config listed for the
+// device (split K and small tiles among them), and the configs the shape heuristic picks, against
+// the fp64 CPU reference at small, ragged and odd sizes with C poisoned. Speed is the business of
+// tests/bench/sgemm_bench.cpp and `ptxrt bench sgemm`.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,9 +11,10 @@
 #include "gpu_fixture.hpp"
 #include "host/common/reference.hpp"
 #include "host/matmul/sgemm.hpp"
+#include "ptxrt/sgemm.hpp"
+#include "ptxrt/sgemm_heuristic.hpp"
 
 using namespace ptxrt;
-using ptxrt::host::SgemmConfig;
 using ptxrt::testing::poison_word;
 using ptxrt::testing::random_floats;
 using ptxrt::testing::test_context;
@@ -52,22 +55,29 @@ struct Problem {
         device_b(test_context(), std::span<const float>(b)) {}
 };
 
-// Runs `config` with C poisoned; checks C against the fp64 reference and that nothing past C
-// was written.
-void check_product(const SgemmConfig& config, const Problem& problem) {
+SgemmOptions given(const SgemmConfig& config, SgemmWorkspace* workspace = nullptr) {
+  return {
+      .choice = SgemmChoice::given, .config = config, .workspace = workspace, .jit = &test_jit()};
+}
+
+// Runs the product `options` choose with C poisoned; checks C against the fp64 reference and
+// that nothing past C was written. Returns the config that ran.
+SgemmConfig check_product(const Problem& problem, const SgemmOptions& options) {
   const Shape shape = problem.shape;
   CAPTURE(shape.m);
   CAPTURE(shape.n);
   CAPTURE(shape.k);
   DeviceBuffer<float> device_c(test_context(), elements(shape.m, shape.n) + guard_floats);
   device_c.memory().fill_words(poison_word);
-  host::sgemm(test_jit(), test_context(), problem.device_a, problem.device_b, device_c, shape.m,
-              shape.n, shape.k, config);
+  const SgemmConfig ran = sgemm(test_context(), shape.m, shape.n, shape.k, problem.device_a,
+                                problem.device_b, device_c, options);
+  CAPTURE(ran.describe());
   const std::vector<float> c = device_c.download();
   const auto product_end = c.begin() + static_cast<std::ptrdiff_t>(elements(shape.m, shape.n));
   const std::vector<float> product(c.begin(), product_end);
   CHECK(host::max_relative_error(product, problem.expected) <= 1e-4);
   CHECK(std::all_of(product_end, c.end(), is_poison));
+  return ran;
 }
 
 }  // namespace
@@ -78,45 +88,106 @@ TEST_CASE("every listed sgemm config matches the fp64 reference at small and rag
   // tile edges; 1300 rows leave a partial group of tile rows for GROUP_M. Under compute-sanitizer
   // the large shapes keep their alignment classes and edges at a fraction of the work.
   using ptxrt::testing::full_or_sanitized;
-  const std::vector<Shape> shapes = {{1, 1, 1},
-                                     {7, 13, 5},
-                                     {127, 129, 65},
-                                     full_or_sanitized<Shape>({1000, 777, 513}, {140, 133, 36}),
-                                     {64, 4, 3},
-                                     {128, 256, 64},
-                                     {129, 132, 17},
-                                     full_or_sanitized<Shape>({1000, 776, 513}, {140, 132, 37}),
-                                     {129, 132, 20},
-                                     full_or_sanitized<Shape>({1300, 776, 516}, {1300, 132, 8})};
+  const std::vector<Shape> shapes = {
+      {1, 1, 1},      {7, 13, 5},
+      {127, 129, 65}, full_or_sanitized<Shape>({1000, 777, 513}, {140, 133, 36}),
+      {64, 4, 3},     {128, 256, 64},
+      {129, 132, 17}, full_or_sanitized<Shape>({1000, 776, 513}, {140, 132, 37}),
+      {129, 132, 20}, full_or_sanitized<Shape>({1300, 776, 516}, {1300, 132, 8})};
   const auto configs = host::sgemm_configs(test_context().device().properties());
   REQUIRE(!configs.empty());
+  SgemmWorkspace workspace(test_context());
   unsigned seed = 1;
   for (const Shape& shape : shapes) {
     const Problem problem(shape, seed += 2);
-    for (const SgemmConfig& config : configs) {
-      CAPTURE(config.describe());
-      check_product(config, problem);
-    }
+    for (const SgemmConfig& config : configs) check_product(problem, given(config, &workspace));
   }
 }
 
-TEST_CASE("sgemm with k = 0 writes a zero matrix") {
-  const SgemmConfig config = host::default_sgemm_config(test_context().device().properties());
+TEST_CASE(
+    "the heuristic's choice at deep, skinny, small and odd shapes matches the fp64 reference") {
+  // Deep K (split, slices of unequal length), skinny M and N, small and odd squares, and K not a
+  // multiple of 4 (no vector A); each through the default call, as a user makes it.
+  using ptxrt::testing::full_or_sanitized;
+  const std::vector<Shape> shapes = {full_or_sanitized<Shape>({777, 555, 9001}, {77, 55, 2001}),
+                                     full_or_sanitized<Shape>({129, 131, 16387}, {33, 35, 4099}),
+                                     {33, 1000, 700},
+                                     {1000, 17, 1500},
+                                     {300, 300, 300},
+                                     full_or_sanitized<Shape>({1023, 1025, 1021}, {130, 133, 259}),
+                                     {1, 1, 1000},
+                                     {5, 3, 2}};
+  const DeviceProperties& device = test_context().device().properties();
+  bool split_ran = false;
+  unsigned seed = 101;
+  for (const Shape& shape : shapes) {
+    const Problem problem(shape, seed += 2);
+    const SgemmConfig ran = check_product(problem, {.jit = &test_jit()});
+    CHECK(ran.vector_a == sgemm_heuristic_config(device, shape.m, shape.n, shape.k).vector_a);
+    split_ran = split_ran || ran.split_k > 1;
+  }
+  CHECK(split_ran);
+}
+
+TEST_CASE("a split whose last slices are empty still sums to the product, on one workspace") {
+  // K = 20 is two BK 16 tiles: split 16 leaves 14 slices empty, whose partials must be zeros.
+  // The workspace grows from the first product to the second.
+  SgemmWorkspace workspace(test_context());
+  unsigned seed = 201;
+  for (const Shape shape : {Shape{37, 45, 20}, Shape{130, 257, 700}}) {
+    const Problem problem(shape, seed += 2);
+    for (const int split : {2, 3, 16}) {
+      SgemmConfig config;
+      config.split_k = split;
+      CHECK(check_product(problem, given(config, &workspace)).split_k == split);
+    }
+  }
+  CHECK(workspace.capacity_floats() >= 16u * 130u * 257u);
+}
+
+TEST_CASE("sgemm on addresses 4 bytes off 16 runs the any-alignment entry and matches") {
+  // A, B and C one float into their allocations: the heuristic's vector A must be dropped and
+  // the float-at-a-time entry run, with a split too.
+  const Shape shape{200, 256, 4096};
+  const Problem problem(shape, 301);
+  const auto one_float_in = [](const std::vector<float>& values) {
+    std::vector<float> shifted{0.0f};
+    shifted.insert(shifted.end(), values.begin(), values.end());
+    return DeviceBuffer<float>(test_context(), std::span<const float>(shifted));
+  };
+  const DeviceBuffer<float> a = one_float_in(problem.a), b = one_float_in(problem.b);
+  DeviceBuffer<float> c(test_context(), elements(shape.m, shape.n) + 1);
+  c.memory().fill_words(poison_word);
+  const SgemmConfig ran =
+      sgemm(test_context(), shape.m, shape.n, shape.k, a.address() + sizeof(float),
+            b.address() + sizeof(float), c.address() + sizeof(float), {.jit = &test_jit()});
+  CAPTURE(ran.describe());
+  CHECK_FALSE(ran.vector_a);
+  const std::vector<float> values = c.download();
+  CHECK(is_poison(values.front()));
+  const std::vector<float> product(values.begin() + 1, values.end());
+  CHECK(host::max_relative_error(product, problem.expected) <= 1e-4);
+}
+
+TEST_CASE("sgemm with k = 0 writes a zero matrix, split or not") {
   DeviceBuffer<float> a(test_context(), 1), b(test_context(), 1);
   DeviceBuffer<float> c(test_context(), elements(130, 131));
-  c.memory().fill_words(poison_word);
-  host::sgemm(test_jit(), test_context(), a, b, c, 130, 131, 0, config);
-  const std::vector<float> values = c.download();
-  CHECK(std::all_of(values.begin(), values.end(), [](float value) { return value == 0.0f; }));
+  for (const int split : {1, 4}) {
+    SgemmConfig config;
+    config.split_k = split;
+    c.memory().fill_words(poison_word);
+    sgemm(test_context(), 130, 131, 0, a, b, c, given(config));
+    const std::vector<float> values = c.download();
+    CHECK(std::all_of(values.begin(), values.end(), [](float value) { return value == 0.0f; }));
+  }
 }
 
 TEST_CASE("sgemm rejects a buffer smaller than its matrix, naming it and both sizes") {
-  const SgemmConfig config = host::default_sgemm_config(test_context().device().properties());
   DeviceBuffer<float> small(test_context(), 10), enough(test_context(), 16);
-  CHECK_THROWS_WITH_AS(
-      host::sgemm(test_jit(), test_context(), enough, small, enough, 4, 4, 4, config),
-      "sgemm: B has 10 elements, but a 4x4 matrix needs 16", Error);
-  CHECK_THROWS_WITH_AS(
-      host::sgemm(test_jit(), test_context(), enough, enough, enough, 4, -1, 4, config),
-      "sgemm: sizes must not be negative, got m=4 n=-1 k=4", Error);
+  CHECK_THROWS_WITH_AS(sgemm(test_context(), 4, 4, 4, enough, small, enough),
+                       "sgemm: B has 10 elements, but a 4x4 matrix needs 16", Error);
+  CHECK_THROWS_WITH_AS(sgemm(test_context(), 4, -1, 4, enough, enough, enough),
+                       "sgemm: sizes must not be negative, got m=4 n=-1 k=4", Error);
+  CHECK_THROWS_WITH_AS(sgemm(test_context(), 4, 4, 4, enough.address(), 0, enough.address()),
+                       "sgemm: B is a null address for a 4x4 matrix", Error);
 }

@@ -1,17 +1,20 @@
 // The tuner end to end, as a user drives it: `ptxrt tune` (workers and all) on small sizes, a
-// kernel file with a planted wrong config and a planted faulting one, and the tuned launch
-// reading the database afterwards. About 20 s on an H100.
+// kernel file with a planted wrong config and a planted faulting one, and the tuned runs reading
+// the database afterwards (the CLI's, and ptxrt::sgemm's tuned choice). About 20 s on an H100.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "gpu_fixture.hpp"
 #include "host/tune/tune_problems.hpp"
+#include "ptxrt/sgemm.hpp"
+#include "ptxrt/sgemm_heuristic.hpp"
 #include "ptxrt/tuning_database.hpp"
 #include "tune_cli.hpp"
 
@@ -19,6 +22,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using ptxrt::testing::cli_json;
 using ptxrt::testing::Scratch;
+using ptxrt::testing::test_context;
+using ptxrt::testing::test_jit;
 
 namespace {
 
@@ -27,6 +32,25 @@ const json& result_for(const json& report, const json& config) {
     if (result["config"] == config) return result;
   FAIL("no result for " << config.dump());
   return report;
+}
+
+json defines_json(const ptxrt::SgemmConfig& config) {
+  json defines = json::object();
+  for (const ptxrt::Define& define : config.defines()) defines[define.name] = define.value;
+  return defines;
+}
+
+// The config ptxrt::sgemm() runs for m×n×k with SgemmChoice::tuned on `database`, as defines.
+json library_tuned_defines(int m, int n, int k, const std::string& database) {
+  const ptxrt::TuningDatabase tunes(database);
+  const std::vector<float> a(static_cast<std::size_t>(m) * k, 1.0f);
+  const std::vector<float> b(static_cast<std::size_t>(k) * n, 1.0f);
+  const ptxrt::DeviceBuffer<float> device_a(test_context(), std::span<const float>(a));
+  const ptxrt::DeviceBuffer<float> device_b(test_context(), std::span<const float>(b));
+  ptxrt::DeviceBuffer<float> device_c(test_context(), static_cast<std::size_t>(m) * n);
+  return defines_json(
+      ptxrt::sgemm(test_context(), m, n, k, device_a, device_b, device_c,
+                   {.choice = ptxrt::SgemmChoice::tuned, .database = &tunes, .jit = &test_jit()}));
 }
 
 }  // namespace
@@ -145,6 +169,8 @@ TEST_CASE("run sgemm --tuned and closest-pair --tuned use the winners the tunes 
   for (const auto& [name, value] : sgemm[0]["winner"]["config"].items())
     CHECK(sgemm_runs[0]["defines"][name] == value);
   CHECK(sgemm_runs[0]["passed"] == true);
+  // The library's tuned choice is the same lookup.
+  CHECK(sgemm_runs[0]["defines"] == library_tuned_defines(520, 300, 130, database));
 
   const json closest = cli_json(scratch, {"tune", "closest-pair", "--size", "100000", "--db",
                                           database, "--json"});
@@ -154,4 +180,20 @@ TEST_CASE("run sgemm --tuned and closest-pair --tuned use the winners the tunes 
   CHECK(pair["tuned"]["level"] == "exact");
   CHECK(pair["tuned"]["config"] == closest[0]["winner"]["config"]);
   CHECK(pair["verify"]["agrees"] == true);
+}
+
+TEST_CASE("run sgemm --tuned with nothing tuned runs the shape heuristic's config and says so") {
+  Scratch scratch;
+  const std::string database = (scratch.path() / "tuning.json").string();
+  const json runs = cli_json(scratch, {"run", "sgemm", "--m", "77", "--n", "65", "--k", "300",
+                                       "--tuned", "--db", database, "--verify", "--json"});
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0]["tuned"]["level"] == "default");
+  CHECK(runs[0]["tuned"]["from"].is_null());
+  CHECK(runs[0]["note"].get<std::string>().find(
+            "chosen by the shape heuristic: the database has no sgemm tune") != std::string::npos);
+  CHECK(runs[0]["defines"] == defines_json(ptxrt::sgemm_heuristic_config(
+                                  test_context().device().properties(), 77, 65, 300)));
+  CHECK(runs[0]["defines"] == library_tuned_defines(77, 65, 300, database));
+  CHECK(runs[0]["passed"] == true);
 }

@@ -5,13 +5,14 @@
 // slower than 1.5x the best time it is handed is cut; each measurement's detail names that best.
 //
 //   ptxrt_mpi_tune_probe --db FILE [--resume] [--local | --shard I/N] [--die-at V]
-//                        [--hold-rank1 FILE]
+//                        [--hold-rank1 FILE] [--silence-limit S]
 //   --local        one process, ptxrt::tune (the reference)
 //   --shard I/N    one process, share I of N
 //   (neither)      ptxrt::mpi::tune over the ranks of the job
 //   --die-at V     the process that is handed V exits at once (code 3), as a rank that dies
 //   --hold-rank1 F rank 1 holds its first config until F exists, which rank 0 creates when it
 //                  starts its last config: by then rank 0's best has been sent
+//   --silence-limit S  a rank not heard from for S seconds counts as lost
 // Rank 0 (the only process without MPI) prints the report as JSON: winner, space, the configs
 // pruned by resources and failing to compile, results [{config, status, detail, registers}],
 // resumed, not_reached.
@@ -50,6 +51,7 @@ struct ProbeArguments {
   std::string shard;
   std::int64_t die_at = 0;
   std::string hold_rank1;
+  int silence_limit = static_cast<int>(ptxrt::mpi::default_silence_limit.count());
 };
 
 Candidate stand_in_compile(const ptxrt::TuningConfig& config) {
@@ -145,6 +147,7 @@ int main(int argc, char** argv) {
   app.add_option("--shard", arguments.shard);
   app.add_option("--die-at", arguments.die_at);
   app.add_option("--hold-rank1", arguments.hold_rank1);
+  app.add_option("--silence-limit", arguments.silence_limit);
   CLI11_PARSE(app, argc, argv);
 
   ptxrt::TuningSpace space;
@@ -166,10 +169,17 @@ int main(int argc, char** argv) {
     const ptxrt::mpi::Session session;
     const int rank = ptxrt::mpi::placement(MPI_COMM_WORLD).rank;
     TableMeasurer measurer(arguments, rank);
-    const ptxrt::TuneReport report =
-        ptxrt::mpi::tune(MPI_COMM_WORLD, space, stand_in_compile, measurer, options);
-    if (rank == 0) std::cout << report_json(report).dump(1) << '\n';
-    return 0;
+    try {
+      const ptxrt::TuneReport report =
+          ptxrt::mpi::tune(MPI_COMM_WORLD, space, stand_in_compile, measurer, options, {},
+                           std::chrono::seconds(arguments.silence_limit));
+      if (rank == 0) std::cout << report_json(report).dump(1) << '\n';
+      return 0;
+    } catch (const std::exception& error) {
+      // As ptxrt does: with other ranks still in the job, only an abort ends it non-zero.
+      std::cerr << "tune probe: rank " << rank << ": " << error.what() << '\n' << std::flush;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
   } catch (const std::exception& error) {
     std::cerr << "tune probe: " << error.what() << '\n';
     return 1;

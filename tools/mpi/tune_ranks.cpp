@@ -1,6 +1,7 @@
 // `ptxrt tune ... --mpi`: run_tunes as one rank, the configs of each tune spread over the ranks
 // by ptxrt::mpi::tune, rank 0 reporting.
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -45,10 +46,12 @@ void run_tunes_as_rank(const TuneArguments& arguments) {
     run.devices = {rank_device(placement, listed_devices(arguments))};
     require_one_model_across_ranks(run.devices.front());
     run.compile_threads = compile_threads(placement);
-    run.tune = [](const TuningSpace& space, const CandidateCompiler& compile,
-                  std::span<Measurer* const> measurers, const TuneOptions& options,
-                  const std::function<void(const TuneProgress&)>& progress) {
-      return mpi::tune(MPI_COMM_WORLD, space, compile, *measurers.front(), options, progress);
+    const std::chrono::seconds silence_limit(arguments.silence_limit);
+    run.tune = [silence_limit](const TuningSpace& space, const CandidateCompiler& compile,
+                               std::span<Measurer* const> measurers, const TuneOptions& options,
+                               const std::function<void(const TuneProgress&)>& progress) {
+      return mpi::tune(MPI_COMM_WORLD, space, compile, *measurers.front(), options, progress,
+                       silence_limit);
     };
     run.prints = placement.rank == 0;
     run.any = [](bool value) {

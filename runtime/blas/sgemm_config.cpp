@@ -1,0 +1,199 @@
+#include "ptxrt/sgemm_config.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <utility>
+
+#include "blas/sgemm_family.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/program.hpp"
+
+namespace ptxrt {
+
+const Program& sgemm_program() {
+  static const Program program = Program::builtin("sgemm");
+  return program;
+}
+
+namespace {
+
+// The per-block shared memory the system keeps in front of a kernel's own (1 KiB since sm_80).
+constexpr std::size_t reserved_shared_per_block = 1024;
+// Registers a thread needs besides its accumulators and fragments: loader rows and columns,
+// shared-memory offsets, loop counters, pointers. The default config uses about 22.
+constexpr int bookkeeping_registers = 16;
+// sgemm_split_reduce's block, fixed by its __launch_bounds__.
+constexpr int reduce_threads = 256;
+constexpr int reduce_blocks_per_sm = 16;
+
+// The int fields by define name; the two switches are bools and go separately.
+std::array<std::pair<const char*, int SgemmConfig::*>, 10> int_fields() {
+  return {{{"WARPS_M", &SgemmConfig::warps_m},
+           {"WARPS_N", &SgemmConfig::warps_n},
+           {"LANES_M", &SgemmConfig::lanes_m},
+           {"TM", &SgemmConfig::thread_m},
+           {"TN", &SgemmConfig::thread_n},
+           {"BK", &SgemmConfig::block_k},
+           {"STAGES", &SgemmConfig::stages},
+           {"MIN_BLOCKS", &SgemmConfig::min_blocks},
+           {"GROUP_M", &SgemmConfig::group_m},
+           {"SPLIT_K", &SgemmConfig::split_k}}};
+}
+
+std::vector<std::pair<const char*, int>> named_values(const SgemmConfig& config) {
+  std::vector<std::pair<const char*, int>> values;
+  for (const auto& [name, field] : int_fields()) values.emplace_back(name, config.*field);
+  values.emplace_back("VECTOR_A", config.vector_a ? 1 : 0);
+  values.emplace_back("SKIP_IDLE_WARPS", config.skip_idle_warps ? 1 : 0);
+  return values;
+}
+
+std::optional<std::string> undeclared_value(const SgemmConfig& config) {
+  const Manifest& manifest = sgemm_program().manifest();
+  for (const auto& [name, value] : named_values(config)) {
+    const ManifestDefine* declared = manifest.find_define(name);
+    const std::string text = std::to_string(value);
+    if (declared == nullptr ||
+        std::find(declared->values.begin(), declared->values.end(), text) == declared->values.end())
+      return std::string(name) + "=" + text + " is not among sgemm.cu's declared values";
+  }
+  return std::nullopt;
+}
+
+int integer_value(const Define& define) {
+  int value = 0;
+  const char* end = define.value.data() + define.value.size();
+  const auto [last, error] = std::from_chars(define.value.data(), end, value);
+  if (error != std::errc() || last != end)
+    throw Error(ErrorKind::invalid_argument,
+                "sgemm: " + define.name + "=" + define.value + " is not an integer");
+  return value;
+}
+
+long long ceil_div(long long value, long long divisor) { return (value + divisor - 1) / divisor; }
+
+}  // namespace
+
+std::size_t SgemmConfig::shared_bytes() const {
+  return static_cast<std::size_t>(stages) * static_cast<std::size_t>(block_k) *
+         static_cast<std::size_t>(block_m() + 4 + block_n()) * sizeof(float);
+}
+
+int SgemmConfig::register_cap(const DeviceProperties& device) const {
+  // Registers are granted per warp in multiples of 256, so per thread in multiples of 8.
+  const int per_thread = device.registers_per_sm / (threads() * min_blocks);
+  return std::min(255, per_thread / 8 * 8);
+}
+
+std::vector<Define> SgemmConfig::defines() const {
+  std::vector<Define> defines;
+  for (const auto& [name, value] : named_values(*this))
+    defines.push_back({name, std::to_string(value)});
+  return defines;
+}
+
+std::string SgemmConfig::describe() const {
+  return std::to_string(block_m()) + "x" + std::to_string(block_n()) + "x" +
+         std::to_string(block_k) + " " + std::to_string(thread_m) + "x" + std::to_string(thread_n) +
+         "/thread " + std::to_string(warps_m) + "x" + std::to_string(warps_n) + " warps lanes " +
+         std::to_string(lanes_m) + "x" + std::to_string(lanes_n()) + " " + std::to_string(stages) +
+         " stages min " + std::to_string(min_blocks) + " blocks/SM" +
+         (group_m > 1 ? " group " + std::to_string(group_m) : std::string()) +
+         (vector_a ? " vector A" : "") + (skip_idle_warps ? " skip idle warps" : "") +
+         (split_k > 1 ? " split " + std::to_string(split_k) : std::string());
+}
+
+SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defines) {
+  const auto fields = int_fields();
+  for (const Define& define : defines) {
+    const int value = integer_value(define);
+    const auto field = std::find_if(fields.begin(), fields.end(),
+                                    [&](const auto& entry) { return define.name == entry.first; });
+    if (field != fields.end())
+      base.*(field->second) = value;
+    else if (define.name == "VECTOR_A")
+      base.vector_a = value != 0;
+    else if (define.name == "SKIP_IDLE_WARPS")
+      base.skip_idle_warps = value != 0;
+    else
+      throw Error(ErrorKind::invalid_argument,
+                  "sgemm: " + define.name + " is not one of sgemm.cu's constants");
+  }
+  return base;
+}
+
+std::optional<std::string> sgemm_config_problem(const SgemmConfig& config,
+                                                const DeviceProperties& device) {
+  if (auto problem = undeclared_value(config)) return problem;
+  const std::string who = config.describe() + ": ";
+  if (config.threads() > device.max_threads_per_block)
+    return who + std::to_string(config.threads()) + " threads exceed the device's " +
+           std::to_string(device.max_threads_per_block) + " per block";
+  const std::size_t shared = config.shared_bytes();
+  if (shared > static_cast<std::size_t>(device.shared_memory_per_block_optin))
+    return who + std::to_string(shared) + " bytes of shared memory exceed the device's " +
+           std::to_string(device.shared_memory_per_block_optin) + " per block";
+  if (config.threads() * config.min_blocks > device.max_threads_per_sm)
+    return who + std::to_string(config.min_blocks) + " blocks of " +
+           std::to_string(config.threads()) + " threads exceed the SM's " +
+           std::to_string(device.max_threads_per_sm) + " threads";
+  const std::size_t shared_per_sm =
+      static_cast<std::size_t>(config.min_blocks) * (shared + reserved_shared_per_block);
+  if (shared_per_sm > static_cast<std::size_t>(device.shared_memory_per_sm))
+    return who + std::to_string(config.min_blocks) + " blocks need " +
+           std::to_string(shared_per_sm) + " bytes of shared memory, over the SM's " +
+           std::to_string(device.shared_memory_per_sm);
+  const int needed =
+      config.thread_m * config.thread_n + config.thread_m + config.thread_n + bookkeeping_registers;
+  if (needed > config.register_cap(device))
+    return who + "needs about " + std::to_string(needed) + " registers, over the cap of " +
+           std::to_string(config.register_cap(device)) + " that " +
+           std::to_string(config.min_blocks) + " blocks per SM leave";
+  return std::nullopt;
+}
+
+long long sgemm_tiles(const SgemmConfig& config, int m, int n) {
+  return ceil_div(m, config.block_m()) * ceil_div(n, config.block_n());
+}
+
+int sgemm_slice_depth(const SgemmConfig& config, int k) {
+  if (config.split_k <= 1) return k;
+  const long long per_slice =
+      ceil_div(ceil_div(k, config.block_k), config.split_k) * config.block_k;
+  return static_cast<int>(std::min<long long>(per_slice, k));
+}
+
+std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, int n) {
+  if (config.split_k <= 1) return 0;
+  return static_cast<std::size_t>(config.split_k) * static_cast<std::size_t>(m) *
+         static_cast<std::size_t>(n);
+}
+
+SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned) {
+  return {
+      {.grid = Dim3(
+           blocks_for(static_cast<unsigned long long>(n), static_cast<unsigned>(config.block_n())),
+           blocks_for(static_cast<unsigned long long>(m), static_cast<unsigned>(config.block_m())),
+           static_cast<unsigned>(config.split_k)),
+       .block = Dim3(static_cast<unsigned>(config.threads())),
+       .dynamic_shared_bytes = config.shared_bytes()},
+      aligned ? "sgemm_aligned" : "sgemm"};
+}
+
+LaunchConfig sgemm_reduce_launch(const DeviceProperties& device, int m, int n) {
+  const long long quads = ceil_div(static_cast<long long>(m) * n, 4);
+  const long long most =
+      static_cast<long long>(std::max(device.sm_count, 1)) * reduce_blocks_per_sm;
+  const long long blocks = std::clamp(ceil_div(quads, reduce_threads), 1ll, most);
+  return {.grid = Dim3(static_cast<unsigned>(blocks)),
+          .block = Dim3(static_cast<unsigned>(reduce_threads))};
+}
+
+bool sgemm_alignment_allows_vectors(const SgemmConfig& config, CUdeviceptr a, CUdeviceptr b,
+                                    CUdeviceptr c, int n, int k) {
+  const bool a_allows = !config.vector_a || (k % 4 == 0 && a % 16 == 0);
+  return n % 4 == 0 && b % 16 == 0 && c % 16 == 0 && a_allows;
+}
+
+}  // namespace ptxrt

@@ -1,0 +1,14 @@
+// What the SGEMM family's files share inside the library: its program, and the shallowest slice
+// of K a split may leave (below it the fill of each block and the reduction dominate).
+#pragma once
+
+#include "ptxrt/program.hpp"
+
+namespace ptxrt {
+
+// Program::builtin("sgemm"), built once.
+const Program& sgemm_program();
+
+inline constexpr int sgemm_min_slice_depth = 256;
+
+}  // namespace ptxrt

@@ -1,0 +1,263 @@
+// The SGEMM family's shape-aware default and its tuning problem, without a GPU: the heuristic's
+// choice for the shape classes of docs/perf-notes.md on an H100, the model behind it, the
+// splits of K, and the tuning space and key that `ptxrt tune sgemm` and the tuned choice share.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "device_profiles.hpp"
+#include "disk_cache_test_support.hpp"
+#include "host/tune/tune_problems.hpp"
+#include "ptxrt/error.hpp"
+#include "ptxrt/sgemm.hpp"
+#include "ptxrt/sgemm_config.hpp"
+#include "ptxrt/sgemm_heuristic.hpp"
+#include "ptxrt/sgemm_tuning.hpp"
+
+using ptxrt::SgemmConfig;
+using ptxrt::testing::h100;
+
+namespace {
+
+struct Shape {
+  int m, n, k;
+};
+
+// Blocks of the chosen config's launch: tiles of C times slices of K.
+long long blocks_of(const SgemmConfig& config, const Shape& shape) {
+  return ptxrt::sgemm_tiles(config, shape.m, shape.n) * config.split_k;
+}
+
+SgemmConfig chosen(const Shape& shape) {
+  return ptxrt::sgemm_heuristic_config(h100(), shape.m, shape.n, shape.k);
+}
+
+// Every config of the tuning space for `shape` on an H100, as sgemm configs.
+std::vector<SgemmConfig> space_configs(const Shape& shape) {
+  std::vector<SgemmConfig> configs;
+  for (const ptxrt::TuningConfig& config :
+       ptxrt::sgemm_tuning_space(h100(), shape.m, shape.n, shape.k).enumerate().allowed)
+    configs.push_back(ptxrt::sgemm_config_with(SgemmConfig{}, config.defines()));
+  return configs;
+}
+
+bool any_split(const std::vector<SgemmConfig>& configs) {
+  return std::any_of(configs.begin(), configs.end(),
+                     [](const SgemmConfig& config) { return config.split_k > 1; });
+}
+
+// Tiles below 64 on a side or with fewer than 8×8 results per thread.
+bool any_small_tile(const std::vector<SgemmConfig>& configs) {
+  return std::any_of(configs.begin(), configs.end(), [](const SgemmConfig& config) {
+    return config.block_m() < 64 || config.block_n() < 64 || config.thread_m * config.thread_n < 64;
+  });
+}
+
+// 90 % of an H100's SMs get a block at least.
+bool fills_the_sms(const SgemmConfig& config, const Shape& shape) {
+  return static_cast<double>(blocks_of(config, shape)) >= 0.9 * h100().sm_count;
+}
+
+}  // namespace
+
+TEST_CASE("large squares and flat products get a 128x128 tile or larger, with no split") {
+  // The squares load A by vectors (the 4096³ tune's winner); at K = 128 the model keeps
+  // sgemm.cu's 2-block default, whose second block hides the short K's prologue.
+  for (const Shape shape :
+       {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{2048, 2048, 2048},
+        Shape{4096, 4096, 256}, Shape{8192, 8192, 128}}) {
+    CAPTURE(shape.m);
+    CAPTURE(shape.k);
+    const SgemmConfig config = chosen(shape);
+    CAPTURE(config.describe());
+    CHECK(config.block_m() * config.block_n() >= 128 * 128);
+    CHECK(config.split_k == 1);
+    CHECK(config.vector_a == (shape.k > 128));
+  }
+  CHECK(chosen({8192, 8192, 128}) == SgemmConfig{});
+}
+
+TEST_CASE("an odd size gets no vector A: the any-alignment entry runs there") {
+  for (const Shape shape :
+       {Shape{4097, 4097, 4097}, Shape{1000, 1001, 1002}, Shape{4096, 4096, 4097}}) {
+    CAPTURE(shape.n);
+    CAPTURE(shape.k);
+    CHECK_FALSE(chosen(shape).vector_a);
+  }
+}
+
+TEST_CASE("deep K is split into slices of at least 256 that fill every SM") {
+  for (const Shape shape : {Shape{1536, 1536, 12288}, Shape{512, 512, 16384},
+                            Shape{1000, 1000, 9001}, Shape{777, 555, 9001}}) {
+    CAPTURE(shape.m);
+    CAPTURE(shape.k);
+    const SgemmConfig config = chosen(shape);
+    CAPTURE(config.describe());
+    CHECK(config.split_k > 1);
+    CHECK(ptxrt::sgemm_slice_depth(config, shape.k) >= 256);
+    CHECK(fills_the_sms(config, shape));
+  }
+  // Two tiles of C: the deepest split there is, on the smallest tile.
+  const SgemmConfig thin = chosen({64, 64, 65536});
+  CAPTURE(thin.describe());
+  CHECK(thin.split_k == 16);
+  CHECK(thin.block_m() * thin.block_n() < 128 * 128);
+}
+
+TEST_CASE("small and skinny products get tiles or splits that give every SM a block") {
+  // 128x128 tiles would leave most SMs idle: 64, 64, 64 and 16 tiles for 132 SMs.
+  for (const Shape shape : {Shape{1024, 1024, 1024}, Shape{8192, 64, 8192}, Shape{128, 8192, 4096},
+                            Shape{512, 512, 512}}) {
+    CAPTURE(shape.m);
+    CAPTURE(shape.n);
+    const SgemmConfig config = chosen(shape);
+    CAPTURE(config.describe());
+    CHECK(fills_the_sms(config, shape));
+  }
+}
+
+TEST_CASE("a product too shallow to split and too small to fill the GPU takes a small tile") {
+  const Shape shape{300, 300, 300};  // 9 tiles of 128x128; 300 cannot make two slices of 256
+  const SgemmConfig config = chosen(shape);
+  CAPTURE(config.describe());
+  CHECK(config.split_k == 1);
+  CHECK(config.block_m() * config.block_n() < 128 * 128);
+}
+
+TEST_CASE("sizes below 1 are chosen for as 1, and the choice suits the device") {
+  CHECK(chosen({0, 0, 0}) == chosen({1, 1, 1}));
+  for (const Shape shape : {Shape{1, 1, 1}, Shape{1536, 1536, 12288}, Shape{4097, 4097, 4097}})
+    CHECK_FALSE(ptxrt::sgemm_config_problem(chosen(shape), h100()));
+}
+
+TEST_CASE("the heuristic's choice is the model's fastest estimate, and the estimates are sorted") {
+  const Shape shape{2000, 3000, 1000};
+  const auto estimates = ptxrt::sgemm_estimates(h100(), shape.m, shape.n, shape.k);
+  REQUIRE(!estimates.empty());
+  SgemmConfig first = estimates.front().config;
+  CHECK(chosen(shape) == first);
+  for (std::size_t i = 1; i < estimates.size(); ++i) {
+    const auto cost = [](const ptxrt::SgemmEstimate& estimate) {
+      return estimate.milliseconds * (estimate.config.split_k > 1 ? 1.03 : 1.0);
+    };
+    CHECK(cost(estimates[i - 1]) <= cost(estimates[i]));
+  }
+}
+
+TEST_CASE(
+    "the model's time of full rounds is the flop at the menu's rate plus the round overheads") {
+  const ptxrt::SgemmMenuEntry& entry = ptxrt::sgemm_heuristic_menu().front();
+  const ptxrt::SgemmEstimate estimate =
+      ptxrt::sgemm_estimate(entry.config, entry.tflops, h100(), 8192, 8192, 8192);
+  const double flop_ms = 2.0 * 8192.0 * 8192.0 * 8192.0 / (entry.tflops * 1e9);
+  CHECK(estimate.tiles == ptxrt::sgemm_tiles(entry.config, 8192, 8192));
+  CHECK(estimate.blocks == estimate.tiles);
+  CHECK(estimate.milliseconds >= flop_ms);
+  CHECK(estimate.milliseconds <= flop_ms * 1.05);  // the overheads are small at K = 8192
+}
+
+TEST_CASE("a split cuts K into whole tiles as even as they allow, the last slice short") {
+  SgemmConfig config;  // BK 16
+  config.split_k = 4;
+  CHECK(ptxrt::sgemm_slice_depth(config, 1000) == 256);  // 63 tiles: 16, 16, 16, 15
+  CHECK(ptxrt::sgemm_slice_depth(config, 64) == 16);
+  CHECK(ptxrt::sgemm_slice_depth(config, 3) == 3);
+  CHECK(ptxrt::sgemm_workspace_floats(config, 100, 7) == 2800);
+  const auto launch = ptxrt::sgemm_launch(config, 300, 200, false);
+  CHECK(launch.launch.grid.x == 2);
+  CHECK(launch.launch.grid.y == 3);
+  CHECK(launch.launch.grid.z == 4);
+  config.split_k = 1;
+  CHECK(ptxrt::sgemm_slice_depth(config, 1000) == 1000);
+  CHECK(ptxrt::sgemm_workspace_floats(config, 100, 7) == 0);
+}
+
+TEST_CASE("the split reduction's grid covers C a float4 per thread, at most 16 blocks per SM") {
+  CHECK(ptxrt::sgemm_reduce_launch(h100(), 1, 1).grid.x == 1);
+  CHECK(ptxrt::sgemm_reduce_launch(h100(), 1000, 1024).grid.x == 1000);  // 256000 float4
+  CHECK(ptxrt::sgemm_reduce_launch(h100(), 8192, 8192).grid.x == 132 * 16);
+  CHECK(ptxrt::sgemm_reduce_launch(h100(), 8192, 8192).block.x == 256);
+}
+
+TEST_CASE(
+    "a config is built from a database's defines; an undeclared name or a non-integer is named") {
+  const SgemmConfig config = ptxrt::sgemm_config_with(
+      SgemmConfig{}, {{"TM", "4"}, {"SPLIT_K", "8"}, {"VECTOR_A", "1"}, {"SKIP_IDLE_WARPS", "0"}});
+  CHECK(config.thread_m == 4);
+  CHECK(config.split_k == 8);
+  CHECK(config.vector_a);
+  CHECK(config.describe().ends_with(" vector A split 8"));
+  CHECK(ptxrt::sgemm_config_with(SgemmConfig{}, config.defines()) == config);
+  CHECK_THROWS_WITH_AS(ptxrt::sgemm_config_with(SgemmConfig{}, {{"TILE", "4"}}),
+                       "sgemm: TILE is not one of sgemm.cu's constants", ptxrt::Error);
+  CHECK_THROWS_WITH_AS(ptxrt::sgemm_config_with(SgemmConfig{}, {{"TM", "4x"}}),
+                       "sgemm: TM=4x is not an integer", ptxrt::Error);
+}
+
+TEST_CASE("the tuning space splits K and offers small tiles only where the shape needs them") {
+  const std::vector<SgemmConfig> square = space_configs({8192, 8192, 8192});
+  CHECK(!square.empty());
+  CHECK_FALSE(any_split(square));
+  CHECK_FALSE(any_small_tile(square));
+  const std::vector<SgemmConfig> deep = space_configs({1536, 1536, 12288});
+  CHECK(any_split(deep));
+  for (const SgemmConfig& config : deep) {
+    CAPTURE(config.describe());
+    CHECK(ptxrt::sgemm_slice_depth(config, 12288) >= 256);
+    CHECK_FALSE(ptxrt::sgemm_config_problem(config, h100()));
+  }
+  const std::vector<SgemmConfig> small = space_configs({512, 512, 512});
+  CHECK(any_small_tile(small));
+  for (const SgemmConfig& config : small) {
+    CAPTURE(config.describe());
+    CHECK(config.block_m() <= 512);
+    CHECK(config.block_n() <= 512);
+  }
+}
+
+TEST_CASE("tune sgemm records under the key the tuned choice reads, one space for every size") {
+  for (const Shape shape : {Shape{4096, 4096, 4096}, Shape{1536, 1536, 12288}}) {
+    const ptxrt::host::TuneProblem problem =
+        ptxrt::host::make_tune_problem("sgemm", {shape.m, shape.n, shape.k}, h100());
+    CHECK(ptxrt::host::tune_key(problem, h100()) ==
+          ptxrt::sgemm_tuning_key(h100(), shape.m, shape.n, shape.k));
+  }
+  CHECK(ptxrt::sgemm_tuning_key(h100(), 64, 64, 64).space ==
+        ptxrt::sgemm_tuning_key(h100(), 8192, 8192, 8192).space);
+}
+
+TEST_CASE("the tuned choice is the database's winner for the size, else the heuristic's config") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const ptxrt::TuningDatabase database(scratch.path() / "tuning.json");
+  const Shape shape{2000, 3000, 1000};
+  const ptxrt::TunedChoice untuned =
+      ptxrt::sgemm_tuned_choice(h100(), shape.m, shape.n, shape.k, database);
+  CHECK(untuned.level == ptxrt::ChoiceLevel::declared_default);
+  CHECK(ptxrt::sgemm_config_with(SgemmConfig{}, untuned.config.defines()) == chosen(shape));
+
+  SgemmConfig winner;
+  winner.stages = 4;
+  winner.split_k = 2;
+  ptxrt::Measurement measurement;
+  measurement.config = ptxrt::TuningConfig(winner.defines());
+  measurement.status = ptxrt::MeasurementStatus::ok;
+  measurement.median_ms = 0.3;
+  database.record(ptxrt::sgemm_tuning_key(h100(), shape.m, shape.n, shape.k), measurement);
+  const ptxrt::TunedChoice tuned =
+      ptxrt::sgemm_tuned_choice(h100(), shape.m, shape.n, shape.k, database);
+  CHECK(tuned.level == ptxrt::ChoiceLevel::exact_size);
+  const ptxrt::SgemmOptions options{.choice = ptxrt::SgemmChoice::tuned, .database = &database};
+  CHECK(ptxrt::sgemm_choose_config(h100(), shape.m, shape.n, shape.k, options) == winner);
+  const ptxrt::TunedChoice nearest = ptxrt::sgemm_tuned_choice(h100(), 2100, 2900, 1000, database);
+  CHECK(nearest.level == ptxrt::ChoiceLevel::nearest_size);
+}
+
+TEST_CASE("a given config is run as it is; the default choice is the heuristic's") {
+  SgemmConfig given;
+  given.thread_n = 4;
+  const ptxrt::SgemmOptions options{.choice = ptxrt::SgemmChoice::given, .config = given};
+  CHECK(ptxrt::sgemm_choose_config(h100(), 4096, 4096, 4096, options) == given);
+  CHECK(ptxrt::sgemm_choose_config(h100(), 1536, 1536, 12288) == chosen({1536, 1536, 12288}));
+}

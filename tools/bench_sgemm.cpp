@@ -1,0 +1,81 @@
+#include "tools/bench_sgemm.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "host/matmul/sgemm_bench.hpp"
+#include "ptxrt/jit.hpp"
+#include "ptxrt/tuning_database.hpp"
+
+namespace ptxrt::tools {
+
+namespace {
+
+constexpr int quick_repeat = 3;
+
+std::vector<host::SgemmBenchSize> sizes_of(const SgemmBenchArguments& arguments) {
+  if (arguments.quick && arguments.shapes.empty()) return {{1024, 1024, 1024}, {2048, 2048, 2048}};
+  if (arguments.shapes.empty()) return host::sgemm_bench_sizes();
+  std::vector<host::SgemmBenchSize> sizes;
+  for (const std::string& text : arguments.shapes)
+    sizes.push_back(*host::parse_sgemm_bench_size(text));
+  return sizes;
+}
+
+}  // namespace
+
+void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) {
+  command
+      .add_option("--shape", arguments.shapes,
+                  "sgemm: MxNxK, repeatable (default: the twelve shapes of docs/perf-notes.md)")
+      ->check([](const std::string& text) {
+        return host::parse_sgemm_bench_size(text) ? std::string()
+                                                  : "expected MxNxK with sizes from 1 to 2^31-1";
+      });
+  command.add_option("--rounds", arguments.rounds, "sgemm: rounds over the configs of a shape")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  command.add_flag("--all", arguments.every_listed,
+                   "sgemm: every listed config at every shape, not just the shape's candidates");
+  command.add_option("--db", arguments.database,
+                     "sgemm: the tuning database whose winner for each shape joins as 'tuned' "
+                     "(default: $PTXRT_TUNING_DB, else tuning.json in the cache folder)");
+}
+
+bool sgemm_bench_options_given(const CLI::App& command) {
+  for (const char* option : {"--shape", "--rounds", "--all", "--db"})
+    if (command.count(option)) return true;
+  return false;
+}
+
+bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
+  const TuningDatabase database(arguments.database.empty()
+                                    ? TuningDatabase::default_path()
+                                    : std::filesystem::path(arguments.database));
+  database.records();  // a corrupt database fails before the GPU work
+  host::SgemmBenchOptions options;
+  options.rounds = arguments.quick ? 1 : arguments.rounds;
+  options.repeat = arguments.repeat > 0 ? arguments.repeat : arguments.quick ? quick_repeat : 10;
+  options.every_listed = arguments.every_listed;
+  options.seed = arguments.seed;
+  options.database = &database;
+  const Context context = Context::primary(arguments.device);
+  std::ostringstream quiet;
+  std::vector<host::SgemmBenchShape> shapes =
+      host::run_sgemm_bench(context, Jit::shared(), sizes_of(arguments), options,
+                            arguments.json ? static_cast<std::ostream&>(quiet) : std::cout);
+  if (arguments.json) {
+    std::cout << host::sgemm_bench_json(context.device().properties(), shapes).dump(2) << '\n';
+  } else {
+    std::cout << "\nsgemm against cuBLAS SGEMM in the same run:\n";
+    host::print_sgemm_bench_summary(std::cout, shapes);
+  }
+  bool passed = true;
+  for (const host::SgemmBenchShape& shape : shapes) passed = passed && shape.passed();
+  if (!arguments.json)
+    std::cout << (passed ? "all outputs verified\n" : "FAILED: see the rows marked FAIL\n");
+  return passed;
+}
+
+}  // namespace ptxrt::tools
