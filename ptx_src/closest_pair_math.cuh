@@ -118,11 +118,10 @@ CLOSEST_PAIR_FUNCTION PairSearch start_search(float bound) {
   return search;
 }
 
-// Visits the pair (a, b) of input indices a_index != b_index.
-CLOSEST_PAIR_FUNCTION void consider_pair(PairSearch& search, float ax, float ay, int a_index,
-                                         float bx, float by, int b_index) {
-  const float squared = pair_distance_squared_f32(ax, ay, bx, by);
-  if (squared > search.threshold) return;
+// Records the pair (a, b) of input indices a_index != b_index, whose fp32 squared distance
+// `squared` is within search.threshold.
+CLOSEST_PAIR_FUNCTION void record_candidate(PairSearch& search, float squared, float ax, float ay,
+                                            int a_index, float bx, float by, int b_index) {
   if (squared < search.minimum.bound) {
     search.minimum.bound = squared;
     search.threshold = candidate_threshold(squared);
@@ -137,6 +136,14 @@ CLOSEST_PAIR_FUNCTION void consider_pair(PairSearch& search, float ax, float ay,
   }
 }
 
+// Visits the pair (a, b) of input indices a_index != b_index.
+CLOSEST_PAIR_FUNCTION void consider_pair(PairSearch& search, float ax, float ay, int a_index,
+                                         float bx, float by, int b_index) {
+  const float squared = pair_distance_squared_f32(ax, ay, bx, by);
+  if (squared <= search.threshold)
+    record_candidate(search, squared, ax, ay, a_index, bx, by, b_index);
+}
+
 // Brute force enumerates pairs of tiles (a, b) with a <= b; block k of the triangle gets
 // b = the largest with b(b+1)/2 <= k and a = k - b(b+1)/2, so that every block does one tile's
 // worth of work (a diagonal block half of it).
@@ -147,22 +154,4 @@ CLOSEST_PAIR_FUNCTION void triangle_tile_pair(long long k, long long& a, long lo
   while ((row + 1) * (row + 2) / 2 <= k) ++row;
   b = row;
   a = k - row * (row + 1) / 2;
-}
-
-// Grid cells: the cell of a coordinate, computed in double so that two points within one cell
-// width of each other land in the same or adjacent cells however many cells the grid spans.
-CLOSEST_PAIR_FUNCTION long long cell_coordinate(float value, double origin, double inverse_cell) {
-  return static_cast<long long>(floor((static_cast<double>(value) - origin) * inverse_cell));
-}
-
-// Cells are hashed into a power-of-two table of buckets; unrelated cells sharing a bucket only
-// cost extra comparisons.
-CLOSEST_PAIR_FUNCTION unsigned long long cell_bucket(long long cell_x, long long cell_y,
-                                                     unsigned long long bucket_mask) {
-  unsigned long long hash = static_cast<unsigned long long>(cell_x) * 0x9E3779B97F4A7C15ull ^
-                            static_cast<unsigned long long>(cell_y) * 0xC2B2AE3D27D4EB4Full;
-  hash ^= hash >> 29;
-  hash *= 0xBF58476D1CE4E5B9ull;
-  hash ^= hash >> 32;
-  return hash & bucket_mask;
 }

@@ -1,5 +1,6 @@
 #include "closest_pair.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
+#include "ptxrt/memory.hpp"
 #include "tools/cli.hpp"
 #include "tools/host_commands.hpp"
 
@@ -75,7 +77,53 @@ std::optional<TunedChoice> tuned_base(const ClosestPairArguments& arguments, std
 }
 
 nlohmann::json times_json(const host::ClosestPairTimes& times) {
-  return {{"sort_ms", times.sort_ms}, {"rest_ms", times.rest_ms}, {"total_ms", times.total_ms}};
+  return {{"setup_ms", times.setup_ms}, {"upload_ms", times.upload_ms},
+          {"sort_ms", times.sort_ms},   {"rest_ms", times.rest_ms},
+          {"gpu_ms", times.gpu_ms()},   {"total_ms", times.total_ms}};
+}
+
+std::string describe_times(const host::ClosestPairTimes& times, bool gpu) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(3);
+  if (!gpu) {
+    out << "sort " << times.sort_ms << " ms, rest " << times.rest_ms << " ms, total "
+        << times.total_ms << " ms";
+    return out.str();
+  }
+  out << "set-up " << times.setup_ms << " ms (context, JIT), upload " << times.upload_ms
+      << " ms, GPU " << times.gpu_ms() << " ms (sort " << times.sort_ms << ", rest "
+      << times.rest_ms << "), total " << times.total_ms << " ms";
+  return out.str();
+}
+
+// The calls of one run: the points from host memory, pinned host memory, or the device (uploaded
+// once beforehand, untimed: "already there").
+std::vector<host::ClosestPair> find_pairs(const ClosestPairArguments& arguments,
+                                          const std::vector<host::Point2>& points,
+                                          const host::ClosestPairOptions& options) {
+  host::ClosestPairMethod method = host::parse_closest_pair_method(arguments.method);
+  std::vector<host::ClosestPair> calls;
+  if (arguments.from == "host") {
+    for (int call = 0; call < arguments.repeat; ++call)
+      calls.push_back(host::closest_pair(points, method, options));
+    return calls;
+  }
+  // Checked before a context exists: a CPU method fails the same way with or without a GPU.
+  method = host::resolve_device_method(method);
+  host::ClosestPairOptions on_device = options;
+  on_device.context = Context::primary(0);
+  if (arguments.from == "pinned") {
+    PinnedBuffer<host::Point2> pinned(*on_device.context, points.size());
+    std::copy(points.begin(), points.end(), pinned.span().begin());
+    for (int call = 0; call < arguments.repeat; ++call)
+      calls.push_back(host::closest_pair(pinned, method, on_device));
+    return calls;
+  }
+  const DeviceBuffer<host::Point2> device(*on_device.context,
+                                          std::span<const host::Point2>(points));
+  for (int call = 0; call < arguments.repeat; ++call)
+    calls.push_back(host::closest_pair(device, method, on_device));
+  return calls;
 }
 
 // With --verify, a distance that differs from cpu-dc's is an error (exit 1) after the report.
@@ -96,37 +144,42 @@ void run_one(const ClosestPairArguments& arguments) {
     options.base = static_cast<int>(tuned->config.at("BASE"));
     if (!arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
   }
-  const host::ClosestPair found =
-      host::closest_pair(points, host::parse_closest_pair_method(arguments.method), options);
+  const std::vector<host::ClosestPair> calls = find_pairs(arguments, points, options);
+  const host::ClosestPair& found = calls.back();
+  const bool gpu = host::is_gpu_method(found.method);
   const std::string source = describe_input(arguments);
   nlohmann::json json{{"n", points.size()},
                       {"input", source},
+                      {"from", arguments.from},
                       {"method", std::string(to_string(found.method))},
                       {"i", found.i},
                       {"j", found.j},
                       {"point_i", {points[found.i].x, points[found.i].y}},
                       {"point_j", {points[found.j].x, points[found.j].y}},
                       {"distance", found.distance},
-                      {"times", times_json(found.times)}};
+                      {"times", times_json(found.times)},
+                      {"calls", nlohmann::json::array()}};
+  for (const host::ClosestPair& call : calls) json["calls"].push_back(times_json(call.times));
   if (tuned) json["tuned"] = tools::tuned_json(*tuned);
   bool agrees = true;
   if (arguments.verify) {
     const host::ClosestPair reference =
         host::closest_pair(points, host::ClosestPairMethod::cpu_divide_conquer, options);
     agrees = reference.distance == found.distance;
+    for (const host::ClosestPair& call : calls) agrees = agrees && call.distance == found.distance;
     json["verify"] = {{"method", "cpu-dc"}, {"distance", reference.distance}, {"agrees", agrees}};
   }
   if (arguments.json) {
     std::cout << json.dump(2) << '\n';
   } else {
-    std::cout << "closest pair of " << points.size() << " points (" << source << ") by "
-              << to_string(found.method) << ":\n"
+    std::cout << "closest pair of " << points.size() << " points (" << source << ") from "
+              << arguments.from << " memory by " << to_string(found.method) << ":\n"
               << "  i = " << found.i << ' ' << describe_point(points[found.i])
               << ", j = " << found.j << ' ' << describe_point(points[found.j]) << '\n'
-              << "  distance = " << std::setprecision(17) << found.distance << '\n'
-              << std::fixed << std::setprecision(3) << "  time: sort " << found.times.sort_ms
-              << " ms, rest " << found.times.rest_ms << " ms, total " << found.times.total_ms
-              << " ms\n";
+              << "  distance = " << std::setprecision(17) << found.distance << '\n';
+    for (std::size_t call = 0; call < calls.size(); ++call)
+      std::cout << "  time" << (calls.size() > 1 ? " of call " + std::to_string(call + 1) : "")
+                << ": " << describe_times(calls[call].times, gpu) << '\n';
     if (arguments.verify)
       std::cout << "  verify (cpu-dc): " << (agrees ? "same distance" : "DIFFERENT distance")
                 << '\n';
@@ -140,6 +193,7 @@ void run_one(const ClosestPairArguments& arguments) {
 void run_bench(const ClosestPairArguments& arguments) {
   host::ClosestPairBenchOptions options;
   options.max_n = arguments.bench_max_n;
+  options.distribution = host::parse_point_distribution(arguments.distribution);
   options.seed = arguments.seed;
   options.closest_pair.base = closest_pair_options(arguments).base;
   const std::vector<host::ClosestPairBenchRow> rows = host::run_closest_pair_bench(options);
@@ -147,24 +201,27 @@ void run_bench(const ClosestPairArguments& arguments) {
   nlohmann::json json = nlohmann::json::array();
   std::cout << std::fixed << std::setprecision(3);
   if (!arguments.json)
-    std::cout << std::setw(11) << "n" << std::setw(8) << "method" << std::setw(12) << "sort ms"
-              << std::setw(12) << "rest ms" << std::setw(12) << "gpu/cpu ms" << std::setw(12)
-              << "total ms"
-              << "  distance, agrees\n";
+    std::cout << arguments.distribution << " points; GPU methods from pinned host memory, warm\n"
+              << std::setw(11) << "n" << std::setw(8) << "method" << std::setw(10) << "set-up"
+              << std::setw(10) << "upload" << std::setw(10) << "sort" << std::setw(10) << "rest"
+              << std::setw(12) << "gpu/cpu" << std::setw(12) << "total"
+              << "  (ms)  distance, agrees\n";
   for (const host::ClosestPairBenchRow& row : rows) {
     all_agree = all_agree && row.agrees;
     if (arguments.json) {
       json.push_back({{"n", row.n},
+                      {"distribution", arguments.distribution},
                       {"method", std::string(to_string(row.method))},
                       {"times", times_json(row.times)},
                       {"distance", row.distance},
                       {"agrees", row.agrees}});
       continue;
     }
-    std::cout << std::setw(11) << row.n << std::setw(8) << to_string(row.method) << std::setw(12)
-              << row.times.sort_ms << std::setw(12) << row.times.rest_ms << std::setw(12)
-              << row.times.sort_ms + row.times.rest_ms << std::setw(12) << row.times.total_ms
-              << "  " << std::scientific << std::setprecision(9) << row.distance << std::fixed
+    std::cout << std::setw(11) << row.n << std::setw(8) << to_string(row.method) << std::setw(10)
+              << row.times.setup_ms << std::setw(10) << row.times.upload_ms << std::setw(10)
+              << row.times.sort_ms << std::setw(10) << row.times.rest_ms << std::setw(12)
+              << row.times.gpu_ms() << std::setw(12) << row.times.total_ms << "        "
+              << std::scientific << std::setprecision(9) << row.distance << std::fixed
               << std::setprecision(3) << (row.agrees ? ", yes" : ", NO") << '\n';
   }
   if (arguments.json) std::cout << json.dump(2) << '\n';
@@ -203,17 +260,35 @@ void add_closest_pair_command(CLI::App& app) {
                       "and brute (default 128)");
   command->add_option("--block", arguments->cpu_block, "cpu-blocked: points per cache block")
       ->check(CLI::PositiveNumber);
+  CLI::Option* from =
+      command
+          ->add_option("--from", arguments->from,
+                       "where the points are when the search starts: host (a std::vector), pinned "
+                       "(page-locked host memory) or device (uploaded beforehand, untimed); "
+                       "pinned and device need a GPU method (auto: grid)")
+          ->check(CLI::IsMember({"host", "pinned", "device"}));
+  CLI::Option* repeat =
+      command
+          ->add_option("--repeat", arguments->repeat,
+                       "calls in one process, each reported (the first pays the set-up)")
+          ->check(CLI::Range(1, 1000));
   command->add_flag("--verify", arguments->verify,
                     "also run cpu-dc (with --mpi: rank 0, on the whole set in one process) and "
                     "exit 1 unless the distances are equal");
   command->add_flag("--json", arguments->json,
-                    "print {n, input, method, i, j, point_i, point_j, distance, times{sort_ms, "
-                    "rest_ms, total_ms}, verify{...}}; with --mpi times{split_ms, slab_ms, "
-                    "border_ms, total_ms} (the slowest rank's) and ranks[{input_points, "
+                    "print {n, input, from, method, i, j, point_i, point_j, distance, "
+                    "times{setup_ms, upload_ms, sort_ms, rest_ms, gpu_ms, total_ms} of the last "
+                    "call, calls[times of each], verify{...}}; with --mpi times{split_ms, "
+                    "slab_ms, border_ms, total_ms} (the slowest rank's) and ranks[{input_points, "
                     "slab_points, border_points_sent, border_points_received}]");
-  CLI::Option* bench = command->add_flag(
-      "--bench", arguments->bench,
-      "time every method on 1M, 10M, 100M uniform points (GPU) and print a table");
+  // The table takes its points from pinned memory, warm, in calls of its own.
+  CLI::Option* bench =
+      command
+          ->add_flag("--bench", arguments->bench,
+                     "time every method on 1M, 10M, 100M points of --dist (GPU methods from "
+                     "pinned memory, warm) and print a table")
+          ->excludes(from)
+          ->excludes(repeat);
   CLI::Option* bench_max_n = command->add_option("--bench-max-n", arguments->bench_max_n,
                                                  "--bench: the largest size (default 100000000)");
   CLI::Option* mpi =
@@ -224,7 +299,9 @@ void add_closest_pair_command(CLI::App& app) {
                      "x-slabs, each solves its slab with --method (GPU methods on the node-local "
                      "rank's GPU) and the pairs across slab borders are resolved on the CPU")
           ->excludes(bench)
-          ->excludes(bench_max_n);
+          ->excludes(bench_max_n)
+          ->excludes(from)
+          ->excludes(repeat);
   command
       ->add_option("--devices", arguments->devices,
                    "--mpi: the GPUs the ranks of a node take in turn, 'all' (default) or "

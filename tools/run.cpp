@@ -76,7 +76,7 @@ const std::map<std::string, ProgramSpec>& programs() {
       {"transpose", {{"--m", "--n"}, "padded"}},
       {"reduce", {{"--n"}, "sum"}},
       {"histogram", {{"--n"}, "block"}},
-      {"sort", {{"--n"}, "keys"}},
+      {"sort", {{"--n"}, "bitonic"}},
       {"raytrace", {{"--width", "--height", "--spheres", "--output"}, ""}},
       {"simpson", {{"--n"}, "pi"}},
       {"aos-soa", {{"--n"}, ""}},
@@ -344,8 +344,8 @@ void add_run_command(CLI::App& app) {
                       "A compile-time constant NAME=VALUE of the kernel file (repeatable)");
   command->add_option("--variant", arguments->variant,
                       "matmul naive|tiled, transpose naive|shared|padded, reduce "
-                      "sum|argmin|cooperative, histogram block|cluster, sort keys|pairs, simpson "
-                      "pi|square|sine");
+                      "sum|argmin|cooperative, histogram block|cluster, sort "
+                      "bitonic|bitonic-pairs|radix|radix-pairs, simpson pi|square|sine");
   command->add_option("--repeat", arguments->repeat, "Timed runs after the warm-up")
       ->check(CLI::Range(1, 1000000));
   command->add_flag("--verify", arguments->verify, "Compare the output with the CPU reference");

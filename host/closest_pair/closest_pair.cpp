@@ -5,6 +5,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -32,32 +33,34 @@ constexpr std::size_t automatic_gpu_threshold = 4096;
 // fp32 squares of larger coordinate differences overflow.
 constexpr float gpu_coordinate_limit = 1e18f;
 
-struct Box {
-  Point2 low;
-  Point2 high;
-};
+void check_count(std::size_t n) {
+  if (n < 2)
+    throw Error(ErrorKind::invalid_argument,
+                "closest pair: needs at least 2 points, got " + std::to_string(n));
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw Error(ErrorKind::invalid_argument,
+                "closest pair: " + std::to_string(n) + " points exceed the limit of 2^31-1");
+}
+
+Error non_finite(long long index) {
+  return Error(ErrorKind::invalid_argument, "closest pair: point " + std::to_string(index) +
+                                                " has a coordinate that is not finite");
+}
 
 // Checks what every method needs and returns the bounding box.
-Box validate(std::span<const Point2> points) {
-  if (points.size() < 2)
-    throw Error(ErrorKind::invalid_argument,
-                "closest pair: needs at least 2 points, got " + std::to_string(points.size()));
-  if (points.size() > static_cast<std::size_t>(INT_MAX))
-    throw Error(ErrorKind::invalid_argument, "closest pair: " + std::to_string(points.size()) +
-                                                 " points exceed the limit of 2^31-1");
-  Box box{points[0], points[0]};
+PointBox validate(std::span<const Point2> points) {
+  check_count(points.size());
+  PointBox box{points[0], points[0]};
   for (std::size_t k = 0; k < points.size(); ++k) {
     const Point2& p = points[k];
-    if (!std::isfinite(p.x) || !std::isfinite(p.y))
-      throw Error(ErrorKind::invalid_argument, "closest pair: point " + std::to_string(k) +
-                                                   " has a coordinate that is not finite");
+    if (!std::isfinite(p.x) || !std::isfinite(p.y)) throw non_finite(static_cast<long long>(k));
     box.low = {std::min(box.low.x, p.x), std::min(box.low.y, p.y)};
     box.high = {std::max(box.high.x, p.x), std::max(box.high.y, p.y)};
   }
   return box;
 }
 
-void validate_for_gpu(const Box& box, int base) {
+void validate_for_gpu(const PointBox& box, int base) {
   for (float value : {box.low.x, box.low.y, box.high.x, box.high.y}) {
     if (std::abs(value) > gpu_coordinate_limit)
       throw Error(ErrorKind::invalid_argument,
@@ -93,19 +96,74 @@ GpuResult run_cpu(std::span<const Point2> points, ClosestPairMethod method,
   return result;
 }
 
-GpuResult run_gpu(std::span<const Point2> points, ClosestPairMethod method, const Box& box,
-                  const ClosestPairOptions& options) {
-  validate_for_gpu(box, options.base);
-  const GpuSetup setup{options.context ? *options.context : Context::primary(0),
-                       options.jit != nullptr ? options.jit : &Jit::shared(), options.base};
-  switch (method) {
-    case ClosestPairMethod::brute_force:
-      return gpu_brute_force(points, setup);
-    case ClosestPairMethod::divide_conquer:
-      return gpu_divide_conquer(points, setup);
-    default:
-      return gpu_grid(points, box.low, box.high, setup);
+// The GPU's part of a call: set-up, then (for host points) the upload, then the method on the
+// device, each timed.
+class GpuCall {
+ public:
+  GpuCall(const Context& context, ClosestPairMethod method, const ClosestPairOptions& options)
+      : start_(std::chrono::steady_clock::now()),
+        method_(method),
+        setup_{context, options.jit != nullptr ? options.jit : &Jit::shared(), options.base} {
+    validate_base();
+    prepare_gpu_method(method_, setup_);
+    times_.setup_ms = milliseconds_since(start_);
   }
+
+  DeviceBuffer<Point2> upload(std::span<const Point2> points) {
+    const auto start = std::chrono::steady_clock::now();
+    DeviceBuffer<Point2> device(setup_.context, points);
+    times_.upload_ms = milliseconds_since(start);
+    return device;
+  }
+
+  // `checked_box`: the box of points already checked on the host; else a kernel checks them.
+  ClosestPair run(const DeviceBuffer<Point2>& points,
+                  std::optional<PointBox> checked_box = std::nullopt) {
+    double check_ms = 0.0;
+    if (!checked_box) {
+      const PointBounds bounds = device_bounds(points, setup_, check_ms);
+      if (bounds.first_non_finite < static_cast<long long>(points.size()))
+        throw non_finite(bounds.first_non_finite);
+      checked_box = decode_box(bounds);
+    }
+    const PointBox box = *checked_box;
+    validate_for_gpu(box, setup_.base);
+    GpuResult found;
+    switch (method_) {
+      case ClosestPairMethod::brute_force:
+        found = gpu_brute_force(points, setup_);
+        break;
+      case ClosestPairMethod::divide_conquer:
+        found = gpu_divide_conquer(points, setup_);
+        break;
+      default:
+        found = gpu_grid(points, box, setup_);
+        break;
+    }
+    ClosestPair result;
+    result.i = found.pair.i;
+    result.j = found.pair.j;
+    result.distance = std::sqrt(found.pair.distance_squared);
+    result.method = method_;
+    result.times = times_;
+    result.times.sort_ms = found.sort_ms;
+    result.times.rest_ms = found.rest_ms + check_ms;
+    result.times.total_ms = milliseconds_since(start_);
+    return result;
+  }
+
+ private:
+  // BASE is checked before anything compiles: the dc and brute modules are built with it.
+  void validate_base() const { validate_for_gpu(PointBox{}, setup_.base); }
+
+  std::chrono::steady_clock::time_point start_;
+  ClosestPairMethod method_;
+  GpuSetup setup_;
+  ClosestPairTimes times_;
+};
+
+Context context_from(const ClosestPairOptions& options) {
+  return options.context ? *options.context : Context::primary(0);
 }
 
 }  // namespace
@@ -136,6 +194,16 @@ ClosestPairMethod resolve_closest_pair_method(ClosestPairMethod method, std::siz
   return ClosestPairMethod::cpu_divide_conquer;
 }
 
+ClosestPairMethod resolve_device_method(ClosestPairMethod method) {
+  if (method == ClosestPairMethod::automatic) return ClosestPairMethod::grid;
+  if (!is_gpu_method(method))
+    throw Error(ErrorKind::invalid_argument, "closest pair: method '" +
+                                                 std::string(to_string(method)) +
+                                                 "' runs on the CPU; points on the GPU need "
+                                                 "grid, dc or brute");
+  return method;
+}
+
 bool is_gpu_method(ClosestPairMethod method) {
   return method == ClosestPairMethod::grid || method == ClosestPairMethod::divide_conquer ||
          method == ClosestPairMethod::brute_force;
@@ -148,18 +216,44 @@ double point_distance(const Point2& a, const Point2& b) {
 ClosestPair closest_pair(std::span<const Point2> points, ClosestPairMethod method,
                          const ClosestPairOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const Box box = validate(points);
+  // A CPU pass: the same checks and errors whether or not a GPU is there.
+  const PointBox box = validate(points);
   const ClosestPairMethod resolved = resolve_closest_pair_method(method, points.size());
-  const GpuResult found = is_gpu_method(resolved) ? run_gpu(points, resolved, box, options)
-                                                  : run_cpu(points, resolved, options);
+  if (is_gpu_method(resolved)) {
+    validate_for_gpu(box, options.base);
+    GpuCall call(context_from(options), resolved, options);
+    const DeviceBuffer<Point2> device = call.upload(points);
+    ClosestPair result = call.run(device, box);
+    result.times.total_ms = milliseconds_since(start);
+    return result;
+  }
+  const GpuResult found = run_cpu(points, resolved, options);
   ClosestPair result;
   result.i = found.pair.i;
   result.j = found.pair.j;
   // Recomputed from the input: the same fp64 formula every method compares with.
   result.distance = point_distance(points[result.i], points[result.j]);
   result.method = resolved;
-  result.times = {found.sort_ms, found.rest_ms, milliseconds_since(start)};
+  result.times.sort_ms = found.sort_ms;
+  result.times.rest_ms = found.rest_ms;
+  result.times.total_ms = milliseconds_since(start);
   return result;
+}
+
+// The call's own clock starts once the method is known: total_ms includes the set-up.
+ClosestPair closest_pair(const PinnedBuffer<Point2>& points, ClosestPairMethod method,
+                         const ClosestPairOptions& options) {
+  check_count(points.size());
+  const ClosestPairMethod resolved = resolve_device_method(method);
+  GpuCall call(context_from(options), resolved, options);
+  return call.run(call.upload(points.span()));
+}
+
+ClosestPair closest_pair(const DeviceBuffer<Point2>& points, ClosestPairMethod method,
+                         const ClosestPairOptions& options) {
+  check_count(points.size());
+  GpuCall call(points.context(), resolve_device_method(method), options);
+  return call.run(points);
 }
 
 }  // namespace ptxrt::host

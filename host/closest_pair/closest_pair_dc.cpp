@@ -14,25 +14,21 @@ namespace {
 
 // The device arrays of one run, sized for n points.
 struct DivideConquerBuffers {
-  DivideConquerBuffers(const Context& context, std::span<const Point2> input)
-      : n_pow2(bitonic_length(input.size())),
-        points(context, input),
+  DivideConquerBuffers(const Context& context, std::size_t n)
+      : n_pow2(bitonic_length(n)),
         keys(context, n_pow2),
         order(context, n_pow2),
-        by_x(context, input.size()),
-        index_by_x(context, input.size()),
-        by_y{DeviceBuffer<Point2>(context, input.size()),
-             DeviceBuffer<Point2>(context, input.size())},
-        index_by_y{DeviceBuffer<int>(context, input.size()),
-                   DeviceBuffer<int>(context, input.size())},
-        flags(context, input.size()),
-        offsets(context, input.size() + 1),
-        strip(context, input.size()),
-        strip_index(context, input.size()),
-        strip_batch(context, input.size()) {}
+        by_x(context, n),
+        index_by_x(context, n),
+        by_y{DeviceBuffer<Point2>(context, n), DeviceBuffer<Point2>(context, n)},
+        index_by_y{DeviceBuffer<int>(context, n), DeviceBuffer<int>(context, n)},
+        flags(context, n),
+        offsets(context, n + 1),
+        strip(context, n),
+        strip_index(context, n),
+        strip_batch(context, n) {}
 
   std::size_t n_pow2;
-  DeviceBuffer<Point2> points;
   DeviceBuffer<float> keys;
   DeviceBuffer<int> order;
   DeviceBuffer<Point2> by_x;
@@ -49,7 +45,7 @@ struct DivideConquerBuffers {
 
 }  // namespace
 
-GpuResult gpu_divide_conquer(std::span<const Point2> points, const GpuSetup& setup) {
+GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup& setup) {
   const CompileOptions options{.defines = {{"BASE", std::to_string(setup.base)}}};
   const Module module = setup.jit->module(Program::builtin("closest_pair"), options, setup.context);
   const DeviceSort sorter(setup.context, *setup.jit);
@@ -60,18 +56,18 @@ GpuResult gpu_divide_conquer(std::span<const Point2> points, const GpuSetup& set
   const unsigned blocks = blocks_for(points.size(), base);
   const LaunchConfig per_point{.grid = blocks, .block = base};
 
-  DivideConquerBuffers buffers(setup.context, points);
+  DivideConquerBuffers buffers(setup.context, points.size());
   DeviceBuffer<PairMinimum> block_minima(setup.context, blocks);
   MinimumTotal total(setup.context, module.kernel("reduce_minima"));
   GpuResult result;
 
   GpuInterval sort_interval(setup.context);
   module.kernel("dc_prepare_keys")
-      .launch({.grid = blocks_for(buffers.n_pow2, base), .block = base}, buffers.points, n,
+      .launch({.grid = blocks_for(buffers.n_pow2, base), .block = base}, points, n,
               static_cast<long long>(buffers.n_pow2), buffers.keys, buffers.order);
   sorter.sort(buffers.keys, &buffers.order, buffers.n_pow2);
   module.kernel("dc_gather")
-      .launch(per_point, buffers.points, buffers.order, n, buffers.by_x, buffers.index_by_x);
+      .launch(per_point, points, buffers.order, n, buffers.by_x, buffers.index_by_x);
   result.sort_ms = sort_interval.stop();
 
   GpuInterval leaves_interval(setup.context);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "host/classic/device_sort.hpp"
+#include "host/classic/radix_sort.hpp"
 #include "ptxrt/program.hpp"
 
 namespace ptxrt::host {
@@ -92,15 +94,31 @@ BruteForceRange::Found BruteForceRange::search(const DeviceBuffer<Point2>& point
   return {minimum, interval.stop()};
 }
 
-GpuResult gpu_brute_force(std::span<const Point2> points, const GpuSetup& setup) {
+GpuResult gpu_brute_force(const DeviceBuffer<Point2>& points, const GpuSetup& setup) {
   const CompileOptions options{.defines = {{"BASE", std::to_string(setup.base)}}};
   const Module module = setup.jit->module(Program::builtin("closest_pair"), options, setup.context);
-  const DeviceBuffer<Point2> device_points(setup.context, points);
   BruteForceRange range(setup.context,
                         {module.kernel("brute_force"), module.kernel("reduce_minima")}, setup.base,
                         points.size(), 0, brute_force_tile_pairs(points.size(), setup.base));
-  const BruteForceRange::Found found = range.search(device_points);
+  const BruteForceRange::Found found = range.search(points);
   return {pair_found(found.minimum), 0.0, found.kernel_ms};
+}
+
+void prepare_gpu_method(ClosestPairMethod method, const GpuSetup& setup) {
+  grid_module(setup);
+  switch (method) {
+    case ClosestPairMethod::grid:
+      RadixSort(setup.context, *setup.jit, 1);
+      return;
+    case ClosestPairMethod::divide_conquer:
+      DeviceSort(setup.context, *setup.jit);
+      DeviceScan(setup.context, *setup.jit);
+      break;
+    default:
+      break;
+  }
+  setup.jit->module(Program::builtin("closest_pair"),
+                    {.defines = {{"BASE", std::to_string(setup.base)}}}, setup.context);
 }
 
 }  // namespace ptxrt::host

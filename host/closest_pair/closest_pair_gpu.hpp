@@ -1,7 +1,9 @@
-// The GPU closest-pair methods and what they share: the kernels' result type, the device scan,
-// the block-minima reduction, the brute force over a range of tile pairs, and event timing. Used
-// by host/closest_pair/closest_pair.cpp and host/closest_pair/multi_gpu_closest_pair.cpp; the methods validate nothing that
-// check_gpu_input (which closest_pair() calls) already checked.
+// The GPU closest-pair methods and what they share: the kernels' result type, the points' box on
+// the device, the device scan, the block-minima reduction, the brute force over a range of tile
+// pairs, and event timing. Used by host/closest_pair/closest_pair.cpp and
+// host/closest_pair/multi_gpu_closest_pair.cpp; the methods validate nothing that closest_pair()
+// (or check_gpu_input) already checked. Each method takes points on the device (closest_pair()
+// uploads host points first and times that apart).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +13,7 @@
 #include "host/closest_pair/closest_pair.hpp"
 #include "host/closest_pair/closest_pair_cpu.hpp"
 #include "ptx_src/closest_pair_math.cuh"
+#include "ptx_src/closest_pair_morton.cuh"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/memory.hpp"
 #include "ptxrt/stream.hpp"
@@ -27,21 +30,39 @@ struct GpuSetup {
   int base;  // divide & conquer and brute force: BASE
 };
 
-// What a GPU method found (a pair of input indices with its fp64 squared distance) and its times.
+// What a GPU method found (a pair of input indices with its fp64 squared distance) and its GPU
+// times (events around its kernels).
 struct GpuResult {
   PairFound pair;
   double sort_ms = 0.0;
   double rest_ms = 0.0;
 };
 
+// The corners of the points' bounding box.
+struct PointBox {
+  Point2 low;
+  Point2 high;
+};
+
 // What closest_pair() checks before a GPU method: n >= 2, n < 2^31, finite coordinates within
 // ±1e18, BASE a power of two from 32 to 1024. Throws Error(invalid_argument) naming the fault.
 void check_gpu_input(std::span<const Point2> points, int base);
 
-GpuResult gpu_brute_force(std::span<const Point2> points, const GpuSetup& setup);
-GpuResult gpu_divide_conquer(std::span<const Point2> points, const GpuSetup& setup);
-// `low` and `high` are the corners of the points' bounding box.
-GpuResult gpu_grid(std::span<const Point2> points, Point2 low, Point2 high, const GpuSetup& setup);
+GpuResult gpu_brute_force(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
+GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
+GpuResult gpu_grid(const DeviceBuffer<Point2>& points, const PointBox& box, const GpuSetup& setup);
+
+// Compiles (or finds in the Jit's caches) every kernel `method` runs, the bounds kernel included,
+// so that the method's own time is its work: closest_pair() reports this as set-up.
+void prepare_gpu_method(ClosestPairMethod method, const GpuSetup& setup);
+
+// closest_pair_grid.cu built for the grid method and for device_bounds.
+Module grid_module(const GpuSetup& setup);
+// The box of the finite points, and the first point that is not finite (its index; n when none),
+// from one kernel (its time added to gpu_ms) and a download.
+PointBounds device_bounds(const DeviceBuffer<Point2>& points, const GpuSetup& setup,
+                          double& gpu_ms);
+PointBox decode_box(const PointBounds& bounds);
 
 // Exclusive scan of ints (closest_pair_scan.cu): out[0, n) the prefix sums, out[n] the total.
 class DeviceScan {

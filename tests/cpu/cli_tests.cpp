@@ -505,3 +505,55 @@ TEST_CASE("cache warm refuses an architecture that makes no CUBIN") {
   CHECK(result.exit_code == 1);
   CHECK_MESSAGE(contains(result.output, "not compute_90"), result.output);
 }
+
+TEST_CASE(
+    "closest-pair --repeat reports each call, and --from pinned or device refuses a CPU method") {
+  Cli cli;
+  const json report = cli.run_json(
+      {"closest-pair", "--n", "1001", "--method", "cpu-dc", "--repeat", "3", "--json", "--verify"});
+  CHECK(report["from"] == "host");
+  REQUIRE(report["calls"].size() == 3);
+  for (const json& call : report["calls"])
+    for (const char* key : {"setup_ms", "upload_ms", "sort_ms", "rest_ms", "gpu_ms", "total_ms"})
+      CHECK(call.contains(key));
+  CHECK(report["calls"][2] == report["times"]);
+  CHECK(report["verify"]["agrees"] == true);
+  const ProcessResult text =
+      cli.run({"closest-pair", "--n", "1001", "--method", "cpu-dc", "--repeat", "2"});
+  CHECK(text.exit_code == 0);
+  CHECK(contains(text.output, "from host memory by cpu-dc"));
+  CHECK(contains(text.output, "time of call 2: sort "));
+  // Checked before a context is looked for: the same answer with or without a GPU.
+  for (const char* from : {"pinned", "device"}) {
+    const ProcessResult refused =
+        cli.run({"closest-pair", "--n", "100", "--from", from, "--method", "cpu-dc"});
+    CAPTURE(refused.output);
+    CHECK(refused.exit_code == 1);
+    CHECK(contains(refused.output,
+                   "closest pair: method 'cpu-dc' runs on the CPU; points on the "
+                   "GPU need grid, dc or brute"));
+  }
+  const ProcessResult unknown = cli.run({"closest-pair", "--from", "disk"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.output, "--from"));
+}
+
+TEST_CASE(
+    "closest-pair --from and --repeat exclude --mpi and --bench, which choose their own calls") {
+  Cli cli;
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"--from", "pinned"}, std::vector<std::string>{"--repeat", "2"}}) {
+    for (const char* other : {"--mpi", "--bench"}) {
+      for (const bool other_first : {false, true}) {
+        std::vector<std::string> arguments{"closest-pair"};
+        if (other_first) arguments.push_back(other);
+        arguments.insert(arguments.end(), options.begin(), options.end());
+        if (!other_first) arguments.push_back(other);
+        const ProcessResult refused = cli.run(arguments);
+        CAPTURE(refused.output);
+        CHECK(refused.exit_code == 2);
+        CHECK(contains(refused.output, options.front() + " excludes " + other));
+      }
+    }
+  }
+}

@@ -3,15 +3,17 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include "host/classic/device_sort.hpp"
 #include "host/closest_pair/closest_pair.hpp"
 #include "host/closest_pair/closest_pair_cpu.hpp"
-#include "host/classic/device_sort.hpp"
 #include "host/closest_pair/point_generator.hpp"
 #include "ptx_src/closest_pair_math.cuh"
+#include "ptx_src/closest_pair_morton.cuh"
 #include "ptxrt/error.hpp"
 
 using namespace ptxrt;
@@ -227,22 +229,77 @@ TEST_CASE("the triangle of tile pairs enumerates every a <= b exactly once, in o
   }
 }
 
-TEST_CASE("points within one cell width land in the same or adjacent cells") {
+TEST_CASE("Morton codes interleave column bits (even) and row bits (odd), prefix by prefix") {
+  CHECK(morton_code(0b11, 0) == 0b0101);
+  CHECK(morton_code(0, 0b11) == 0b1010);
+  CHECK(morton_code(0xffffffffu, 0xffffffffu) == ~0ull);
+  std::mt19937 generator(5);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const auto column = static_cast<unsigned>(generator());
+    const auto row = static_cast<unsigned>(generator());
+    const unsigned long long code = morton_code(column, row);
+    // The top 2j bits are the node of level j; the 32-bit sort keys are the two halves.
+    for (int level : {1, 7, 16, 31})
+      REQUIRE((code >> (64 - 2 * level)) ==
+              morton_code(static_cast<unsigned>(cell_at_level(column, level)),
+                          static_cast<unsigned>(cell_at_level(row, level))));
+    REQUIRE(cell_at_level(column, 0) == 0);
+    REQUIRE(cell_at_level(column, 32) == column);
+  }
+  const GridFrame frame{-2.0, 3.0, std::ldexp(1.0, 32) / 8.0, 8.0};
+  const float x = 1.25f, y = 4.5f;
+  const unsigned long long code = morton_code(quantize(x, frame.origin_x, frame.scale),
+                                              quantize(y, frame.origin_y, frame.scale));
+  CHECK(morton_high(x, y, frame) == code >> 32);
+  CHECK(morton_low(x, y, frame) == (code & 0xffffffffull));
+}
+
+TEST_CASE("quantization is monotone, clamps to 0 .. 2^32-1, and puts a point's window around it") {
+  const double origin = -1000.0, extent = 2000.0, scale = std::ldexp(1.0, 32) / extent;
+  CHECK(quantize(-1000.0f, origin, scale) == 0u);
+  CHECK(quantize(-5000.0f, origin, scale) == 0u);
+  CHECK(quantize(1000.0f, origin, scale) == 0xffffffffu);
+  CHECK(quantize(7.0f, origin, 0.0) == 0u);
   std::mt19937 generator(3);
   std::uniform_real_distribution<float> coordinate(-1000.0f, 1000.0f);
-  const double origin = -1000.0;
-  for (double cell : {1e-3, 0.37, 5.0}) {
+  std::uniform_real_distribution<float> fraction(0.0f, 1.0f);
+  for (float radius : {1e-6f, 0.37f, 5.0f}) {
     for (int trial = 0; trial < 10000; ++trial) {
-      const float a = coordinate(generator);
-      const float b = std::nextafter(a + static_cast<float>(cell * 0.999), a);
-      const long long difference =
-          cell_coordinate(b, origin, 1.0 / cell) - cell_coordinate(a, origin, 1.0 / cell);
-      REQUIRE(difference >= 0);
-      REQUIRE(difference <= 1);
+      const float p = coordinate(generator);
+      // A neighbour within the radius in exact arithmetic; the window's ends rounded to float,
+      // as the kernel computes them.
+      const float q = p + radius * (2.0f * fraction(generator) - 1.0f);
+      if (std::abs(static_cast<double>(q) - p) > radius) continue;
+      for (int level : {0, 9, 16, 32}) {
+        const unsigned long long cell = cell_at_level(quantize(q, origin, scale), level);
+        REQUIRE(cell >= cell_at_level(quantize(p - radius, origin, scale), level));
+        REQUIRE(cell <= cell_at_level(quantize(p + radius, origin, scale), level));
+      }
+      if (p <= q) REQUIRE(quantize(p, origin, scale) <= quantize(q, origin, scale));
     }
   }
-  CHECK(cell_bucket(12, -7, 1023) <= 1023);
-  CHECK(cell_bucket(12, -7, 1023) == cell_bucket(12, -7, 1023));
+}
+
+TEST_CASE("a search looks at the deepest level whose nodes are at least twice its radius wide") {
+  CHECK(search_level(1.0, 0.25f, 16) == 1);
+  CHECK(search_level(1.0, 0.2f, 16) == 1);
+  CHECK(search_level(1.0, 0.125f, 16) == 2);
+  CHECK(search_level(1.0, 1e-9f, 16) == 16);
+  CHECK(search_level(1.0, 1e-9f, 32) == 28);
+  CHECK(search_level(1.0, 0.6f, 32) == 0);
+  CHECK(search_level(1.0, infinite_distance(), 32) == 0);
+  // Every point the same: the one node of level 0 holds them all.
+  CHECK(search_level(0.0, 1e-20f, 16) == 0);
+}
+
+TEST_CASE("ordered words order floats as numbers and give their bits back") {
+  const std::vector<float> ascending{-INFINITY, -1e30f,    -1.0f, -0x1p-149f, -0.0f,
+                                     0.0f,      0x1p-149f, 1.0f,  3e38f,      INFINITY};
+  for (std::size_t k = 0; k < ascending.size(); ++k) {
+    const unsigned word = ordered_word(std::bit_cast<unsigned>(ascending[k]));
+    CHECK(float_bits_of_word(word) == std::bit_cast<unsigned>(ascending[k]));
+    if (k > 0) CHECK(ordered_word(std::bit_cast<unsigned>(ascending[k - 1])) < word);
+  }
 }
 
 TEST_CASE("candidates merge by distance, then first index, then second") {

@@ -178,15 +178,39 @@ TEST_CASE("plan_histogram sizes shared memory for all bins, or a cluster block's
 }
 
 TEST_CASE("plan_sort pads n to a power of two and rejects more elements than int positions") {
-  const auto plan = host::plan_sort(100003, host::SortVariant::pairs, {{"BLOCK_SIZE", "128"}});
+  const auto plan =
+      host::plan_sort(100003, host::SortVariant::bitonic_pairs, {{"BLOCK_SIZE", "128"}});
   CHECK(plan.n_pow2 == 131072);
   CHECK(plan.block_size == 128);
   CHECK(plan.launches == host::bitonic_plan(131072, 128));
-  CHECK_THROWS_WITH_AS(host::plan_sort(2147483648ll, host::SortVariant::keys),
+  CHECK(plan.launch_count == static_cast<int>(plan.launches.size()));
+  CHECK_THROWS_WITH_AS(host::plan_sort(2147483648ll, host::SortVariant::bitonic),
                        "sort n = 2147483648 exceeds 2147483647: the values are int positions",
                        Error);
-  CHECK_THROWS_WITH_AS(host::parse_sort_variant("values"),
-                       "sort variant 'values' is unknown: expected keys or pairs", Error);
+  CHECK_THROWS_WITH_AS(
+      host::parse_sort_variant("keys"),
+      "sort variant 'keys' is unknown: expected bitonic, bitonic-pairs, radix or radix-pairs",
+      Error);
+}
+
+TEST_CASE("plan_sort of the radix variants: the radix kernel's defines, a histogram and 4 passes") {
+  const auto plan = host::plan_sort(1000, host::SortVariant::radix_pairs, {{"ITEMS", "8"}});
+  CHECK(plan.program.name() == "radix_sort.cu");
+  CHECK(plan.block_size == 384);
+  CHECK(plan.n_pow2 == 0);
+  CHECK(plan.launches.empty());
+  CHECK(plan.launch_count == 5);
+  CHECK(host::define_int(plan.defines, "ITEMS") == 8);
+  CHECK_THROWS_WITH_AS(host::plan_sort(1 << 30, host::SortVariant::radix),
+                       "sort n = 1073741824 exceeds 1073741823 for the radix sort (its look-back "
+                       "counts in 30 bits)",
+                       Error);
+  CHECK_THROWS_WITH_AS(host::plan_sort(10, host::SortVariant::radix, {{"ITEMS", "9"}}),
+                       doctest::Contains("ITEMS"), Error);
+  CHECK_THROWS_WITH_AS(host::plan_sort(10, host::SortVariant::bitonic, {{"ITEMS", "8"}}),
+                       doctest::Contains("bitonic_sort.cu declares no such constant"), Error);
+  for (const char* name : {"bitonic", "bitonic-pairs", "radix", "radix-pairs"})
+    CHECK(host::to_string(host::parse_sort_variant(name)) == name);
 }
 
 TEST_CASE("plan_simpson needs an even n of at least 2 and caps the grid at 1024 blocks") {

@@ -1,6 +1,7 @@
 // Shared set-up for the GPU tests: the context of device 0 and a way to load a kernel source.
 #pragma once
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <string_view>
@@ -41,6 +42,12 @@ bool under_compute_sanitizer();
 template <typename Size>
 Size full_or_sanitized(Size full, Size under_sanitizer) {
   return under_compute_sanitizer() ? under_sanitizer : full;
+}
+
+// A seed no earlier run used: each run draws fresh random inputs (tests CAPTURE it to replay one).
+inline std::uint64_t fresh_seed() {
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) | device();
 }
 
 // The bits of a quiet NaN: outputs are filled with it before a run, so unwritten elements show.

@@ -32,15 +32,11 @@
 
 namespace host = ptxrt::host;
 using ptxrt::Define;
+using ptxrt::testing::fresh_seed;
 using ptxrt::testing::test_context;
 using ptxrt::testing::test_jit;
 
 namespace {
-
-std::uint64_t fresh_seed() {
-  std::random_device device;
-  return (static_cast<std::uint64_t>(device()) << 32) | device();
-}
 
 host::RunOptions checked_once(std::uint64_t seed) {
   return {.seed = seed, .repeats = 1, .verify = true};
@@ -213,7 +209,7 @@ TEST_CASE("histogram: block and cluster variants count exactly like the CPU, odd
 TEST_CASE("bitonic sort of keys and of key/position pairs equals the stable CPU sort") {
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
-  for (auto variant : {host::SortVariant::keys, host::SortVariant::pairs})
+  for (auto variant : {host::SortVariant::bitonic, host::SortVariant::bitonic_pairs})
     for (int block : {128, 256, 512, 1024})
       for (std::int64_t n :
            {1, 2, 7, 31, 257, 1009, 4096, ptxrt::testing::full_or_sanitized(100003, 10007)}) {
@@ -223,6 +219,25 @@ TEST_CASE("bitonic sort of keys and of key/position pairs equals the stable CPU 
         const auto plan = host::plan_sort(n, variant, define("BLOCK_SIZE", block));
         check_passed(host::run_sort(test_jit(), test_context(), plan, checked_once(seed)));
       }
+}
+
+// Sizes around the tile (BLOCK_SIZE*ITEMS: 2048 .. 10240) and the 32-key warp rows, a partial
+// last tile, several tiles of look-back, and for every shape the smallest inputs.
+TEST_CASE("radix sort of keys and of key/position pairs equals the stable CPU sort by float bits") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  for (auto variant : {host::SortVariant::radix, host::SortVariant::radix_pairs})
+    for (const char* block : {"256", "384", "512"})
+      for (const char* items : {"8", "16", "20"})
+        for (std::int64_t n : {1, 2, 31, 33, 383, 2047, 6145, 10241,
+                               ptxrt::testing::full_or_sanitized(1'000'003, 20'011)}) {
+          CAPTURE(host::to_string(variant));
+          CAPTURE(block);
+          CAPTURE(items);
+          CAPTURE(n);
+          const auto plan = host::plan_sort(n, variant, {{"BLOCK_SIZE", block}, {"ITEMS", items}});
+          check_passed(host::run_sort(test_jit(), test_context(), plan, checked_once(seed)));
+        }
 }
 
 TEST_CASE("raytrace renders the CPU image byte for byte and writes it as a PPM") {

@@ -106,11 +106,11 @@ TEST_CASE("sanitize: the cooperative sum, and both histograms with every cluster
   }
 }
 
-TEST_CASE("sanitize: bitonic sort of keys and pairs, shared and global merges") {
-  for (const char* variant : {"keys", "pairs"}) {
+TEST_CASE("sanitize: bitonic and radix sorts of keys and pairs, several tiles") {
+  for (const char* variant : {"bitonic", "bitonic-pairs", "radix", "radix-pairs"}) {
     CAPTURE(variant);
     check_passed(host::run_sort(test_jit(), test_context(),
-                                host::plan_sort(5000, host::parse_sort_variant(variant)),
+                                host::plan_sort(14'001, host::parse_sort_variant(variant)),
                                 verified));
   }
 }
