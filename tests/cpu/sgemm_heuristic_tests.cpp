@@ -255,7 +255,7 @@ TEST_CASE("the tuned choice is the database's winner for the size, else the heur
   CHECK(nearest.level == ptxrt::ChoiceLevel::nearest_size);
 }
 
-TEST_CASE("a given config is run as it is; the default choice is the heuristic's") {
+TEST_CASE("a given config is run as it is, and the default choice is the heuristic's") {
   SgemmConfig given;
   given.thread_n = 4;
   const ptxrt::SgemmOptions options{.choice = ptxrt::SgemmChoice::given, .config = given};
