@@ -183,7 +183,7 @@ TEST_CASE("the split reduction's grid covers C a float4 per thread, at most 16 b
 }
 
 TEST_CASE(
-    "a config is built from a database's defines; an undeclared name or a non-integer is named") {
+    "a config is built from a database's defines, and an undeclared name or a non-integer is named") {
   const SgemmConfig config = ptxrt::sgemm_config_with(
       SgemmConfig{}, {{"TM", "4"}, {"SPLIT_K", "8"}, {"VECTOR_A", "1"}, {"SKIP_IDLE_WARPS", "0"}});
   CHECK(config.thread_m == 4);
