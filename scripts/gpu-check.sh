@@ -40,8 +40,9 @@ started=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -4 \
   | sed 's/^/gpu: /' | tee "$logs/gpu.txt"
 
+# ptxrt_sort_bench is not part of `all` (its CUB half takes minutes to compile on a small machine).
 if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$logs/configure.log" 2>&1 &&
-   cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1; then
+   cmake --build "$build" -j "$(nproc)" --target all ptxrt_sort_bench >"$logs/build.log" 2>&1; then
   summary+=("build: ok ($(( $(date +%s) - started )) s)")
 else
   tail -n 40 "$logs/configure.log" "$logs/build.log"
@@ -95,7 +96,10 @@ if [ "$bench" = 1 ]; then
   run_bench launch "$build/tests/ptxrt_launch_overhead_bench"
   run_bench launch-features "$build/tests/ptxrt_launch_features_bench"
   run_bench sgemm "$build/tests/ptxrt_sgemm_bench"
+  run_bench sgemm-shapes "$build/ptxrt" bench sgemm
+  run_bench sort "$build/tests/ptxrt_sort_bench"
   run_bench closest-pair "$build/ptxrt" closest-pair --bench
+  run_bench closest-pair-pinned "$build/ptxrt" closest-pair --n 10000000 --from pinned --repeat 3
   # Against the same work on one GPU: 1.00x where only one is visible. The pageable synchronous
   # runs are the transfers before pinned staging, for the upload rate and end-to-end time.
   run_bench multi-gpu-matmul "$build/ptxrt" multi-gpu matmul --n 8192

@@ -141,7 +141,8 @@ TEST_CASE("the heuristic's choice is the model's fastest estimate, and the estim
   CHECK(chosen(shape) == first);
   for (std::size_t i = 1; i < estimates.size(); ++i) {
     const auto cost = [](const ptxrt::SgemmEstimate& estimate) {
-      return estimate.milliseconds * (estimate.config.split_k > 1 ? ptxrt::sgemm_split_penalty : 1.0);
+      return estimate.milliseconds *
+             (estimate.config.split_k > 1 ? ptxrt::sgemm_split_penalty : 1.0);
     };
     CHECK(cost(estimates[i - 1]) <= cost(estimates[i]));
   }
@@ -183,7 +184,8 @@ TEST_CASE("the split reduction's grid covers C a float4 per thread, at most 16 b
 }
 
 TEST_CASE(
-    "a config is built from a database's defines, and an undeclared name or a non-integer is named") {
+    "a config is built from a database's defines, and an undeclared name or a non-integer is "
+    "named") {
   const SgemmConfig config = ptxrt::sgemm_config_with(
       SgemmConfig{}, {{"TM", "4"}, {"SPLIT_K", "8"}, {"VECTOR_A", "1"}, {"SKIP_IDLE_WARPS", "0"}});
   CHECK(config.thread_m == 4);
