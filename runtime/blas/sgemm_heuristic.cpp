@@ -126,8 +126,7 @@ SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int regis
   if (rest > 0) {
     const double busiest = std::ceil(static_cast<double>(rest) / static_cast<double>(sms));
     const double warps = config.threads() / 32.0;
-    const double share =
-        occupancy_share(busiest * warps) / occupancy_share(resident * warps);
+    const double share = occupancy_share(busiest * warps) / occupancy_share(resident * warps);
     milliseconds += busiest * block_flop / (sm_rate * share) + overhead;
   }
   if (config.split_k > 1) {

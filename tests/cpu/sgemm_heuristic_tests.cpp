@@ -185,8 +185,7 @@ TEST_CASE("a round holds the blocks an SM fits by registers and shared memory, n
   CHECK(two.resident_blocks == 2);
   CHECK(two.slots == 2 * 132);
   const ptxrt::SgemmMenuEntry large = entry_of(128, 256);
-  CHECK(ptxrt::sgemm_estimate(large.config, large.tflops, large.registers, h100(), 4096, 4096,
-                              4096)
+  CHECK(ptxrt::sgemm_estimate(large.config, large.tflops, large.registers, h100(), 4096, 4096, 4096)
             .resident_blocks == 1);
   // More registers than the menu records: one block of 64x256 fills the register file.
   CHECK(ptxrt::sgemm_estimate(wide.config, wide.tflops, 255, h100(), 4096, 4096, 4096)
