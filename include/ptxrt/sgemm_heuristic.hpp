@@ -2,21 +2,21 @@
 // tuning database, from a model of the time each config of a short menu would take
 // (docs/perf-notes.md, "SGEMM on every shape"):
 //
-//   The product runs as tiles(C) × split_k blocks, in rounds of sm_count × min_blocks. A full
-//   round takes min_blocks · 2·BM·BN·depth flop at the SM's share of the config's rate, plus an
-//   overhead (a fixed part, and the ring's first tiles arriving before the first FFMA: what
-//   makes deep rings and large tiles cost at short K); in the last, partial round the busiest SM
-//   holds ceil(rest / sm_count) blocks and runs at its occupancy's share of the rate (the square
-//   root of its resident warps over 8, at most 1: two warps per scheduler hide the latencies of
-//   these tiles). A split adds its reduction: the partial products written and read once at memory
-//   speed, and a second launch.
+//   The product runs as tiles(C) × split_k blocks, in rounds of sm_count × the blocks an SM
+//   holds (the occupancy model's count from the config's registers, threads and shared memory:
+//   often more than its min_blocks). A full round takes those blocks' 2·BM·BN·depth flop each
+//   at the SM's share of the config's rate, plus an overhead (a fixed part, and the ring's first
+//   tiles arriving before the first FFMA: what makes deep rings and large tiles cost at short
+//   K); in the last, partial round the busiest SM holds ceil(rest / sm_count) blocks and runs at
+//   its occupancy's share of the rate (the square root of its resident warps over about 8, at
+//   most 1: two warps per scheduler hide the latencies of these tiles). A split adds its
+//   reduction: the partial products written and read once at memory speed, and a second launch.
 //
-// The menu's rates are full-round throughputs on an H100, per device: for the configs the H100
-// runs of issue 8 measured, fitted so that the model reproduces those runs (4096³, 8192³,
-// 4097³, 8192×8192×128); for the small tiles, estimates by their FFMA share (each entry says
-// which). docs/perf-notes.md, "Round 3", gives the derivation and the bench and tune commands
-// that check the choices; a CPU test checks the choice for a table of shapes. Pure functions;
-// thread-safe.
+// The menu's rates are full-round throughputs on an H100, per device, fitted with the model's
+// constants to a bench of every menu config on twelve shapes (docs/perf-data/sgemm-bench-h100.txt,
+// scripts/fit_sgemm_heuristic.py; each entry says what its config measured on its own).
+// docs/perf-notes.md, "Round 3", gives the derivation and the bench and tune commands that check
+// the choices; a CPU test checks the choice for a table of shapes. Pure functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -32,6 +32,7 @@ struct PTXRT_API SgemmMenuEntry {
   SgemmConfig config;                 // split_k 1; the heuristic picks the split
   double tflops = 0.0;                // on full rounds of a large product, all 132 SMs of an H100
   double any_alignment_tflops = 0.0;  // the same through the any-alignment entry (N % 4 != 0)
+  int registers = 0;                  // per thread, the larger of the two entries' on sm_90
   std::string source;                 // where the rates come from
 };
 
@@ -42,14 +43,15 @@ struct PTXRT_API SgemmEstimate {
   SgemmConfig config;
   long long tiles = 0;        // of C
   long long blocks = 0;       // tiles × split_k
-  long long slots = 0;        // blocks resident at once: sm_count × min_blocks
+  int resident_blocks = 0;    // per SM, by the occupancy model
+  long long slots = 0;        // blocks resident at once: sm_count × resident_blocks
   double rounds = 0.0;        // blocks / slots
   double milliseconds = 0.0;  // predicted
 };
 
 // The model's prediction for `config` (its split included) at m×n×k on `device`, for a config
-// whose full-round rate on an H100 is `tflops`.
-PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops,
+// whose full-round rate on an H100 is `tflops` and whose kernel takes `registers` per thread.
+PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int registers,
                                        const DeviceProperties& device, int m, int n, int k);
 
 // How much slower than predicted sgemm_estimates counts a split, so that it must win clearly to

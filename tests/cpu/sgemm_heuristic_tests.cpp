@@ -63,9 +63,10 @@ bool fills_the_sms(const SgemmConfig& config, const Shape& shape) {
 }  // namespace
 
 TEST_CASE("large squares and flat products get a 128x128 tile or larger, with no split") {
-  // All load A by vectors. The squares take the 4096³ tune's winner, 128x256 with K steps of 32;
-  // flat products the 64x256 tile with K steps of 16, whose ring fills in half the depth
-  // (docs/perf-data/sgemm-bench-h100.txt: 42.86 against 40.00 TFLOP/s at 8192x8192x128).
+  // All load A by vectors. The large squares take the 4096³ tune's winner, 128x256 with K steps
+  // of 32; 2048³ and the flat products the 64x256 tile with K steps of 16, two blocks per SM,
+  // whose ring fills in half the depth (docs/perf-data/sgemm-bench-h100.txt: 46.28 against 45.29
+  // TFLOP/s at 2048³, 42.86 against 40.00 at 8192x8192x128).
   for (const Shape shape :
        {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{2048, 2048, 2048},
         Shape{4096, 4096, 256}, Shape{8192, 8192, 128}}) {
@@ -76,7 +77,7 @@ TEST_CASE("large squares and flat products get a 128x128 tile or larger, with no
     CHECK(config.block_m() * config.block_n() >= 128 * 128);
     CHECK(config.split_k == 1);
     CHECK(config.vector_a);
-    CHECK(config.block_k == (shape.k > 256 ? 32 : 16));
+    CHECK(config.block_k == (shape.k >= 4096 ? 32 : 16));
   }
 }
 
@@ -100,6 +101,13 @@ TEST_CASE("deep K is split into slices of at least 256 that fill every SM") {
     CHECK(ptxrt::sgemm_slice_depth(config, shape.k) >= 256);
     CHECK(fills_the_sms(config, shape));
   }
+  // 64x256 tiles hold two blocks per SM (128 registers, 83 KB of shared memory each, though the
+  // launch bound promises one): 16 tiles at split 16 give every SM two, which measured 43.80
+  // TFLOP/s against split 8's 40.85 (docs/perf-data/sgemm-bench-h100.txt).
+  const SgemmConfig deep = chosen({512, 512, 16384});
+  CAPTURE(deep.describe());
+  CHECK(deep.block_m() * deep.block_n() == 64 * 256);
+  CHECK(deep.split_k == 16);
   // Two tiles of C: the deepest split there is, on the smallest tile.
   const SgemmConfig thin = chosen({64, 64, 65536});
   CAPTURE(thin.describe());
@@ -152,12 +160,42 @@ TEST_CASE(
     "the model's time of full rounds is the flop at the menu's rate plus the round overheads") {
   const ptxrt::SgemmMenuEntry& entry = ptxrt::sgemm_heuristic_menu().front();
   const ptxrt::SgemmEstimate estimate =
-      ptxrt::sgemm_estimate(entry.config, entry.tflops, h100(), 8192, 8192, 8192);
+      ptxrt::sgemm_estimate(entry.config, entry.tflops, entry.registers, h100(), 8192, 8192, 8192);
   const double flop_ms = 2.0 * 8192.0 * 8192.0 * 8192.0 / (entry.tflops * 1e9);
   CHECK(estimate.tiles == ptxrt::sgemm_tiles(entry.config, 8192, 8192));
   CHECK(estimate.blocks == estimate.tiles);
   CHECK(estimate.milliseconds >= flop_ms);
   CHECK(estimate.milliseconds <= flop_ms * 1.05);  // the overheads are small at K = 8192
+}
+
+TEST_CASE("a round holds the blocks an SM fits by registers and shared memory, not the bound") {
+  // 64x256x16 promises 1 block per SM, but at 128 registers × 256 threads (half the register
+  // file) and 83 KB of shared memory two fit; 128x256x32 at 250 registers fills the register
+  // file with one block.
+  const auto& menu = ptxrt::sgemm_heuristic_menu();
+  const auto entry_of = [&](int block_m, int block_n) {
+    return *std::find_if(menu.begin(), menu.end(), [&](const ptxrt::SgemmMenuEntry& entry) {
+      return entry.config.block_m() == block_m && entry.config.block_n() == block_n;
+    });
+  };
+  const ptxrt::SgemmMenuEntry wide = entry_of(64, 256);
+  REQUIRE(wide.config.min_blocks == 1);
+  const ptxrt::SgemmEstimate two =
+      ptxrt::sgemm_estimate(wide.config, wide.tflops, wide.registers, h100(), 4096, 4096, 4096);
+  CHECK(two.resident_blocks == 2);
+  CHECK(two.slots == 2 * 132);
+  const ptxrt::SgemmMenuEntry large = entry_of(128, 256);
+  CHECK(ptxrt::sgemm_estimate(large.config, large.tflops, large.registers, h100(), 4096, 4096, 4096)
+            .resident_blocks == 1);
+  // More registers than the menu records: one block of 64x256 fills the register file.
+  CHECK(ptxrt::sgemm_estimate(wide.config, wide.tflops, 255, h100(), 4096, 4096, 4096)
+            .resident_blocks == 1);
+  // Where the occupancy model does not know the architecture, the launch bound's promise.
+  ptxrt::DeviceProperties unknown = h100();
+  unknown.cc_major = 8;
+  unknown.cc_minor = 8;
+  CHECK(ptxrt::sgemm_estimate(wide.config, wide.tflops, wide.registers, unknown, 4096, 4096, 4096)
+            .resident_blocks == 1);
 }
 
 TEST_CASE("a split cuts K into whole tiles as even as they allow, the last slice short") {
