@@ -3,8 +3,9 @@
 # gpu-check.sh builds one where CMake finds an MPI). Every run puts its ranks on GPU 0, which they
 # share (node-local rank modulo one GPU).
 #   --checks  the distributed closest pair on each GPU method with 1 and 2 ranks against one
-#             process (--verify, and the same distance and pair), and an exhaustive distributed
-#             sgemm tune with 2 ranks against a one-process tune (the same configs verified and
+#             process (--verify, and the same distance and pair), and a whole distributed sgemm tune
+#             at 4096x4096x256 (a shape that rules out split K and small tiles, so its space is
+#             small) with 2 ranks against a one-process tune (the same configs verified and
 #             failed, the 2-rank winner within 10 % of the one-process winner's time there)
 #   --bench   the MPI path's cost against one process, with 1 and 2 ranks: the closest pair of 10M
 #             points (grid) and a tune of 200 sgemm configs at 1024 (random, seed 1), each the best of 2
@@ -63,8 +64,9 @@ for method in ["grid", "dc", "brute"]:
 sys.exit(1 if failed else 0)
 PY
 
-  run tune-one "$ptxrt" tune sgemm --size 2048 --db "$out/tune-one-db.json" --json
-  run tune-mpi2 "${mpirun[@]}" -n 2 "$ptxrt" tune sgemm --size 2048 --mpi \
+  tune_space=(--size 4096x4096x256)
+  run tune-one "$ptxrt" tune sgemm "${tune_space[@]}" --db "$out/tune-one-db.json" --json
+  run tune-mpi2 "${mpirun[@]}" -n 2 "$ptxrt" tune sgemm "${tune_space[@]}" --mpi \
     --db "$out/tune-mpi2-db.json" --json
   python3 - "$out" <<'PY' || status=1
 import json, os, sys
@@ -82,7 +84,7 @@ winner = json.dumps(two["winner"]["config"], sort_keys=True)
 ratio = times.get(winner, float("inf")) / one["winner"]["median_ms"]
 ok = same_counts and same_verified and same_failed and ratio <= 1.10 and two["devices"] == [0, 0]
 listed = ", ".join(f"{c} {two['counts'][c]}" for c in counts)
-print(f"sgemm 2048 tune, 2 ranks on GPU 0 against one process: counts {'same' if same_counts else 'DIFFERENT'} "
+print(f"sgemm 4096x4096x256 tune, 2 ranks on GPU 0 against one process: counts {'same' if same_counts else 'DIFFERENT'} "
       f"({listed}), verified configs "
       f"{'same' if same_verified else 'DIFFERENT'}, failures {'same' if same_failed else 'DIFFERENT'}, "
       f"2-rank winner {two['winner']['config']} at {ratio:.3f}x the one-process winner's time, "
