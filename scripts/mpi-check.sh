@@ -4,9 +4,9 @@
 # share (node-local rank modulo one GPU).
 #   --checks  the distributed closest pair on each GPU method with 1 and 2 ranks against one
 #             process (--verify, and the same distance and pair), and a whole distributed sgemm tune
-#             at 4096x4096x256 (a shape that rules out split K and small tiles, so its space is
-#             small) with 2 ranks against a one-process tune (the same configs verified and
-#             failed, the 2-rank winner within 10 % of the one-process winner's time there)
+#             at 4096x4096x256 (332 configs; at 2048^3 the pair of tunes outran 5 minutes) with 2
+#             ranks against a one-process tune (the same configs verified and failed, the 2-rank
+#             winner within 10 % of the one-process winner's time there)
 #   --bench   the MPI path's cost against one process, with 1 and 2 ranks: the closest pair of 10M
 #             points (grid) and a tune of 200 sgemm configs at 1024 (random, seed 1), each the best of 2
 # Neither: both. MPIRUN names mpirun (default: mpirun on PATH; for an Open MPI carried in a folder,
