@@ -19,6 +19,13 @@ void drop(MPI_Request& request) {
   if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
 }
 
+// A receive whose sender will never be heard from again: withdrawn without waiting.
+void abandon_receive(MPI_Request& request) {
+  if (request == MPI_REQUEST_NULL) return;
+  MPI_Cancel(&request);
+  MPI_Request_free(&request);
+}
+
 }  // namespace
 
 RankExchange::RankExchange(const Communicator& communicator)
@@ -35,10 +42,7 @@ RankExchange::RankExchange(const Communicator& communicator)
 RankExchange::~RankExchange() {
   if (finished_) return;
   for (Peer& peer : peers_) {
-    if (peer.request != MPI_REQUEST_NULL) {
-      MPI_Cancel(&peer.request);
-      MPI_Request_free(&peer.request);
-    }
+    abandon_receive(peer.request);
     drop(peer.end_request);
   }
   for (Sent& sent : sent_)
@@ -190,10 +194,7 @@ void RankExchange::complete_sends() {
   for (int rank = 0; rank < communicator_.size(); ++rank) {
     Peer& peer = peers_[static_cast<std::size_t>(rank)];
     complete(peer.end_request, rank);
-    if (peer.lost && peer.request != MPI_REQUEST_NULL) {
-      MPI_Cancel(&peer.request);
-      drop(peer.request);
-    }
+    if (peer.lost) abandon_receive(peer.request);
   }
 }
 
