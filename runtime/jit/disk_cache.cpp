@@ -19,7 +19,7 @@
 #include "jit/disk_cache_entry.hpp"
 #include "jit/elapsed.hpp"
 #include "jit/entry_lock.hpp"
-#include "jit/file_descriptor.hpp"
+#include "support/file_descriptor.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/log.hpp"
 

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "jit/file_descriptor.hpp"
+#include "support/file_descriptor.hpp"
 
 namespace ptxrt::detail {
 

@@ -1,34 +1,8 @@
+// The one place where driver, NVRTC, nvJitLink and nvFatbin results become ptxrt::Error.
+#include "driver/driver_api.hpp"
 #include "ptxrt/error.hpp"
 
-#include "driver/driver_api.hpp"
-
 namespace ptxrt {
-
-std::string_view to_string(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::driver: return "driver";
-    case ErrorKind::sticky: return "sticky";
-    case ErrorKind::no_driver: return "no_driver";
-    case ErrorKind::no_device: return "no_device";
-    case ErrorKind::nvrtc: return "nvrtc";
-    case ErrorKind::compile: return "compile";
-    case ErrorKind::link:
-      return "link";
-    case ErrorKind::invalid_argument: return "invalid_argument";
-    case ErrorKind::not_found: return "not_found";
-    case ErrorKind::io: return "io";
-  }
-  return "unknown";
-}
-
-Error::Error(ErrorKind kind, std::string message, std::string call, int code,
-             std::string code_name, std::string context)
-    : std::runtime_error(std::move(message)),
-      kind_(kind),
-      call_(std::move(call)),
-      code_(code),
-      code_name_(std::move(code_name)),
-      context_(std::move(context)) {}
 
 bool is_sticky_result(CUresult result) noexcept {
   switch (result) {
@@ -96,8 +70,8 @@ void throw_driver_error(CUresult result, std::string_view call, std::string_view
 void throw_nvrtc_error(nvrtcResult result, std::string_view call, std::string_view context) {
   std::string code_name = nvrtcGetErrorString(result);
   std::string message = compose(call, code_name, "", context);
-  throw Error(ErrorKind::nvrtc, std::move(message), std::string(call),
-              static_cast<int>(result), std::move(code_name), std::string(context));
+  throw Error(ErrorKind::nvrtc, std::move(message), std::string(call), static_cast<int>(result),
+              std::move(code_name), std::string(context));
 }
 
 namespace {

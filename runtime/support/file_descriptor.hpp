@@ -1,5 +1,5 @@
-// Owns a POSIX file descriptor: the disk cache's files are opened with open(2) for O_NOFOLLOW,
-// O_EXCL and flock(2), which streams do not offer. Internal to the disk cache.
+// Owns a POSIX file descriptor, for the files ptxrt opens with open(2) and openat(2): O_NOFOLLOW,
+// O_EXCL, O_NONBLOCK and flock(2) are what streams do not offer. Internal.
 #pragma once
 
 #include <unistd.h>

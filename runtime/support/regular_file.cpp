@@ -1,0 +1,102 @@
+#include "support/regular_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ptxrt/error.hpp"
+
+namespace ptxrt::detail {
+
+namespace {
+
+[[noreturn]] void fail(std::string_view what, const std::filesystem::path& path,
+                       std::string_view problem) {
+  std::string message(what);
+  message += " '";
+  message += path.string();
+  message += "': ";
+  message += problem;
+  throw Error(ErrorKind::io, std::move(message));
+}
+
+}  // namespace
+
+std::string_view file_type_name(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+std::optional<OpenedFile> open_regular_file(const std::filesystem::path& path,
+                                            std::string_view what, const ReadLimits& limits) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+  if (!limits.follow_symlinks) flags |= O_NOFOLLOW;
+  FileDescriptor descriptor(::open(path.c_str(), flags));
+  if (!descriptor) {
+    const int error = errno;
+    if (error == ENOENT) return std::nullopt;
+    if (error == ELOOP && !limits.follow_symlinks)
+      fail(what, path, "is a symbolic link, which is not followed here");
+    fail(what, path, std::strerror(error));
+  }
+  OpenedFile file{std::move(descriptor), {}};
+  if (::fstat(file.descriptor.get(), &file.status) != 0) fail(what, path, std::strerror(errno));
+  if (!S_ISREG(file.status.st_mode))
+    fail(what, path,
+         std::string("is ") + std::string(file_type_name(file.status.st_mode)) +
+             ", not a regular file");
+  const int status_flags = ::fcntl(file.descriptor.get(), F_GETFL);
+  if (status_flags < 0 || ::fcntl(file.descriptor.get(), F_SETFL, status_flags & ~O_NONBLOCK) != 0)
+    fail(what, path, std::strerror(errno));
+  return file;
+}
+
+std::string read_opened_file(const OpenedFile& file, const std::filesystem::path& path,
+                             std::string_view what, const ReadLimits& limits) {
+  const auto size = static_cast<std::uint64_t>(file.status.st_size);
+  if (size > limits.max_bytes)
+    fail(what, path,
+         std::to_string(size) + " bytes, more than the " + std::to_string(limits.max_bytes) +
+             " bytes allowed");
+  std::string content(static_cast<std::size_t>(size), '\0');
+  std::size_t done = 0;
+  // pread from 0: the size is fstat's; a file that shrinks meanwhile is read short and said so.
+  while (done < content.size()) {
+    const ssize_t got = ::pread(file.descriptor.get(), content.data() + done, content.size() - done,
+                                static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail(what, path, std::strerror(errno));
+    if (got == 0)
+      fail(what, path,
+           "changed while it was read (" + std::to_string(done) + " of " + std::to_string(size) +
+               " bytes)");
+    done += static_cast<std::size_t>(got);
+  }
+  return content;
+}
+
+std::optional<std::string> read_regular_file_if_exists(const std::filesystem::path& path,
+                                                       std::string_view what,
+                                                       const ReadLimits& limits) {
+  std::optional<OpenedFile> file = open_regular_file(path, what, limits);
+  if (!file) return std::nullopt;
+  return read_opened_file(*file, path, what, limits);
+}
+
+std::string read_regular_file(const std::filesystem::path& path, std::string_view what,
+                              const ReadLimits& limits) {
+  std::optional<std::string> content = read_regular_file_if_exists(path, what, limits);
+  if (!content) fail(what, path, "no such file");
+  return *std::move(content);
+}
+
+}  // namespace ptxrt::detail
