@@ -9,7 +9,6 @@
 #include <string>
 
 #include "host/closest_pair/point_slab.hpp"
-#include "host/common/sizes.hpp"
 #include "ptx_src/closest_pair_morton.cuh"
 #include "ptxrt/error.hpp"
 #include "ptxrt/program.hpp"
@@ -30,8 +29,6 @@ constexpr std::uint64_t run_points = 32u * slab_items;
 constexpr double noted_points_per_edge = 2048.0;
 constexpr std::uint64_t edge_capacity = std::uint64_t{1} << 16;
 constexpr double infinity = std::numeric_limits<double>::infinity();
-// Blocks per SM of a grid-stride launch: enough to hide the generator's latency.
-constexpr unsigned resident_blocks_per_sm = 8;
 
 float float_of_word(unsigned word) { return std::bit_cast<float>(float_bits_of_word(word)); }
 
@@ -69,6 +66,18 @@ PointBounds empty_bounds(std::size_t size) {
 
 }  // namespace
 
+SlabKernels::ResidentKernel::ResidentKernel(const Module& module, const char* name)
+    : kernel_(module.kernel(name)),
+      resident_blocks_(static_cast<std::uint64_t>(
+          std::max(1LL, kernel_.max_cooperative_blocks(Dim3{slab_block})))) {}
+
+template <typename... Args>
+void SlabKernels::ResidentKernel::launch(std::uint64_t blocks_of_work, const Args&... args) const {
+  const auto blocks =
+      static_cast<unsigned>(std::clamp<std::uint64_t>(blocks_of_work, 1, resident_blocks_));
+  kernel_.launch({.grid = blocks, .block = slab_block}, args...);
+}
+
 SlabKernels::SlabKernels(const Context& context, Jit& jit)
     : context_(context),
       module_(jit.module(Program::builtin("closest_pair_slab"),
@@ -77,11 +86,10 @@ SlabKernels::SlabKernels(const Context& context, Jit& jit)
                          context)),
       scan_(context, jit),
       radix_(context, jit, sample_size),
-      sm_count_(context.device().properties().sm_count) {}
-
-unsigned SlabKernels::grid_for(std::uint64_t items, unsigned items_per_block) const {
-  return grid_stride_blocks(items, items_per_block, sm_count_, resident_blocks_per_sm);
-}
+      count_(module_, "slab_count"),
+      fill_(module_, "slab_fill"),
+      edges_(module_, "slab_edges"),
+      unpack_(module_, "slab_unpack") {}
 
 std::vector<SlabPoint> SlabKernels::sample_splitters(const PointGenerator& generator,
                                                      std::uint64_t count, int parts) {
@@ -122,7 +130,7 @@ DeviceSlab DeviceSlab::generate(SlabKernels& kernels, const PointGenerator& gene
                                 std::uint64_t count, const SlabRange& range) {
   const Context& context = kernels.context_;
   const std::uint64_t runs = count / run_points + (count % run_points != 0 ? 1 : 0);
-  const LaunchConfig grid{.grid = kernels.grid_for(runs, warps_per_block), .block = slab_block};
+  const std::uint64_t blocks_of_runs = runs / warps_per_block + 1;
   const bool whole_set = range.has_after == 0 && range.has_through == 0;
   std::uint64_t kept = count;
   SlabEdges edges = no_edges();
@@ -131,11 +139,10 @@ DeviceSlab DeviceSlab::generate(SlabKernels& kernels, const PointGenerator& gene
     DeviceBuffer<int> run_counts(context, runs);
     const SlabCensus empty{0, 0xffffffffu, 0u};
     DeviceBuffer<SlabCensus> census(context, std::span<const SlabCensus>(&empty, 1));
-    kernels.module_.kernel("slab_count")
-        .launch(grid, generator, count, range, runs, run_counts, census);
+    kernels.count_.launch(blocks_of_runs, generator, count, range, runs, run_counts, census);
     const SlabCensus counted = download_one(census);
     kept = counted.kept;
-    check_slab_size(kept);
+    check_slab_size(kept);  // before the scan, whose sums are ints
     run_offsets.emplace(context, runs + 1);
     kernels.scan_.exclusive(run_counts.address(), run_offsets->address(), runs);
     edges = edges_to_note(range, counted);
@@ -147,10 +154,9 @@ DeviceSlab DeviceSlab::generate(SlabKernels& kernels, const PointGenerator& gene
   DeviceBuffer<SlabPoint> edge_points(context, whole_set ? 0 : edge_capacity);
   DeviceBuffer<unsigned long long> edge_count(context, 1);
   edge_count.fill_bytes(0);
-  kernels.module_.kernel("slab_fill")
-      .launch(grid, generator, count, range, runs,
-              run_offsets ? run_offsets->address() : CUdeviceptr{0}, edges, slab.points_,
-              slab.indices_, bounds, edge_points, edge_count);
+  kernels.fill_.launch(blocks_of_runs, generator, count, range, runs,
+                       run_offsets ? run_offsets->address() : CUdeviceptr{0}, edges, slab.points_,
+                       slab.indices_, bounds, edge_points, edge_count);
   slab.box_ = decode_box(download_one(bounds));
   const unsigned long long noted = download_one(edge_count);
   if (noted <= edge_capacity) {
@@ -169,9 +175,9 @@ DeviceSlab DeviceSlab::upload(SlabKernels& kernels, std::span<const SlabPoint> p
   const DeviceBuffer<SlabPoint> records(context, points);
   const PointBounds empty_box = empty_bounds(points.size());
   DeviceBuffer<PointBounds> bounds(context, std::span<const PointBounds>(&empty_box, 1));
-  kernels.module_.kernel("slab_unpack")
-      .launch({.grid = kernels.grid_for(points.size(), slab_block), .block = slab_block}, records,
-              static_cast<long long>(points.size()), slab.points_, slab.indices_, bounds);
+  kernels.unpack_.launch(blocks_for(points.size(), slab_block), records,
+                         static_cast<long long>(points.size()), slab.points_, slab.indices_,
+                         bounds);
   slab.box_ = decode_box(download_one(bounds));
   return slab;
 }
@@ -202,16 +208,14 @@ std::vector<SlabPoint> DeviceSlab::points_near_edges(double left_until, double r
     return near;
   }
   const Context& context = kernels_->context_;
-  const unsigned blocks = kernels_->grid_for(size(), slab_block);
   std::uint64_t capacity = edge_capacity;
   for (;;) {
     DeviceBuffer<SlabPoint> found(context, capacity);
     DeviceBuffer<unsigned long long> count(context, 1);
     count.fill_bytes(0);
-    kernels_->module_.kernel("slab_edges")
-        .launch({.grid = blocks, .block = slab_block}, points_, indices_,
-                static_cast<long long>(size()), SlabEdges{left_until, right_from, capacity}, found,
-                count);
+    kernels_->edges_.launch(blocks_for(size(), slab_block), points_, indices_,
+                            static_cast<long long>(size()),
+                            SlabEdges{left_until, right_from, capacity}, found, count);
     const unsigned long long counted = download_one(count);
     if (counted <= capacity) {
       near.resize(counted);

@@ -41,14 +41,28 @@ class SlabKernels {
  private:
   friend class DeviceSlab;
 
-  // Blocks for a grid-stride launch over `items` (runs or points), `items_per_block` at a time.
-  unsigned grid_for(std::uint64_t items, unsigned items_per_block) const;
+  // A kernel launched grid-stride with at most as many blocks as the GPU holds at once: every
+  // block starts at once and does an equal share, none waits for a second wave.
+  class ResidentKernel {
+   public:
+    ResidentKernel(const Module& module, const char* name);
+    // Over `blocks_of_work` blocks' worth of items (at least one block).
+    template <typename... Args>
+    void launch(std::uint64_t blocks_of_work, const Args&... args) const;
+
+   private:
+    Kernel kernel_;
+    std::uint64_t resident_blocks_;
+  };
 
   Context context_;
   Module module_;
   DeviceScan scan_;
   RadixSort radix_;
-  int sm_count_;
+  ResidentKernel count_;
+  ResidentKernel fill_;
+  ResidentKernel edges_;
+  ResidentKernel unpack_;
 };
 
 class DeviceSlab {
