@@ -86,6 +86,8 @@ SlabKernels::SlabKernels(const Context& context, Jit& jit)
                          context)),
       scan_(context, jit),
       radix_(context, jit, sample_size),
+      sample_keys_(module_.kernel("sample_keys")),
+      sample_pick_(module_.kernel("sample_pick")),
       count_(module_, "slab_count"),
       fill_(module_, "slab_fill"),
       edges_(module_, "slab_edges"),
@@ -102,15 +104,13 @@ std::vector<SlabPoint> SlabKernels::sample_splitters(const PointGenerator& gener
                                              DeviceBuffer<unsigned>(context_, samples)};
   std::array<DeviceBuffer<int>, 2> numbers{DeviceBuffer<int>(context_, samples),
                                            DeviceBuffer<int>(context_, samples)};
-  module_.kernel("sample_keys")
-      .launch({.grid = blocks_for(samples, slab_block), .block = slab_block}, generator, count,
-              samples, keys[0], numbers[0]);
+  sample_keys_.launch({.grid = blocks_for(samples, slab_block), .block = slab_block}, generator,
+                      count, samples, keys[0], numbers[0]);
   const int sorted = radix_.sort(
       {{keys[0].address(), keys[1].address()}, {numbers[0].address(), numbers[1].address()}},
       samples, RadixKeys::unsigned_int);
   DeviceBuffer<int> picked(context_, static_cast<std::size_t>(parts - 1));
-  module_.kernel("sample_pick")
-      .launch({.grid = 1, .block = slab_block}, numbers[sorted], samples, parts, picked);
+  sample_pick_.launch({.grid = 1, .block = slab_block}, numbers[sorted], samples, parts, picked);
   std::vector<SlabPoint> splitters;
   for (int number : picked.download())
     splitters.push_back(generated_key(

@@ -59,6 +59,8 @@ class SlabKernels {
   Module module_;
   DeviceScan scan_;
   RadixSort radix_;
+  Kernel sample_keys_;
+  Kernel sample_pick_;
   ResidentKernel count_;
   ResidentKernel fill_;
   ResidentKernel edges_;

@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "host/closest_pair/closest_pair_gpu.hpp"
 #include "host/closest_pair/point_slab.hpp"
 
 namespace ptxrt::cli {
@@ -20,6 +19,8 @@ static_assert(sizeof(SlabPoint) == sizeof(mpi::IndexedPoint) &&
 
 // A CPU method's splitters come from this many points of the set.
 constexpr std::uint64_t cpu_sample_size = std::uint64_t{1} << 14;
+// The set a GPU rank warms its kernels on: two slabs above the grid method's threshold.
+constexpr std::uint64_t warm_up_points = 16384;
 
 mpi::IndexedPoint indexed(const SlabPoint& point) { return {point.x, point.y, point.index}; }
 
@@ -136,10 +137,13 @@ mpi::ClosestPairSolver cpu_solver(host::ClosestPairMethod method,
 RankSolver::RankSolver(host::ClosestPairMethod requested, host::ClosestPairOptions options)
     : requested_(requested), options_(std::move(options)) {
   if (!options_.context) return;
-  Jit& jit = options_.jit != nullptr ? *options_.jit : Jit::shared();
-  kernels_.emplace(*options_.context, jit);
-  host::prepare_gpu_method(host::resolve_device_method(requested_),
-                           {*options_.context, &jit, options_.base});
+  kernels_.emplace(*options_.context, options_.jit != nullptr ? *options_.jit : Jit::shared());
+  // A small set cut, made and solved as a rank's slab is: every kernel of the timed phases
+  // compiled, loaded (a driver loads a module's functions lazily, at first use) and run once.
+  const PointGenerator warm_up = host::point_generator(host::PointDistribution::uniform, 0);
+  const std::vector<SlabPoint> splitters = kernels_->sample_splitters(warm_up, warm_up_points, 2);
+  host::DeviceSlab::generate(*kernels_, warm_up, warm_up_points, host::slab_range(splitters, 0))
+      .closest_pair(host::resolve_device_method(requested_), options_);
 }
 
 host::ClosestPairMethod RankSolver::method_for(std::uint64_t set_size) const {

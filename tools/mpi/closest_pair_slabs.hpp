@@ -20,9 +20,9 @@ mpi::ClosestPairSolver cpu_solver(host::ClosestPairMethod method,
                                   const host::ClosestPairOptions& options);
 
 // One rank's means of solving. Constructed during the rank's set-up: with a GPU context in
-// `options`, it compiles (or finds) every kernel a GPU slab runs and allocates their workspace,
-// so that the timed phases are the work alone. A GPU method needs that context. One thread at a
-// time.
+// `options`, it compiles (or finds) every kernel a GPU slab runs, allocates their workspace and
+// runs them once on a small set, so that the timed phases are the work alone. A GPU method needs
+// that context. One thread at a time.
 class RankSolver {
  public:
   // `requested`: the method asked for ("auto" is resolved by the set's size, as in one process).
