@@ -31,6 +31,8 @@ class Communicator {
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
 
+  void barrier() const;
+
   std::uint64_t all_reduce(std::uint64_t value, MPI_Op operation) const;
   double all_reduce(double value, MPI_Op operation) const;
   // Element by element; every rank gives as many values.

@@ -20,9 +20,15 @@ namespace {
 
 using detail::Communicator;
 
-// Milliseconds of each phase in turn.
+// Milliseconds of each phase in turn, from a start the ranks share: a barrier first, so that
+// one rank's late arrival (its set-up) does not count as another's first phase.
 class PhaseClock {
  public:
+  explicit PhaseClock(const Communicator& world) {
+    world.barrier();
+    start_ = last_ = Clock::now();
+  }
+
   double lap() {
     const Clock::time_point now = Clock::now();
     const double elapsed = std::chrono::duration<double, std::milli>(now - last_).count();
@@ -35,8 +41,8 @@ class PhaseClock {
 
  private:
   using Clock = std::chrono::steady_clock;
-  Clock::time_point start_ = Clock::now();
-  Clock::time_point last_ = start_;
+  Clock::time_point start_;
+  Clock::time_point last_;
 };
 
 Error too_few_points(std::uint64_t total) {
@@ -166,8 +172,8 @@ DistributedClosestPair solve_split_set(const Communicator& world, Slab& slab,
   if (slab.size() >= 2) best = ordered(slab.closest_pair());
   stats.solve_ms = clock.lap();
 
-  // One collective for both: the slabs' least answer and their sizes, which must add up to the
-  // set's, or a point lies in two slabs or none.
+  // The slabs' least answer, and their sizes, which must add up to the set's, or a point lies in
+  // two slabs or in none.
   const double least =
       world.all_reduce(best ? best->distance : std::numeric_limits<double>::infinity(), MPI_MIN);
   const std::uint64_t held = world.all_reduce(stats.slab_points, MPI_SUM);
@@ -210,7 +216,7 @@ DistributedClosestPair closest_pair(MPI_Comm communicator, const PointReader& re
     throw Error(ErrorKind::invalid_argument,
                 "distributed closest pair: no point reader or slab maker given");
   const Communicator world(communicator);
-  PhaseClock clock;
+  PhaseClock clock(world);
   ClosestPairRankStats stats;
   std::vector<IndexedPoint> points = read();
   stats.input_points = points.size();
@@ -234,7 +240,7 @@ DistributedClosestPair closest_pair(MPI_Comm communicator, GeneratedPointSet& po
   const Communicator world(communicator);
   const std::uint64_t total = points.size();
   if (total < 2) throw too_few_points(total);
-  PhaseClock clock;
+  PhaseClock clock(world);
   ClosestPairRankStats stats;
   std::vector<IndexedPoint> splitters;
   if (world.size() > 1) {

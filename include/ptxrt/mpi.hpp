@@ -175,7 +175,8 @@ struct PTXRT_API DistributedClosestPairOptions {
   std::size_t samples_per_rank = 256;
 };
 
-// What one rank did, and how long each phase took it in milliseconds, in the order they run.
+// What one rank did, and how long each phase took it in milliseconds, in the order they run, from
+// a start the ranks share (a barrier on entry).
 struct PTXRT_API ClosestPairRankStats {
   std::uint64_t input_points = 0;  // read by it, or generated (a generated set: all of them)
   std::uint64_t slab_points = 0;   // in its slab after the split
@@ -186,7 +187,7 @@ struct PTXRT_API ClosestPairRankStats {
   double solve_ms = 0.0;   // its slab's closest pair
   double border_ms = 0.0;  // the points near the borders found, exchanged and solved
   double reduce_ms = 0.0;  // every rank's answer gathered
-  double total_ms = 0.0;   // from the call to the answer: the phases' sum
+  double total_ms = 0.0;   // from the shared start to the answer: the phases' sum
 };
 
 struct PTXRT_API DistributedClosestPair {
@@ -209,7 +210,7 @@ using SlabMaker =
 // seeded by rank, so the same on every run), each point finds its slab by a binary search over
 // them, the ranks exchange their points, and a slab reaches make_slab in rank order, each rank's
 // points in the order read (with one rank: its points as read, nothing exchanged). Generated:
-// rank 0's splitters() reach every rank and each makes its own slab; nothing else travels.
+// rank 0's splitters() reach every rank and each makes its own slab; no point travels to split.
 //
 // Each rank solves its slab; with delta the least slab answer, each rank sends an earlier one
 // only its points within delta of the box of that rank's points within delta of its right edge
