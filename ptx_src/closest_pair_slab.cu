@@ -6,8 +6,9 @@
 // A generated slab is made in runs of RUN = 32*ITEMS consecutive indices, one warp per run at a
 // time (grid-stride over runs): a warp's ballot over 32 consecutive points ranks the kept ones,
 // so each run writes its points in index order, coalesced, from where the runs before it end.
-// For a bounded range a first kernel counts each run's kept points (x alone decides a uniform
-// point, unless it equals a bound's x); for the whole set, run r starts at r*RUN. The fill also
+// For a bounded range a first kernel counts each run's kept points (an interval of x, one draw
+// for uniform points and two for clustered ones, decides most: the whole point is made only for
+// those it does not); for the whole set, run r starts at r*RUN. The fill also
 // writes the slab's bounding box and appends the points near its edges (few: the host sets the
 // edges so), so that the distributed border step reads none of the slab again.
 //
@@ -61,22 +62,15 @@ __device__ __forceinline__ unsigned long long warps_in_grid() {
   return static_cast<unsigned long long>(gridDim.x) * WARPS;
 }
 
-// Whether point k's key lies in the range. `point` gets its x, and its y unless `y_made` says a
-// uniform point's x decided alone (its y is a draw of its own, made only for kept points).
+// Whether point k's key lies in the range, from the fewest draws that tell: an interval of its
+// x first, and the whole point (then in `point`, `made` set) only where that does not decide.
 __device__ __forceinline__ bool in_range(const PointGenerator& generator, const SlabRange& range,
-                                         unsigned long long k, GeneratedCoordinates& point,
-                                         bool& y_made) {
-  y_made = generator.distribution != GENERATED_UNIFORM;
-  if (y_made) {
-    point = generated_point(generator, k);
-  } else {
-    point.x = generated_x(generator, k);
-    point.y = 0.0f;
-    if (key_needs_y(range, point.x)) {
-      point = generated_point(generator, k);
-      y_made = true;
-    }
-  }
+                                         unsigned long long k, const GeneratedInterval& x,
+                                         GeneratedCoordinates& point, bool& made) {
+  const int side = range_side(range, x.low, x.high);
+  made = side == 0;
+  if (!made) return side > 0;
+  point = generated_point(generator, k);
   return key_in_range(range, point.x, point.y, k);
 }
 
@@ -119,13 +113,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     int kept = 0;
     for (int item = 0; item < ITEMS; ++item) {
       const unsigned long long k = run * RUN + static_cast<unsigned long long>(item) * 32 + lane;
+      if (k >= n) continue;
+      const GeneratedInterval x = generated_x_interval(generator, k);
       GeneratedCoordinates point;
-      bool y_made = false;
-      if (k < n && in_range(generator, range, k, point, y_made)) {
+      bool made = false;
+      if (in_range(generator, range, k, x, point, made)) {
         ++kept;
-        const unsigned x_word = ordered_word(__float_as_uint(point.x));
-        low_x = min(low_x, x_word);
-        high_x = max(high_x, x_word);
+        // The census's x range only sizes the edges a slab notes: an interval's will do.
+        low_x = min(low_x, ordered_word(__float_as_uint(made ? point.x : x.low)));
+        high_x = max(high_x, ordered_word(__float_as_uint(made ? point.x : x.high)));
       }
     }
     for (int offset = 16; offset > 0; offset /= 2) kept += __shfl_xor_sync(FULL_WARP, kept, offset);
@@ -166,19 +162,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     for (int item = 0; item < ITEMS; ++item) {
       const unsigned long long k = run * RUN + static_cast<unsigned long long>(item) * 32 + lane;
       GeneratedCoordinates point;
-      bool y_made = true;
+      bool made = true;
       bool keep = false;
       if (k < n) {
         if (run_offsets == nullptr) {
           point = generated_point(generator, k);
           keep = true;
         } else {
-          keep = in_range(generator, range, k, point, y_made);
+          keep = in_range(generator, range, k, generated_x_interval(generator, k), point, made);
         }
       }
       const unsigned kept_lanes = __ballot_sync(FULL_WARP, keep);
       if (keep) {
-        if (!y_made) point = generated_point(generator, k);
+        if (!made) point = generated_point(generator, k);
         const unsigned long long slot = next + __popc(kept_lanes & lanes_below);
         points[slot] = make_float2(point.x, point.y);
         indices[slot] = k;

@@ -58,10 +58,15 @@ CLOSEST_PAIR_FUNCTION bool key_in_range(const SlabRange& range, float x, float y
   return range.has_through == 0 || !key_follows(x, y, index, range.through);
 }
 
-// Whether a point's y takes part in the decision: only when its x is a bound's.
-CLOSEST_PAIR_FUNCTION bool key_needs_y(const SlabRange& range, float x) {
-  return (range.has_after != 0 && x == range.after.x) ||
-         (range.has_through != 0 && x == range.through.x);
+// Whether every key with x in [low, high] lies in the range (1), none does (-1), or x does not
+// tell (0: the interval reaches a bound's x, where y and the index decide).
+CLOSEST_PAIR_FUNCTION int range_side(const SlabRange& range, float low, float high) {
+  const bool above_after = range.has_after == 0 || low > range.after.x;
+  const bool below_through = range.has_through == 0 || high < range.through.x;
+  if (above_after && below_through) return 1;
+  const bool below_after = range.has_after != 0 && high < range.after.x;
+  const bool above_through = range.has_through != 0 && low > range.through.x;
+  return below_after || above_through ? -1 : 0;
 }
 
 CLOSEST_PAIR_FUNCTION bool near_slab_edge(const SlabEdges& edges, float x) {

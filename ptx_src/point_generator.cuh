@@ -198,6 +198,39 @@ CLOSEST_PAIR_FUNCTION float generated_x(const PointGenerator& generator, unsigne
   return generated_point(generator, k).x;
 }
 
+// Box-Muller's radius stays below sqrt(-2 ln 2^-24) = 5.76810 (its uniform is at least 2^-24),
+// and so a normal coordinate's size, with room for the rounding of the steps above; a clustered
+// point lies within 0.01 of that, 0.0576822, of its centre, rounded to float.
+#define GENERATOR_NORMAL_BOUND 5.77f
+#define GENERATOR_CLUSTER_REACH 0.0578f
+
+struct GeneratedInterval {
+  float low;
+  float high;
+};
+
+// An interval that holds generated_point(generator, k).x, from fewer draws than the point: the
+// x itself for uniform points (one draw); the centre's, widened by the reach, for clustered ones
+// (two); for normal ones, what any can be.
+CLOSEST_PAIR_FUNCTION GeneratedInterval generated_x_interval(const PointGenerator& generator,
+                                                             unsigned long long k) {
+  GeneratedInterval interval;
+  if (generator.distribution == GENERATED_UNIFORM) {
+    interval.low = interval.high = generated_x(generator, k);
+  } else if (generator.distribution == GENERATED_CLUSTERED) {
+    const unsigned long long cluster =
+        generator_word(generator.point_base, k * GENERATOR_DRAWS_PER_POINT + 2ull) %
+        GENERATOR_CLUSTERS;
+    const float centre = unit_coordinate(generator_word(generator.centre_base, 2ull * cluster));
+    interval.low = centre - GENERATOR_CLUSTER_REACH;
+    interval.high = centre + GENERATOR_CLUSTER_REACH;
+  } else {
+    interval.low = -GENERATOR_NORMAL_BOUND;
+    interval.high = GENERATOR_NORMAL_BOUND;
+  }
+  return interval;
+}
+
 // The index of sample j of `samples` spread evenly over n points: floor(j·n / samples), without
 // overflowing 64 bits for any n (j·(n mod samples) < samples²).
 CLOSEST_PAIR_FUNCTION unsigned long long sample_position(unsigned long long j, unsigned long long n,

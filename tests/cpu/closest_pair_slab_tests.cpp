@@ -76,10 +76,50 @@ TEST_CASE("a slab's range decides ties in x by y, then by index") {
   CHECK(key_in_range(range, 0.5f, 0.7f, 9));
   CHECK_FALSE(key_in_range(range, 0.5f, 0.7f, 10));
   CHECK_FALSE(key_in_range(range, 0.4f, 0.6f, 5));
-  CHECK(key_needs_y(range, 0.5f));
-  CHECK_FALSE(key_needs_y(range, 0.45f));
   const SlabRange whole{};
   CHECK(key_in_range(whole, -1e30f, 1e30f, 77));
+}
+
+TEST_CASE("an interval of x decides a key's range where it lies off the bounds' x, else not") {
+  SlabRange range{};
+  range.after = {0.25f, 0.5f, 3};
+  range.through = {0.75f, 0.5f, 9};
+  range.has_after = 1;
+  range.has_through = 1;
+  CHECK(range_side(range, 0.3f, 0.7f) == 1);
+  CHECK(range_side(range, 0.1f, 0.2f) == -1);
+  CHECK(range_side(range, 0.8f, 0.9f) == -1);
+  // Touching or straddling a bound's x: y and the index decide.
+  CHECK(range_side(range, 0.25f, 0.25f) == 0);
+  CHECK(range_side(range, 0.2f, 0.3f) == 0);
+  CHECK(range_side(range, 0.7f, 0.75f) == 0);
+  SlabRange last{};
+  last.after = range.after;
+  last.has_after = 1;
+  CHECK(range_side(last, 0.3f, 1e30f) == 1);
+  CHECK(range_side(SlabRange{}, -1e30f, 1e30f) == 1);
+}
+
+TEST_CASE("a generated point's x lies in the interval its first draws give, extremes included") {
+  for (PointDistribution distribution :
+       {PointDistribution::uniform, PointDistribution::normal, PointDistribution::clustered}) {
+    CAPTURE(to_string(distribution));
+    const PointGenerator generator = point_generator(distribution, 17);
+    for (unsigned long long k = 0; k < 100000; ++k) {
+      const GeneratedInterval interval = generated_x_interval(generator, k);
+      const float x = generated_point(generator, k).x;
+      REQUIRE(x >= interval.low);
+      REQUIRE(x <= interval.high);
+    }
+  }
+  // The largest radius: the uniform under the logarithm at its least, 2^-24, in every direction.
+  for (unsigned long long turn = 0; turn < (1ull << 24); turn += 4099) {
+    const GeneratedCoordinates widest = generator_normals(0, turn << 40);
+    CHECK(std::abs(widest.x) < GENERATOR_NORMAL_BOUND);
+    CHECK(std::abs(widest.y) < GENERATOR_NORMAL_BOUND);
+    CHECK(std::abs(0.01f * widest.x) < GENERATOR_CLUSTER_REACH - 0x1p-20f);
+  }
+  CHECK(std::abs(generator_normals(0, 0).x) > 5.76f);
 }
 
 TEST_CASE("slabs at sample splitters hold every point once, in index order, about equally many") {
