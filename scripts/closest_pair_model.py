@@ -10,8 +10,8 @@ flags, printed beside the table.
 
 The model of one rank of R, for N generated points (docs/perf-notes.md, "The distributed closest
 pair"):
-  input  = x·N + p·N/R      every rank regenerates the x of all N points (to count its slab's, then
-                            to keep them: x), and makes and writes the N/R it keeps (p)
+  input  = x·N + p·N/R      every rank makes an interval of the x of all N points (to count its
+                            slab's, then to keep them: x), and makes and writes the N/R it keeps (p)
   split  = s + a·log2 R     rank 0 sorts a sample of 2^18 points on its GPU (s), then a broadcast
   solve  = g·N/R            the grid method on the slab
   border = b + 2a·log2 R + R·box/w     boxes gathered from every rank, a few points exchanged
