@@ -31,12 +31,11 @@ class SlabKernels {
   // allocates the sort's workspace, so that what the slabs do later is their work alone.
   SlabKernels(const Context& context, Jit& jit);
 
-  // sample_splitters (point_slab.hpp) over sample_size points, sorted on the GPU: the same
-  // splitters on every GPU for the same set.
+  // Like sample_splitters (point_slab.hpp) over sample_size points, sorted on the GPU by x, then
+  // by index: the same splitters on every GPU for the same set. Error(invalid_argument) for fewer
+  // than 1 part or no point.
   std::vector<SlabPoint> sample_splitters(const PointGenerator& generator, std::uint64_t count,
                                           int parts);
-
-  const Context& context() const noexcept { return context_; }
 
  private:
   friend class DeviceSlab;
