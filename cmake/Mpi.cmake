@@ -13,7 +13,8 @@ if(PTXRT_MPI)
   find_package(MPI REQUIRED COMPONENTS CXX)
   add_library(ptxrt_mpi
     mpi/rank_exchange.cpp mpi/communicator.cpp mpi/distributed_closest_pair.cpp
-    mpi/distributed_tune.cpp mpi/session.cpp mpi/slab_split.cpp mpi/tune_report_exchange.cpp)
+    mpi/distributed_tune.cpp mpi/host_slab.cpp mpi/session.cpp mpi/slab_split.cpp
+    mpi/tune_report_exchange.cpp)
   add_library(ptxrt::mpi ALIAS ptxrt_mpi)
   set_target_properties(ptxrt_mpi PROPERTIES
     EXPORT_NAME mpi
@@ -29,7 +30,8 @@ endif()
 if(TARGET ptxrt_cli)
   if(PTXRT_MPI)
     target_sources(ptxrt_cli PRIVATE tools/mpi/ranks.cpp tools/mpi/tune_ranks.cpp
-                                     tools/mpi/closest_pair_ranks.cpp)
+                                     tools/mpi/closest_pair_ranks.cpp
+                                     tools/mpi/closest_pair_slabs.cpp)
     target_link_libraries(ptxrt_cli PRIVATE ptxrt_mpi)
   else()
     target_sources(ptxrt_cli PRIVATE tools/mpi/without_mpi.cpp)

@@ -27,6 +27,8 @@ Communicator::Communicator(MPI_Comm parent) {
 
 Communicator::~Communicator() { MPI_Comm_free(&communicator_); }
 
+void Communicator::barrier() const { check(MPI_Barrier(communicator_), "MPI_Barrier"); }
+
 std::uint64_t Communicator::all_reduce(std::uint64_t value, MPI_Op operation) const {
   std::uint64_t result = 0;
   check(MPI_Allreduce(&value, &result, 1, MPI_UINT64_T, operation, communicator_), "MPI_Allreduce");

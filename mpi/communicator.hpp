@@ -31,6 +31,8 @@ class Communicator {
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
 
+  void barrier() const;
+
   std::uint64_t all_reduce(std::uint64_t value, MPI_Op operation) const;
   double all_reduce(double value, MPI_Op operation) const;
   // Element by element; every rank gives as many values.
@@ -59,6 +61,18 @@ class Communicator {
                          communicator_),
           "MPI_Allgatherv");
     return gathered;
+  }
+
+  // Rank `root`'s `values`, on every rank.
+  template <typename T>
+  std::vector<T> broadcast(std::vector<T> values, int root) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    int count = count_of(values.size());
+    check(MPI_Bcast(&count, 1, MPI_INT, root, communicator_), "MPI_Bcast");
+    values.resize(static_cast<std::size_t>(count));
+    const Type type(sizeof(T));
+    check(MPI_Bcast(values.data(), count, type.get(), root, communicator_), "MPI_Bcast");
+    return values;
   }
 
   // Every rank's text, by rank.

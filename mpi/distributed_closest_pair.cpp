@@ -1,5 +1,6 @@
-// ptxrt::mpi::closest_pair: a split into slabs at sampled splitters, a solve per slab, then the
-// borders.
+// ptxrt::mpi::closest_pair: a split into slabs at sampled splitters (points given: exchanged;
+// generated: each rank makes its own), a solve per slab, the pairs across slab borders, then
+// the least answer of all.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,11 +18,36 @@ namespace ptxrt::mpi {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using detail::Communicator;
 
-double milliseconds_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+// Milliseconds of each phase in turn, from a start the ranks share: a barrier first, so that
+// one rank's late arrival (its set-up) does not count as another's first phase.
+class PhaseClock {
+ public:
+  explicit PhaseClock(const Communicator& world) {
+    world.barrier();
+    start_ = last_ = Clock::now();
+  }
+
+  double lap() {
+    const Clock::time_point now = Clock::now();
+    const double elapsed = std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+    return elapsed;
+  }
+  double total() const {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start_;
+  Clock::time_point last_;
+};
+
+Error too_few_points(std::uint64_t total) {
+  return Error(ErrorKind::invalid_argument,
+               "closest pair: needs at least 2 points, got " + std::to_string(total));
 }
 
 // The same verdict on every rank: the set's size, or the first point that is not finite.
@@ -36,25 +62,29 @@ std::uint64_t checked_total(const Communicator& world, std::span<const IndexedPo
     throw Error(ErrorKind::invalid_argument, "closest pair: point " + std::to_string(first_bad) +
                                                  " has a coordinate that is not finite");
   const std::uint64_t total = world.all_reduce(std::uint64_t{points.size()}, MPI_SUM);
-  if (total < 2)
-    throw Error(ErrorKind::invalid_argument,
-                "closest pair: needs at least 2 points, got " + std::to_string(total));
+  if (total < 2) throw too_few_points(total);
   return total;
 }
 
-// This rank's slab: with one rank, its points as they are; else the points of every rank whose
-// keys fall at or below its splitter (and above the previous one), in rank order and each rank's
-// own order within. Each point finds its slab by a binary search over the splitters: sorting 10^7
-// points, as a sample sort would, costs seconds. Every rank learns every slab's size before the
-// exchange, so that a slab too large for MPI's counts is refused on all alike.
-std::vector<IndexedPoint> split_into_slabs(const Communicator& world,
-                                           std::vector<IndexedPoint> points,
-                                           std::size_t samples_per_rank) {
-  if (world.size() == 1) return points;
-  std::vector<IndexedPoint> samples = world.all_gather(
-      detail::random_sample(points, samples_per_rank, static_cast<std::uint64_t>(world.rank())));
+// Splitters from a random sample of every rank's points (seeded by rank).
+std::vector<IndexedPoint> sampled_splitters(const Communicator& world,
+                                            std::span<const IndexedPoint> points,
+                                            std::size_t samples_per_rank) {
+  std::vector<IndexedPoint> samples =
+      world.all_gather(detail::random_sample(points, std::max<std::size_t>(1, samples_per_rank),
+                                             static_cast<std::uint64_t>(world.rank())));
   std::sort(samples.begin(), samples.end(), detail::key_less);
-  const std::vector<IndexedPoint> splitters = detail::choose_splitters(samples, world.size());
+  return detail::choose_splitters(samples, world.size());
+}
+
+// This rank's slab of every rank's points: the points of every rank whose keys fall in its
+// range, in rank order and each rank's own order within. Each point finds its slab by a binary
+// search over the splitters: sorting 10^7 points, as a sample sort would, costs seconds. Every
+// rank learns every slab's size before the exchange, so that a slab too large for MPI's counts is
+// refused on all alike.
+std::vector<IndexedPoint> exchanged_slab(const Communicator& world,
+                                         std::vector<IndexedPoint> points,
+                                         std::span<const IndexedPoint> splitters) {
   const detail::SlabPartition partition = detail::partition_into_slabs(points, splitters);
   points = {};  // one copy of the rank's points through the exchange, not two
   const std::vector<std::uint64_t> slab_sizes = world.all_reduce(
@@ -75,9 +105,8 @@ bool closer(const PointPair& a, const PointPair& b) {
          std::tie(b.distance, b.first.index, b.second.index);
 }
 
-// The solver's answer, the lower index first.
-PointPair solved(const ClosestPairSolver& solve, std::span<const IndexedPoint> points) {
-  PointPair pair = solve(points);
+// The lower index first.
+PointPair ordered(PointPair pair) {
   if (pair.second.index < pair.first.index) std::swap(pair.first, pair.second);
   return pair;
 }
@@ -86,31 +115,45 @@ void keep_closer(std::optional<PointPair>& best, const PointPair& candidate) {
   if (!best || closer(candidate, *best)) best = candidate;
 }
 
-// The points of `slab` that the earlier ranks' right bands need, in rank order, with the count
-// for each rank (none for this rank and later ones).
-std::vector<IndexedPoint> border_points_for_earlier(const std::vector<IndexedPoint>& slab,
-                                                    const std::vector<detail::RightBand>& bands,
-                                                    int rank, double radius,
-                                                    std::vector<int>& counts) {
-  counts.assign(bands.size(), 0);
-  const auto earlier_bands = std::span(bands).first(static_cast<std::size_t>(rank));
-  // Earlier slabs end at or left of this one: a point further than radius right of the rightmost
-  // of their bands is near none, so one pass keeps the few that may be.
-  std::optional<float> reach_x;
-  for (const detail::RightBand& band : earlier_bands)
-    if (!band.empty) reach_x = std::max(reach_x.value_or(band.last_x), band.last_x);
-  if (!reach_x) return {};
-  std::vector<IndexedPoint> reachable;
-  for (const IndexedPoint& point : slab)
-    if (static_cast<double>(point.x) - *reach_x <= radius) reachable.push_back(point);
+// The closest pair of the points near this slab's right edge and of the later slabs' points near
+// them, when any later point may be within `radius` of this slab's (module comment of
+// include/ptxrt/mpi.hpp). Every rank takes part: it sends earlier ranks its points near their
+// right edges.
+std::optional<PointPair> border_pair(const Communicator& world, Slab& slab, const SlabRange& range,
+                                     double radius, const ClosestPairSolver& solve_border,
+                                     ClosestPairRankStats& stats) {
+  const detail::EdgeReach reach = detail::edge_reach(range, radius);
+  const std::vector<IndexedPoint> near_edges =
+      slab.size() == 0 ? std::vector<IndexedPoint>{}
+                       : slab.points_near_edges(reach.left_until, reach.right_from);
+  std::vector<IndexedPoint> right_band;
+  for (const IndexedPoint& point : near_edges)
+    if (point.x >= reach.right_from) right_band.push_back(point);
+  const std::vector<detail::BorderBox> bands = world.all_gather(detail::bounding_box(right_band));
+
+  // Earlier slabs end at or left of this one: only the points within the reach of its left edge
+  // may be near their bands.
   std::vector<IndexedPoint> outgoing;
-  for (std::size_t earlier = 0; earlier < earlier_bands.size(); ++earlier) {
+  std::vector<int> counts(bands.size(), 0);
+  for (std::size_t earlier = 0; earlier < static_cast<std::size_t>(world.rank()); ++earlier) {
     const std::size_t before = outgoing.size();
-    for (const IndexedPoint& point : reachable)
-      if (detail::near_band(point, earlier_bands[earlier], radius)) outgoing.push_back(point);
+    for (const IndexedPoint& point : near_edges)
+      if (point.x <= reach.left_until && detail::near_box(point, bands[earlier], radius))
+        outgoing.push_back(point);
     counts[earlier] = Communicator::count_of(outgoing.size() - before);
   }
-  return outgoing;
+  std::vector<IndexedPoint> border = world.all_to_all(outgoing, counts);
+  stats.border_points_sent = outgoing.size();
+  stats.border_points_received = border.size();
+  if (border.empty()) return std::nullopt;
+  const detail::BorderBox arrived = detail::bounding_box(border);
+  for (const IndexedPoint& point : right_band)
+    if (detail::near_box(point, arrived, radius)) border.push_back(point);
+  if (border.size() < 2) return std::nullopt;
+  // In index order, as a slab's points are, so that ties resolve as in one process.
+  std::sort(border.begin(), border.end(),
+            [](const IndexedPoint& a, const IndexedPoint& b) { return a.index < b.index; });
+  return ordered(solve_border(border));
 }
 
 // Whether a rank found a pair, and which: gathered from every rank.
@@ -119,59 +162,103 @@ struct RankAnswer {
   PointPair pair;
 };
 
-}  // namespace
-
-DistributedClosestPair closest_pair(MPI_Comm communicator, std::vector<IndexedPoint> points,
-                                    const DistributedClosestPairOptions& options) {
-  const Clock::time_point start = Clock::now();
-  if (!options.solve_slab)
-    throw Error(ErrorKind::invalid_argument, "distributed closest pair: no slab solver given");
-  const ClosestPairSolver& solve_border =
-      options.solve_border ? options.solve_border : options.solve_slab;
-  const Communicator world(communicator);
-  DistributedClosestPair result;
-  ClosestPairRankStats stats;
-  stats.input_points = points.size();
-  result.points = checked_total(world, points);
-
-  const std::vector<IndexedPoint> slab = split_into_slabs(
-      world, std::move(points), std::max<std::size_t>(1, options.samples_per_rank));
+// Solve, border and reduce, once the rank has its slab.
+DistributedClosestPair solve_split_set(const Communicator& world, Slab& slab,
+                                       const SlabRange& range, std::uint64_t total,
+                                       const DistributedClosestPairOptions& options,
+                                       ClosestPairRankStats stats, PhaseClock& clock) {
   stats.slab_points = slab.size();
-  stats.split_ms = milliseconds_since(start);
-
-  const Clock::time_point slab_start = Clock::now();
   std::optional<PointPair> best;
-  if (slab.size() >= 2) best = solved(options.solve_slab, slab);
-  stats.slab_ms = milliseconds_since(slab_start);
+  if (slab.size() >= 2) best = ordered(slab.closest_pair());
+  stats.solve_ms = clock.lap();
 
-  // Every cross-slab pair closer than the slabs' least answer has a point in the band of the
-  // earlier slab and one near it: only those travel.
-  const Clock::time_point border_start = Clock::now();
-  const double radius = detail::search_radius(
-      world.all_reduce(best ? best->distance : std::numeric_limits<double>::infinity(), MPI_MIN));
-  const std::vector<detail::RightBand> bands = world.all_gather(detail::right_band(slab, radius));
-  std::vector<int> counts;
-  const std::vector<IndexedPoint> outgoing =
-      border_points_for_earlier(slab, bands, world.rank(), radius, counts);
-  std::vector<IndexedPoint> border = world.all_to_all(outgoing, counts);
-  stats.border_points_sent = outgoing.size();
-  stats.border_points_received = border.size();
-  if (!border.empty()) {  // then this slab's band holds a point too: 2 at least
-    const detail::RightBand& own = bands[static_cast<std::size_t>(world.rank())];
-    for (const IndexedPoint& point : slab)
-      if (detail::in_band(point, own, radius)) border.push_back(point);
-    keep_closer(best, solved(solve_border, border));
+  // The slabs' least answer, and their sizes, which must add up to the set's, or a point lies in
+  // two slabs or in none.
+  const double least =
+      world.all_reduce(best ? best->distance : std::numeric_limits<double>::infinity(), MPI_MIN);
+  const std::uint64_t held = world.all_reduce(stats.slab_points, MPI_SUM);
+  if (held != total)
+    throw Error(ErrorKind::invalid_argument,
+                "closest pair: the slabs hold " + std::to_string(held) + " points, the set " +
+                    std::to_string(total) + ": the splitters and the slabs made disagree");
+  if (world.size() > 1) {
+    const std::optional<PointPair> across =
+        border_pair(world, slab, range, detail::search_radius(least), options.solve_border, stats);
+    if (across) keep_closer(best, *across);
   }
-  stats.border_ms = milliseconds_since(border_start);
+  stats.border_ms = clock.lap();
 
+  DistributedClosestPair result;
+  result.points = total;
   std::optional<PointPair> answer;
   for (const RankAnswer& each :
        world.all_gather(RankAnswer{best.has_value(), best.value_or(PointPair{})}))
     if (each.found) keep_closer(answer, each.pair);
   result.pair = *answer;  // at least 2 points: some slab or border had 2
+  stats.reduce_ms = clock.lap();
+  stats.total_ms = clock.total();
   result.ranks = world.all_gather(stats);
-  result.wall_ms = milliseconds_since(start);
   return result;
+}
+
+void require_border_solver(const DistributedClosestPairOptions& options) {
+  if (!options.solve_border)
+    throw Error(ErrorKind::invalid_argument, "distributed closest pair: no border solver given");
+}
+
+}  // namespace
+
+DistributedClosestPair closest_pair(MPI_Comm communicator, const PointReader& read,
+                                    const SlabMaker& make_slab,
+                                    const DistributedClosestPairOptions& options) {
+  require_border_solver(options);
+  if (!read || !make_slab)
+    throw Error(ErrorKind::invalid_argument,
+                "distributed closest pair: no point reader or slab maker given");
+  const Communicator world(communicator);
+  PhaseClock clock(world);
+  ClosestPairRankStats stats;
+  std::vector<IndexedPoint> points = read();
+  stats.input_points = points.size();
+  stats.input_ms = clock.lap();
+
+  const std::uint64_t total = checked_total(world, points);
+  std::vector<IndexedPoint> splitters;
+  if (world.size() > 1) {
+    splitters = sampled_splitters(world, points, options.samples_per_rank);
+    points = exchanged_slab(world, std::move(points), splitters);
+  }
+  const std::unique_ptr<Slab> slab = make_slab(std::move(points), total);
+  stats.split_ms = clock.lap();
+  return solve_split_set(world, *slab, detail::slab_range(splitters, world.rank()), total, options,
+                         stats, clock);
+}
+
+DistributedClosestPair closest_pair(MPI_Comm communicator, GeneratedPointSet& points,
+                                    const DistributedClosestPairOptions& options) {
+  require_border_solver(options);
+  const Communicator world(communicator);
+  const std::uint64_t total = points.size();
+  if (total < 2) throw too_few_points(total);
+  PhaseClock clock(world);
+  ClosestPairRankStats stats;
+  std::vector<IndexedPoint> splitters;
+  if (world.size() > 1) {
+    if (world.rank() == 0) splitters = points.splitters(world.size());
+    splitters = world.broadcast(std::move(splitters), 0);
+    if (splitters.size() + 1 != static_cast<std::size_t>(world.size()) ||
+        !std::is_sorted(splitters.begin(), splitters.end(), detail::key_less))
+      throw Error(ErrorKind::invalid_argument,
+                  "closest pair: the generated set gave " + std::to_string(splitters.size()) +
+                      " splitters for " + std::to_string(world.size()) +
+                      " slabs; it must give one less, in key order");
+  }
+  stats.split_ms = clock.lap();
+  const SlabRange range = detail::slab_range(splitters, world.rank());
+  const std::unique_ptr<Slab> slab = points.make_slab(range);
+  stats.input_points = total;
+  stats.input_ms = clock.lap();
+  return solve_split_set(world, *slab, range, total, options, stats, clock);
 }
 
 }  // namespace ptxrt::mpi

@@ -61,31 +61,41 @@ SlabPartition partition_into_slabs(std::span<const IndexedPoint> points,
   return partition;
 }
 
-RightBand right_band(std::span<const IndexedPoint> slab, double radius) {
-  RightBand band;
-  if (slab.empty()) return band;
-  band.empty = false;
-  band.last_x = std::max_element(slab.begin(), slab.end(), [](const auto& a, const auto& b) {
-                  return a.x < b.x;
-                })->x;
-  band.low_y = std::numeric_limits<float>::infinity();
-  band.high_y = -std::numeric_limits<float>::infinity();
-  for (const IndexedPoint& point : slab)
-    if (in_band(point, band, radius)) {
-      band.low_y = std::min(band.low_y, point.y);
-      band.high_y = std::max(band.high_y, point.y);
+SlabRange slab_range(std::span<const IndexedPoint> splitters, int rank) {
+  const auto slab = static_cast<std::size_t>(rank);
+  SlabRange range;
+  if (slab > 0) range.after = splitters[slab - 1];
+  if (slab < splitters.size()) range.through = splitters[slab];
+  return range;
+}
+
+EdgeReach edge_reach(const SlabRange& range, double radius) {
+  const double infinity = std::numeric_limits<double>::infinity();
+  return {range.after ? static_cast<double>(range.after->x) + radius : -infinity,
+          range.through ? static_cast<double>(range.through->x) - radius : infinity};
+}
+
+BorderBox bounding_box(std::span<const IndexedPoint> points) {
+  BorderBox box;
+  for (const IndexedPoint& point : points) {
+    if (box.empty) {
+      box = {false, point.x, point.y, point.x, point.y};
+      continue;
     }
-  return band;
+    box.low_x = std::min(box.low_x, point.x);
+    box.low_y = std::min(box.low_y, point.y);
+    box.high_x = std::max(box.high_x, point.x);
+    box.high_y = std::max(box.high_y, point.y);
+  }
+  return box;
 }
 
-bool in_band(const IndexedPoint& point, const RightBand& band, double radius) {
-  return static_cast<double>(band.last_x) - point.x <= radius;
-}
-
-bool near_band(const IndexedPoint& point, const RightBand& band, double radius) {
-  return !band.empty && static_cast<double>(point.x) - band.last_x <= radius &&
-         static_cast<double>(band.low_y) - point.y <= radius &&
-         static_cast<double>(point.y) - band.high_y <= radius;
+bool near_box(const IndexedPoint& point, const BorderBox& box, double radius) {
+  const auto beyond = [radius](double low, double high, double value) {
+    return value < low - radius || value > high + radius;
+  };
+  return !box.empty && !beyond(box.low_x, box.high_x, point.x) &&
+         !beyond(box.low_y, box.high_y, point.y);
 }
 
 double search_radius(double distance) { return distance * (1.0 + 0x1p-40); }

@@ -1,6 +1,6 @@
 // The arithmetic of the distributed closest pair (mpi/distributed_closest_pair.cpp), apart from
 // its messages: the (x, y, index) order, the sample and splitters that cut the set into slabs,
-// and the right band of a slab that later slabs' points must be checked against. Pure functions;
+// and the reach of a slab's edges that the pairs across slab borders lie within. Pure functions;
 // none sorts a rank's points (10^7 of them cost seconds on one core), only samples and splitters.
 #pragma once
 
@@ -39,21 +39,31 @@ struct SlabPartition {
 SlabPartition partition_into_slabs(std::span<const IndexedPoint> points,
                                    std::span<const IndexedPoint> splitters);
 
-// The part of a slab that a point of a later slab may be within `radius` of: its points with x
-// within radius of its greatest x, and their y range.
-struct RightBand {
+// The range of slab `rank` (0 .. splitters.size()) among the slabs that `splitters` (key-sorted)
+// cut: above splitter rank - 1, up to splitter rank.
+SlabRange slab_range(std::span<const IndexedPoint> splitters, int rank);
+
+// Which of a slab's points may lie within `radius` of another slab's: x at most left_until (of
+// an earlier slab, whose points all have x at most the slab's first splitter's) or at least
+// right_from (of a later one). Infinite on the sides the slab has no neighbour.
+struct EdgeReach {
+  double left_until;
+  double right_from;
+};
+EdgeReach edge_reach(const SlabRange& range, double radius);
+
+// The box of some points, bounds included.
+struct BorderBox {
   bool empty = true;
-  float last_x = 0.0f;
+  float low_x = 0.0f;
   float low_y = 0.0f;
+  float high_x = 0.0f;
   float high_y = 0.0f;
 };
-// Of a slab in any order.
-RightBand right_band(std::span<const IndexedPoint> slab, double radius);
-// Whether `point`, of a later slab (so x at least band.last_x), may lie within `radius` of a
-// point of the band.
-bool near_band(const IndexedPoint& point, const RightBand& band, double radius);
-// Whether `point` of a slab lies in the slab's band.
-bool in_band(const IndexedPoint& point, const RightBand& band, double radius);
+BorderBox bounding_box(std::span<const IndexedPoint> points);
+// Whether `point` lies within `radius` of `box` in x and in y: only then may it lie within
+// `radius` of a point in the box.
+bool near_box(const IndexedPoint& point, const BorderBox& box, double radius);
 
 // `distance` widened by the rounding of a distance computed in fp64 from float coordinates, so
 // that no pair closer than `distance` is missed by a test on dx or dy alone.

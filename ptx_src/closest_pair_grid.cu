@@ -58,24 +58,9 @@ __device__ __forceinline__ long long global_thread() {
   return static_cast<long long>(blockIdx.x) * BLOCK_SIZE + threadIdx.x;
 }
 
-struct BoxWords {
-  unsigned low_x, low_y, high_x, high_y;
-};
-
-__device__ __forceinline__ BoxWords warp_box(BoxWords box) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    box.low_x = min(box.low_x, __shfl_xor_sync(FULL_WARP, box.low_x, offset));
-    box.low_y = min(box.low_y, __shfl_xor_sync(FULL_WARP, box.low_y, offset));
-    box.high_x = max(box.high_x, __shfl_xor_sync(FULL_WARP, box.high_x, offset));
-    box.high_y = max(box.high_y, __shfl_xor_sync(FULL_WARP, box.high_y, offset));
-  }
-  return box;
-}
-
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
     grid_bounds(const float2* __restrict__ points, long long n, PointBounds* __restrict__ bounds) {
-  __shared__ BoxWords warp_boxes[WARPS];
-  BoxWords box{0xffffffffu, 0xffffffffu, 0u, 0u};
+  BoxWords box = empty_box();
   long long first_bad = n;
   const long long stride = static_cast<long long>(gridDim.x) * BLOCK_SIZE;
   for (long long i = global_thread(); i < n; i += stride) {
@@ -84,25 +69,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
       if (i < first_bad) first_bad = i;
       continue;
     }
-    const unsigned x = ordered_word(__float_as_uint(p.x));
-    const unsigned y = ordered_word(__float_as_uint(p.y));
-    box = BoxWords{min(box.low_x, x), min(box.low_y, y), max(box.high_x, x), max(box.high_y, y)};
+    box = box_with(box, p.x, p.y);
   }
   if (first_bad < n) atomicMin(&bounds->first_non_finite, first_bad);
-  box = warp_box(box);
-  if (threadIdx.x % 32 == 0) warp_boxes[threadIdx.x / 32] = box;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    box =
-        threadIdx.x < WARPS ? warp_boxes[threadIdx.x] : BoxWords{0xffffffffu, 0xffffffffu, 0u, 0u};
-    box = warp_box(box);
-    if (threadIdx.x == 0) {
-      atomicMin(&bounds->low_x, box.low_x);
-      atomicMin(&bounds->low_y, box.low_y);
-      atomicMax(&bounds->high_x, box.high_x);
-      atomicMax(&bounds->high_y, box.high_y);
-    }
-  }
+  fold_box_into<BLOCK_SIZE>(box, bounds);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)

@@ -1,6 +1,7 @@
 #include "closest_pair.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <filesystem>
@@ -133,11 +134,15 @@ void run_one(const ClosestPairArguments& arguments) {
                 "closest-pair --n " + std::to_string(arguments.n) +
                     " exceeds the 2147483647 points one process takes: spread them over MPI "
                     "ranks (--mpi)");
+  const auto input_start = std::chrono::steady_clock::now();
   const std::vector<host::Point2> points =
       arguments.input.empty()
           ? host::generate_points(
                 arguments.n, host::parse_point_distribution(arguments.distribution), arguments.seed)
           : host::read_point_file(arguments.input);
+  const double input_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - input_start)
+          .count();
   const std::optional<TunedChoice> tuned = tuned_base(arguments, points.size());
   host::ClosestPairOptions options = closest_pair_options(arguments);
   if (tuned) {
@@ -157,6 +162,7 @@ void run_one(const ClosestPairArguments& arguments) {
                       {"point_i", {points[found.i].x, points[found.i].y}},
                       {"point_j", {points[found.j].x, points[found.j].y}},
                       {"distance", found.distance},
+                      {"input_ms", input_ms},
                       {"times", times_json(found.times)},
                       {"calls", nlohmann::json::array()}};
   for (const host::ClosestPair& call : calls) json["calls"].push_back(times_json(call.times));
@@ -177,6 +183,9 @@ void run_one(const ClosestPairArguments& arguments) {
               << "  i = " << found.i << ' ' << describe_point(points[found.i])
               << ", j = " << found.j << ' ' << describe_point(points[found.j]) << '\n'
               << "  distance = " << std::setprecision(17) << found.distance << '\n';
+    std::cout << std::fixed << std::setprecision(3)
+              << "  input: " << (arguments.input.empty() ? "generated" : "read") << " in "
+              << input_ms << " ms (on the CPU)\n";
     for (std::size_t call = 0; call < calls.size(); ++call)
       std::cout << "  time" << (calls.size() > 1 ? " of call " + std::to_string(call + 1) : "")
                 << ": " << describe_times(calls[call].times, gpu) << '\n';
@@ -276,11 +285,13 @@ void add_closest_pair_command(CLI::App& app) {
                     "also run cpu-dc (with --mpi: rank 0, on the whole set in one process) and "
                     "exit 1 unless the distances are equal");
   command->add_flag("--json", arguments->json,
-                    "print {n, input, from, method, i, j, point_i, point_j, distance, "
-                    "times{setup_ms, upload_ms, sort_ms, rest_ms, gpu_ms, total_ms} of the last "
-                    "call, calls[times of each], verify{...}}; with --mpi times{split_ms, "
-                    "slab_ms, border_ms, total_ms} (the slowest rank's) and ranks[{input_points, "
-                    "slab_points, border_points_sent, border_points_received}]");
+                    "print {n, input, from, method, i, j, point_i, point_j, distance, input_ms "
+                    "(generating or reading the points), times{setup_ms, upload_ms, sort_ms, "
+                    "rest_ms, gpu_ms, total_ms} of the last call, calls[times of each], "
+                    "verify{...}}; with --mpi times{setup_ms, input_ms, split_ms, solve_ms, "
+                    "border_ms, reduce_ms, total_ms} (each the slowest rank's; total leaves the "
+                    "set-up out), slowest_rank, and ranks[{the same phases, input_points, "
+                    "slab_points, border_points_sent, border_points_received, device}]");
   // The table takes its points from pinned memory, warm, in calls of its own.
   CLI::Option* bench =
       command
@@ -295,9 +306,11 @@ void add_closest_pair_command(CLI::App& app) {
       command
           ->add_flag("--mpi", arguments->mpi,
                      "run as one rank of an MPI job (mpirun -n R ptxrt closest-pair --mpi ...): "
-                     "each rank generates or reads its part of the set, the ranks split it into "
-                     "x-slabs, each solves its slab with --method (GPU methods on the node-local "
-                     "rank's GPU) and the pairs across slab borders are resolved on the CPU")
+                     "the set is cut into x-slabs, one per rank; a generated set is regenerated "
+                     "by every rank, which keeps its slab (on its GPU for a GPU method), a file "
+                     "is read by parts and its points exchanged; each rank solves its slab with "
+                     "--method (GPU methods on the node-local rank's GPU) and the pairs across "
+                     "slab borders are resolved on the CPU")
           ->excludes(bench)
           ->excludes(bench_max_n)
           ->excludes(from)

@@ -256,4 +256,11 @@ ClosestPair closest_pair(const DeviceBuffer<Point2>& points, ClosestPairMethod m
   return call.run(points);
 }
 
+ClosestPair closest_pair_in_box(const DeviceBuffer<Point2>& points, const PointBox& box,
+                                ClosestPairMethod method, const ClosestPairOptions& options) {
+  check_count(points.size());
+  GpuCall call(points.context(), resolve_device_method(method), options);
+  return call.run(points, box);
+}
+
 }  // namespace ptxrt::host

@@ -48,6 +48,11 @@ struct PointBox {
 // ±1e18, BASE a power of two from 32 to 1024. Throws Error(invalid_argument) naming the fault.
 void check_gpu_input(std::span<const Point2> points, int base);
 
+// closest_pair() of device points whose box is known (and so their coordinates finite), as a
+// kernel that made them computed it: the same answer and errors, without the check's pass.
+ClosestPair closest_pair_in_box(const DeviceBuffer<Point2>& points, const PointBox& box,
+                                ClosestPairMethod method, const ClosestPairOptions& options);
+
 GpuResult gpu_brute_force(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
 GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
 GpuResult gpu_grid(const DeviceBuffer<Point2>& points, const PointBox& box, const GpuSetup& setup);

@@ -1,7 +1,8 @@
 // Random 2-D point sets for the closest-pair programs and tests. Counter-based: point k is a
 // function of (distribution, seed, k) alone, so that any range of a set can be made by itself,
 // as each rank of a distributed run makes its own part of one set, whatever the number of ranks.
-// Thread-safe.
+// The arithmetic is ptx_src/point_generator.cuh's, which the GPU runs too (closest_pair_slab.cu):
+// both make the same points. Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "host/closest_pair/closest_pair.hpp"
+#include "ptx_src/point_generator.cuh"
 
 namespace ptxrt::host {
 
@@ -22,6 +24,9 @@ enum class PointDistribution {
 std::string_view to_string(PointDistribution distribution);  // "uniform", "normal", "clustered"
 // Unknown names are Error(invalid_argument) listing the valid ones.
 PointDistribution parse_point_distribution(std::string_view name);
+
+// What a kernel takes to make the points of (distribution, seed).
+PointGenerator point_generator(PointDistribution distribution, std::uint64_t seed);
 
 std::vector<Point2> generate_points(std::size_t n, PointDistribution distribution,
                                     std::uint64_t seed);

@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -120,52 +122,113 @@ struct PTXRT_API PointPair {
 };
 
 // The closest pair of `points` (at least 2, finite), by whatever method a rank uses: a GPU
-// method on the rank's device, a CPU one.
+// method on the rank's device, a CPU one. Of the pairs at the least distance it returns the one
+// of least positions in `points`, as every ptxrt method does.
 using ClosestPairSolver = std::function<PointPair(std::span<const IndexedPoint> points)>;
 
+// The keys a rank's slab holds, in the order of x, then y, then index: above `after` and up to
+// and including `through`; no `after` in the first slab, no `through` in the last.
+struct PTXRT_API SlabRange {
+  std::optional<IndexedPoint> after;
+  std::optional<IndexedPoint> through;
+};
+
+// A rank's slab: its part of the set after the split, held where the rank solves it (host
+// memory, a GPU). The distributed closest pair asks these of it, from the calling thread.
+class PTXRT_API Slab {
+ public:
+  virtual ~Slab() = default;
+  virtual std::uint64_t size() const = 0;
+  // The closest pair of its points (asked only of 2 or more). So that the distributed answer is
+  // the one-process answer, ties included: of the pairs at the least distance, the one of least
+  // (first.index, second.index).
+  virtual PointPair closest_pair() = 0;
+  // Its points with x at most `left_until` or at least `right_from` (either may be infinite), in
+  // any order: the few near the slab's edges, for the pairs across slab borders.
+  virtual std::vector<IndexedPoint> points_near_edges(double left_until, double right_from) = 0;
+};
+
+// A slab of `points` in host memory, solved by `solve` (a CPU method): the least pair of ties
+// is the least by index when `points` are in index order, as the split below hands them over.
+PTXRT_API std::unique_ptr<Slab> host_slab(std::vector<IndexedPoint> points,
+                                          ClosestPairSolver solve);
+
+// A point set that every rank can make any part of by itself, as a counter-based generator
+// does: point k a function of k alone. Then no point travels but the few near slab borders.
+class PTXRT_API GeneratedPointSet {
+ public:
+  virtual ~GeneratedPointSet() = default;
+  // How many points the set holds, the same on every rank.
+  virtual std::uint64_t size() const = 0;
+  // parts - 1 keys in key order that cut the set into `parts` slabs of about equal size (the
+  // quantiles of a sample). Asked of rank 0 only; the other ranks receive them.
+  virtual std::vector<IndexedPoint> splitters(int parts) = 0;
+  // This rank's slab: the points of the set whose keys lie in `range`, in index order.
+  virtual std::unique_ptr<Slab> make_slab(const SlabRange& range) = 0;
+};
+
 struct PTXRT_API DistributedClosestPairOptions {
-  ClosestPairSolver solve_slab;  // a rank's slab: most of its points
-  // The points near a slab's border (usually few): a CPU method. Empty: solve_slab.
+  // The points near the slab borders, gathered on the CPU (usually few): a CPU method. Required.
   ClosestPairSolver solve_border;
-  // Keys each rank contributes to choose the slab splitters: more balance the slabs better.
+  // Points given (not generated): keys each rank contributes to choose the slab splitters; more
+  // balance the slabs better.
   std::size_t samples_per_rank = 256;
 };
 
-// What one rank did.
+// What one rank did, and how long each phase took it in milliseconds, in the order they run, from
+// a start the ranks share (a barrier on entry).
 struct PTXRT_API ClosestPairRankStats {
-  std::uint64_t input_points = 0;  // given to it
+  std::uint64_t input_points = 0;  // read by it, or generated (a generated set: all of them)
   std::uint64_t slab_points = 0;   // in its slab after the split
   std::uint64_t border_points_sent = 0;
   std::uint64_t border_points_received = 0;
-  double split_ms = 0.0;   // sample, splitters, partition, exchange (none with one rank)
-  double slab_ms = 0.0;    // solve_slab
-  double border_ms = 0.0;  // the exchange near the borders and solve_border
+  double input_ms = 0.0;   // reading its points, or making its slab of a generated set
+  double split_ms = 0.0;   // the splitters; with points given, the exchange and make_slab too
+  double solve_ms = 0.0;   // its slab's closest pair
+  double border_ms = 0.0;  // the points near the borders found, exchanged and solved
+  double reduce_ms = 0.0;  // every rank's answer gathered
+  double total_ms = 0.0;   // from the shared start to the answer: the phases' sum
 };
 
 struct PTXRT_API DistributedClosestPair {
   PointPair pair;
   std::uint64_t points = 0;                 // in the whole set
   std::vector<ClosestPairRankStats> ranks;  // every rank's, by rank
-  double wall_ms = 0.0;                     // this rank's, from the call to the answer
 };
 
-// The closest pair of the union of every rank's `points`. The ranks cut the set, in (x, y,
-// index) order, into one slab each at splitters drawn from a random sample (seeded by rank, so
-// the same on every run; ties in x are split by y, so points on one vertical line spread too; a
-// slab may be empty): each point finds its slab by a binary search over the splitters, and no
-// rank sorts its points. A slab reaches its solver in rank order, each rank's points in the order
-// given; with one rank, nothing is split or exchanged and the solver gets `points` as they are.
-// With delta the smallest slab answer, each rank sends an earlier one only its points within
-// delta of that rank's slab's right band (x within delta of its greatest x, y within delta of the
-// band's y range), and the earlier rank solves its band with them. The pair is the one of least
-// (distance, first index, second index) among the ranks' answers: its distance is the whole
-// set's minimum, and when several pairs are that close, any one of them may be returned, as with
-// one process. Error (invalid_argument), on every rank, for fewer than 2 points in all, a
-// coordinate that is not finite (naming the point's index), or no solve_slab; Error
-// (invalid_argument) when a slab would exceed the 2^31 - 1 points MPI's counts can carry.
-// Collective.
-PTXRT_API DistributedClosestPair closest_pair(MPI_Comm communicator,
-                                              std::vector<IndexedPoint> points,
+// This rank's part of a point set given point by point (read from a file, received), and what
+// makes a Slab of the points a rank gets after the split, told the size of the whole set (to
+// choose a method by it): host_slab for a CPU method, an upload for a GPU one.
+using PointReader = std::function<std::vector<IndexedPoint>()>;
+using SlabMaker =
+    std::function<std::unique_ptr<Slab>(std::vector<IndexedPoint> points, std::uint64_t set_size)>;
+
+// The closest pair of a point set spread over the ranks: the union of every rank's `read()`, or a
+// generated set. The ranks cut the set, in (x, y, index) order, into one slab each at splitters
+// (ties in x are split by y, so points on one vertical line spread too; a slab may be empty).
+// Points given: the splitters are quantiles of a random sample (samples_per_rank from each rank,
+// seeded by rank, so the same on every run), each point finds its slab by a binary search over
+// them, the ranks exchange their points, and a slab reaches make_slab in rank order, each rank's
+// points in the order read (with one rank: its points as read, nothing exchanged). Generated:
+// rank 0's splitters() reach every rank and each makes its own slab; no point travels to split.
+//
+// Each rank solves its slab; with delta the least slab answer, each rank sends an earlier one
+// only its points within delta of the box of that rank's points within delta of its right edge
+// (a splitter's x), and the earlier rank solves those with its own points near them by
+// solve_border. The pair is the one of least (distance, first index, second index) among the
+// ranks' answers: the least distance of the whole set, and, when each rank reads its points in
+// index order and the ranks hold increasing index ranges (or the set is generated), the pair one
+// process finds, ties included.
+//
+// Error (invalid_argument), on every rank, for fewer than 2 points in all, a coordinate that is
+// not finite (points given; naming the point's index), no solve_border, splitters that are not
+// parts - 1 keys in key order, or slabs that do not hold the set's points once each; Error
+// (invalid_argument) when a slab would exceed the 2^31 - 1 points MPI's counts can carry (points
+// given). What make_slab, a Slab or the set throw is thrown on that rank only. Collective.
+PTXRT_API DistributedClosestPair closest_pair(MPI_Comm communicator, const PointReader& read,
+                                              const SlabMaker& make_slab,
+                                              const DistributedClosestPairOptions& options);
+PTXRT_API DistributedClosestPair closest_pair(MPI_Comm communicator, GeneratedPointSet& points,
                                               const DistributedClosestPairOptions& options);
 
 }  // namespace ptxrt::mpi

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "gpu_fixture.hpp"
+#include "host/classic/device_sort.hpp"
 #include "host/closest_pair/closest_pair.hpp"
 #include "host/closest_pair/closest_pair_cpu.hpp"
-#include "host/classic/device_sort.hpp"
 #include "host/closest_pair/point_generator.hpp"
 #include "host/common/reference.hpp"
 
@@ -117,6 +117,32 @@ TEST_CASE("GPU methods on degenerate inputs: all equal, collinear, a lattice of 
     for (int column = 0; column < side; ++column)
       lattice.push_back({static_cast<float>(column) * 0.25f, static_cast<float>(row) * 0.25f});
   check_every_method(lattice);
+}
+
+TEST_CASE("every GPU method returns the pair of least indices among ties, as the CPU does") {
+  // The distributed closest pair relies on it: its ranks' answers, each the least of its slab,
+  // fold to the least of the whole set, the pair one process finds.
+  std::vector<Point2> lattice;
+  for (int row = 0; row < 40; ++row)
+    for (int column = 0; column < 40; ++column)
+      lattice.push_back({static_cast<float>(column), static_cast<float>(row)});
+  std::vector<Point2> reversed(lattice.rbegin(), lattice.rend());
+  // Pairs at distance 0 wherever the copies fall: (5, 1600) is the least of them.
+  std::vector<Point2> copies = lattice;
+  for (int k : {5, 900, 1234, 77}) copies.push_back(lattice[static_cast<std::size_t>(k)]);
+  for (const std::vector<Point2>* points : {&lattice, &reversed, &copies}) {
+    const PairFound expected = cpu_brute_force(*points);
+    for (ClosestPairMethod method : {ClosestPairMethod::grid, ClosestPairMethod::divide_conquer,
+                                     ClosestPairMethod::brute_force}) {
+      CAPTURE(to_string(method));
+      CAPTURE(points->size());
+      const ClosestPair found = closest_pair(*points, method, options_for(128));
+      CHECK(found.i == expected.i);
+      CHECK(found.j == expected.j);
+    }
+  }
+  CHECK(cpu_brute_force(copies).i == 5);
+  CHECK(cpu_brute_force(copies).j == 1600);
 }
 
 TEST_CASE("a GPU method with BASE outside 32..1024 is an invalid argument") {

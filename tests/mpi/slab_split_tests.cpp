@@ -80,31 +80,70 @@ TEST_CASE("slab split: a sample smaller than the slabs repeats splitters and lea
   CHECK(detail::partition_into_slabs(two, {}).counts == std::vector<std::size_t>{2});
 }
 
-TEST_CASE("slab split: the right band reaches back a radius in x and spans its points' y") {
-  // In no particular order: a slab is not sorted.
-  const std::vector<IndexedPoint> slab{
-      {0.8f, 0.2f, 2}, {1.0f, 0.5f, 3}, {0.0f, 0.0f, 0}, {0.7f, 0.9f, 1}};
-  const detail::RightBand band = detail::right_band(slab, 0.25);
-  CHECK_FALSE(band.empty);
-  CHECK(band.last_x == 1.0f);
-  CHECK(band.low_y == 0.2f);
-  CHECK(band.high_y == 0.5f);
-  CHECK(detail::in_band(slab[0], band, 0.25));
-  CHECK_FALSE(detail::in_band(slab[3], band, 0.25));
-  // A later slab's points: near in x and within the band's y range widened by the radius.
-  CHECK(detail::near_band({1.2f, 0.6f, 9}, band, 0.25));
-  CHECK_FALSE(detail::near_band({1.3f, 0.5f, 9}, band, 0.25));
-  CHECK_FALSE(detail::near_band({1.1f, 0.8f, 9}, band, 0.25));
-  CHECK_FALSE(detail::near_band({1.0f, 0.5f, 9}, detail::right_band({}, 0.25), 0.25));
-  // No slab answer yet: an infinite radius takes everything.
+TEST_CASE("slab split: slab r takes the keys above splitter r - 1 and up to splitter r") {
+  const std::vector<IndexedPoint> splitters{{0.25f, 0.5f, 3}, {0.75f, 0.5f, 9}};
+  const ptxrt::mpi::SlabRange first = detail::slab_range(splitters, 0);
+  CHECK_FALSE(first.after.has_value());
+  REQUIRE(first.through.has_value());
+  CHECK(first.through->index == 3);
+  const ptxrt::mpi::SlabRange middle = detail::slab_range(splitters, 1);
+  REQUIRE(middle.after.has_value());
+  REQUIRE(middle.through.has_value());
+  CHECK(middle.after->index == 3);
+  CHECK(middle.through->index == 9);
+  const ptxrt::mpi::SlabRange last = detail::slab_range(splitters, 2);
+  CHECK(last.after->index == 9);
+  CHECK_FALSE(last.through.has_value());
+  const ptxrt::mpi::SlabRange whole = detail::slab_range({}, 0);
+  CHECK_FALSE(whole.after.has_value());
+  CHECK_FALSE(whole.through.has_value());
+}
+
+TEST_CASE(
+    "slab split: a slab's edges reach a radius past its splitters' x, none at the set's ends") {
+  const std::vector<IndexedPoint> splitters{{0.25f, 0.5f, 3}, {0.75f, 0.5f, 9}};
+  const detail::EdgeReach middle = detail::edge_reach(detail::slab_range(splitters, 1), 0.125);
+  CHECK(middle.left_until == 0.375);
+  CHECK(middle.right_from == 0.625);
+  const detail::EdgeReach first = detail::edge_reach(detail::slab_range(splitters, 0), 0.125);
+  CHECK(first.left_until == -std::numeric_limits<double>::infinity());
+  CHECK(first.right_from == 0.125);
+  const detail::EdgeReach last = detail::edge_reach(detail::slab_range(splitters, 2), 0.125);
+  CHECK(last.left_until == 0.875);
+  CHECK(last.right_from == std::numeric_limits<double>::infinity());
+  // No slab answer yet: an infinite radius reaches every point.
   const double everything = std::numeric_limits<double>::infinity();
-  CHECK(detail::near_band({1e30f, -1e30f, 9}, detail::right_band(slab, everything), everything));
+  const detail::EdgeReach all = detail::edge_reach(detail::slab_range(splitters, 1), everything);
+  CHECK(all.left_until == everything);
+  CHECK(all.right_from == -everything);
+}
+
+TEST_CASE("slab split: a point is near a box when within the radius of it in x and in y") {
+  const std::vector<IndexedPoint> band{{0.8f, 0.2f, 2}, {1.0f, 0.5f, 3}};
+  const detail::BorderBox box = detail::bounding_box(band);
+  CHECK_FALSE(box.empty);
+  CHECK(box.low_x == 0.8f);
+  CHECK(box.high_x == 1.0f);
+  CHECK(box.low_y == 0.2f);
+  CHECK(box.high_y == 0.5f);
+  CHECK(detail::near_box({1.2f, 0.6f, 9}, box, 0.25));
+  CHECK_FALSE(detail::near_box({1.3f, 0.5f, 9}, box, 0.25));
+  CHECK_FALSE(detail::near_box({1.1f, 0.8f, 9}, box, 0.25));
+  CHECK_FALSE(detail::near_box({0.9f, 0.3f, 9}, detail::bounding_box({}), 0.25));
+  const double everything = std::numeric_limits<double>::infinity();
+  CHECK(detail::near_box({1e30f, -1e30f, 9}, box, everything));
 }
 
 TEST_CASE("slab split: duplicates at distance 0 meet across a border") {
-  const std::vector<IndexedPoint> slab{{0.25f, 0.5f, 0}, {0.5f, 0.5f, 1}};
-  const detail::RightBand band = detail::right_band(slab, detail::search_radius(0.0));
-  CHECK(band.low_y == 0.5f);
-  CHECK(detail::near_band({0.5f, 0.5f, 7}, band, detail::search_radius(0.0)));
-  CHECK_FALSE(detail::near_band({0.5f, 0.50001f, 8}, band, detail::search_radius(0.0)));
+  const std::vector<IndexedPoint> splitters{{0.5f, 0.5f, 1}};
+  const double radius = detail::search_radius(0.0);
+  // The duplicate of the splitter point lies in the next slab, at the same x.
+  const detail::EdgeReach left = detail::edge_reach(detail::slab_range(splitters, 0), radius);
+  const detail::EdgeReach right = detail::edge_reach(detail::slab_range(splitters, 1), radius);
+  CHECK(0.5 >= left.right_from);
+  CHECK(0.5 <= right.left_until);
+  CHECK_FALSE(0.25 >= left.right_from);
+  const detail::BorderBox box = detail::bounding_box(std::vector<IndexedPoint>{splitters[0]});
+  CHECK(detail::near_box({0.5f, 0.5f, 7}, box, radius));
+  CHECK_FALSE(detail::near_box({0.5f, 0.50001f, 8}, box, radius));
 }

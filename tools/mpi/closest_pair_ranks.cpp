@@ -1,10 +1,15 @@
-// `ptxrt closest-pair ... --mpi`: each rank makes or reads its part of the set, ptxrt::mpi
-// finds the pair across the ranks with the method as each rank's slab solver, rank 0 reports.
+// `ptxrt closest-pair ... --mpi`: each rank sets up its GPU (or its CPU method), ptxrt::mpi
+// finds the pair across the ranks (a generated set: each rank regenerates it and keeps its slab;
+// a file: each rank reads its part and the ranks exchange points), rank 0 reports every rank's
+// phases.
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 
 #include "host/closest_pair/point_file.hpp"
@@ -12,6 +17,7 @@
 #include "host/common/device_selection.hpp"
 #include "ptxrt/error.hpp"
 #include "tools/closest_pair.hpp"
+#include "tools/mpi/closest_pair_slabs.hpp"
 #include "tools/mpi/ranks.hpp"
 
 namespace ptxrt::cli {
@@ -31,71 +37,111 @@ Range rank_range(std::uint64_t total, const mpi::Placement& placement) {
   return {base * rank + std::min(rank, extra), base + (rank < extra ? 1 : 0)};
 }
 
-struct RankPoints {
-  std::vector<mpi::IndexedPoint> points;
-  std::uint64_t total = 0;
-};
-
-// Generated from the global index, so the set is the one a single process makes; a binary file
-// read by byte range; a CSV file (which has no fixed record size) read whole by every rank.
-RankPoints rank_points(const ClosestPairArguments& arguments, const mpi::Placement& placement) {
-  RankPoints local;
+// A binary file read by byte range; a CSV file (which has no fixed record size) read whole by
+// every rank.
+std::vector<mpi::IndexedPoint> read_rank_points(const std::string& input,
+                                                const mpi::Placement& placement) {
   std::vector<host::Point2> points;
   Range range;
-  if (arguments.input.empty()) {
-    local.total = arguments.n;
-    range = rank_range(local.total, placement);
-    points = host::generate_point_range(range.first, range.count,
-                                        host::parse_point_distribution(arguments.distribution),
-                                        arguments.seed);
-  } else if (std::filesystem::path(arguments.input).extension() == ".bin") {
-    local.total = host::count_binary_points(arguments.input);
-    range = rank_range(local.total, placement);
-    points = host::read_binary_point_range(arguments.input, range.first, range.count);
+  if (std::filesystem::path(input).extension() == ".bin") {
+    range = rank_range(host::count_binary_points(input), placement);
+    points = host::read_binary_point_range(input, range.first, range.count);
   } else {
-    const std::vector<host::Point2> all = host::read_point_file(arguments.input);
-    local.total = all.size();
-    range = rank_range(local.total, placement);
+    const std::vector<host::Point2> all = host::read_point_file(input);
+    range = rank_range(all.size(), placement);
     points.assign(all.begin() + static_cast<std::ptrdiff_t>(range.first),
                   all.begin() + static_cast<std::ptrdiff_t>(range.first + range.count));
   }
-  local.points.reserve(points.size());
+  std::vector<mpi::IndexedPoint> indexed;
+  indexed.reserve(points.size());
   for (std::size_t k = 0; k < points.size(); ++k)
-    local.points.push_back({points[k].x, points[k].y, range.first + k});
-  return local;
+    indexed.push_back({points[k].x, points[k].y, range.first + k});
+  return indexed;
 }
 
-mpi::ClosestPairSolver solver(host::ClosestPairMethod method, host::ClosestPairOptions options) {
-  return [method, options](std::span<const mpi::IndexedPoint> points) {
-    std::vector<host::Point2> coordinates(points.size());
-    for (std::size_t k = 0; k < points.size(); ++k) coordinates[k] = {points[k].x, points[k].y};
-    const host::ClosestPair found = host::closest_pair(coordinates, method, options);
-    return mpi::PointPair{points[found.i], points[found.j], found.distance};
-  };
-}
+// What a rank did before the distributed closest pair: its device (-1: a CPU method) and the
+// milliseconds of its set-up (context, kernels).
+struct RankSetup {
+  int device = -1;
+  double setup_ms = 0.0;
+};
 
-// The slowest rank's time of each stage.
-nlohmann::json stage_times(const mpi::DistributedClosestPair& found) {
-  double split = 0.0;
-  double slab = 0.0;
-  double border = 0.0;
-  for (const mpi::ClosestPairRankStats& rank : found.ranks) {
-    split = std::max(split, rank.split_ms);
-    slab = std::max(slab, rank.slab_ms);
-    border = std::max(border, rank.border_ms);
+std::vector<RankSetup> every_rank_setup(const RankSetup& mine) {
+  std::ostringstream text;
+  text << mine.device << ' ' << std::setprecision(17) << mine.setup_ms;
+  std::vector<RankSetup> setups;
+  for (const std::string& each : mpi::gather_text(MPI_COMM_WORLD, text.str())) {
+    std::istringstream fields(each);
+    RankSetup setup;
+    fields >> setup.device >> setup.setup_ms;
+    setups.push_back(setup);
   }
-  return {
-      {"split_ms", split}, {"slab_ms", slab}, {"border_ms", border}, {"total_ms", found.wall_ms}};
+  return setups;
 }
 
-nlohmann::json rank_stats(const mpi::DistributedClosestPair& found) {
+// One rank's phases, in the order they run (the JSON's keys and the table's columns): the
+// set-up, then the distributed closest pair's, whose total leaves the set-up out.
+struct Phase {
+  const char* key;
+  const char* heading;
+  double mpi::ClosestPairRankStats::*stat;  // null: the set-up
+};
+constexpr Phase phases[] = {
+    {"setup_ms", "set-up", nullptr},
+    {"input_ms", "input", &mpi::ClosestPairRankStats::input_ms},
+    {"split_ms", "split", &mpi::ClosestPairRankStats::split_ms},
+    {"solve_ms", "solve", &mpi::ClosestPairRankStats::solve_ms},
+    {"border_ms", "border", &mpi::ClosestPairRankStats::border_ms},
+    {"reduce_ms", "reduce", &mpi::ClosestPairRankStats::reduce_ms},
+    {"total_ms", "total", &mpi::ClosestPairRankStats::total_ms},
+};
+
+double phase_ms(const Phase& phase, const mpi::ClosestPairRankStats& stats,
+                const RankSetup& setup) {
+  return phase.stat != nullptr ? stats.*phase.stat : setup.setup_ms;
+}
+
+// Every rank's phases and counts, and the slowest rank's time of each phase.
+struct PhaseReport {
   nlohmann::json ranks = nlohmann::json::array();
-  for (const mpi::ClosestPairRankStats& rank : found.ranks)
-    ranks.push_back({{"input_points", rank.input_points},
-                     {"slab_points", rank.slab_points},
-                     {"border_points_sent", rank.border_points_sent},
-                     {"border_points_received", rank.border_points_received}});
-  return ranks;
+  nlohmann::json slowest = nlohmann::json::object();
+  std::size_t slowest_rank = 0;  // by total
+};
+
+PhaseReport phase_report(const mpi::DistributedClosestPair& found,
+                         const std::vector<RankSetup>& setups) {
+  PhaseReport report;
+  for (const Phase& phase : phases) report.slowest[phase.key] = 0.0;
+  for (std::size_t rank = 0; rank < found.ranks.size(); ++rank) {
+    const mpi::ClosestPairRankStats& stats = found.ranks[rank];
+    nlohmann::json entry{{"input_points", stats.input_points},
+                         {"slab_points", stats.slab_points},
+                         {"border_points_sent", stats.border_points_sent},
+                         {"border_points_received", stats.border_points_received},
+                         {"device", setups[rank].device}};
+    for (const Phase& phase : phases) {
+      const double ms = phase_ms(phase, stats, setups[rank]);
+      entry[phase.key] = ms;
+      report.slowest[phase.key] = std::max(report.slowest[phase.key].get<double>(), ms);
+    }
+    if (stats.total_ms > found.ranks[report.slowest_rank].total_ms) report.slowest_rank = rank;
+    report.ranks.push_back(std::move(entry));
+  }
+  return report;
+}
+
+void print_phase_table(const PhaseReport& report) {
+  std::cout << "  ms        ";
+  for (const Phase& phase : phases) std::cout << std::setw(10) << phase.heading;
+  std::cout << '\n' << std::fixed << std::setprecision(3);
+  const auto row = [](const std::string& name, const nlohmann::json& times) {
+    std::cout << "  " << std::left << std::setw(10) << name << std::right;
+    for (const Phase& phase : phases) std::cout << std::setw(10) << times[phase.key].get<double>();
+    std::cout << '\n';
+  };
+  for (std::size_t rank = 0; rank < report.ranks.size(); ++rank)
+    row("rank " + std::to_string(rank), report.ranks[rank]);
+  row("slowest", report.slowest);
 }
 
 // The one-process answer on the whole set, for --verify.
@@ -110,11 +156,12 @@ host::ClosestPair one_process_answer(const ClosestPairArguments& arguments,
 }
 
 void report(const ClosestPairArguments& arguments, const host::ClosestPairOptions& options,
-            host::ClosestPairMethod method, const std::vector<int>& devices,
+            host::ClosestPairMethod method, const std::vector<RankSetup>& setups,
             const mpi::DistributedClosestPair& found) {
   const mpi::PointPair& pair = found.pair;
   const host::Point2 first{pair.first.x, pair.first.y};
   const host::Point2 second{pair.second.x, pair.second.y};
+  const PhaseReport times = phase_report(found, setups);
   nlohmann::json json{{"n", found.points},
                       {"input", describe_input(arguments)},
                       {"method", std::string(to_string(method))},
@@ -124,9 +171,14 @@ void report(const ClosestPairArguments& arguments, const host::ClosestPairOption
                       {"point_i", {first.x, first.y}},
                       {"point_j", {second.x, second.y}},
                       {"distance", pair.distance},
-                      {"times", stage_times(found)},
-                      {"ranks", rank_stats(found)}};
-  if (!devices.empty()) json["devices"] = devices;
+                      {"times", times.slowest},
+                      {"slowest_rank", times.slowest_rank},
+                      {"ranks", times.ranks}};
+  if (std::any_of(setups.begin(), setups.end(),
+                  [](const RankSetup& each) { return each.device >= 0; })) {
+    json["devices"] = nlohmann::json::array();
+    for (const RankSetup& setup : setups) json["devices"].push_back(setup.device);
+  }
   bool agrees = true;
   if (arguments.verify) {
     const double reference = one_process_answer(arguments, options).distance;
@@ -137,21 +189,18 @@ void report(const ClosestPairArguments& arguments, const host::ClosestPairOption
   if (arguments.json) {
     std::cout << json.dump(2) << '\n';
   } else {
-    const nlohmann::json& times = json["times"];
     std::cout << "closest pair of " << found.points << " points (" << describe_input(arguments)
               << ") by " << to_string(method) << ", MPI ranks " << found.ranks.size() << ":\n"
               << "  i = " << pair.first.index << ' ' << describe_point(first)
               << ", j = " << pair.second.index << ' ' << describe_point(second) << '\n'
-              << "  distance = " << std::setprecision(17) << pair.distance << '\n'
-              << std::fixed << std::setprecision(3) << "  time (slowest rank): split "
-              << times["split_ms"].get<double>() << " ms, slab " << times["slab_ms"].get<double>()
-              << " ms, border " << times["border_ms"].get<double>() << " ms, total "
-              << found.wall_ms << " ms\n";
+              << "  distance = " << std::setprecision(17) << pair.distance << '\n';
+    print_phase_table(times);
     for (std::size_t rank = 0; rank < found.ranks.size(); ++rank) {
       const mpi::ClosestPairRankStats& stats = found.ranks[rank];
       std::cout << "  rank " << rank << ": slab of " << stats.slab_points << " point(s), "
-                << stats.border_points_received << " received near its border";
-      if (!devices.empty()) std::cout << ", device " << devices[rank];
+                << stats.border_points_sent << " sent and " << stats.border_points_received
+                << " received near its borders";
+      if (setups[rank].device >= 0) std::cout << ", device " << setups[rank].device;
       std::cout << '\n';
     }
     if (arguments.verify)
@@ -167,7 +216,8 @@ void run_closest_pair_as_rank(const ClosestPairArguments& arguments) {
   // What can be refused without MPI is refused before it, as in one process.
   const host::ClosestPairOptions base_options = closest_pair_options(arguments);
   const host::ClosestPairMethod requested = host::parse_closest_pair_method(arguments.method);
-  host::parse_point_distribution(arguments.distribution);
+  const host::PointDistribution distribution =
+      host::parse_point_distribution(arguments.distribution);
   const std::optional<std::vector<int>> listed =
       arguments.devices.empty() ? std::nullopt : host::parse_device_list(arguments.devices);
   if (arguments.verify && arguments.input.empty() &&
@@ -176,25 +226,40 @@ void run_closest_pair_as_rank(const ClosestPairArguments& arguments) {
                 "closest-pair --verify solves the whole set in one process, at most 2147483647 "
                 "points; --n is " +
                     std::to_string(arguments.n));
+  const bool generated = arguments.input.empty();
   run_as_rank([&](const mpi::Placement& placement) {
-    RankPoints local = rank_points(arguments, placement);
-    const host::ClosestPairMethod method =
-        host::resolve_closest_pair_method(requested, local.total);
+    const auto setup_start = std::chrono::steady_clock::now();
+    // A file's size is known only once read: "auto" may take a GPU then.
+    const std::uint64_t known_size =
+        generated ? arguments.n : std::numeric_limits<std::uint64_t>::max();
     host::ClosestPairOptions options = base_options;
-    int ordinal = -1;  // none: a CPU method
-    if (host::is_gpu_method(method)) {
-      ordinal = rank_device(placement, listed).ordinal;
-      options.context = Context::primary(ordinal);
+    RankSetup setup;
+    if (host::is_gpu_method(host::resolve_closest_pair_method(requested, known_size))) {
+      setup.device = rank_device(placement, listed).ordinal;
+      options.context = Context::primary(setup.device);
     }
-    // Gathered whatever the method, so that ranks resolving "auto" differently still meet.
-    std::vector<int> devices = every_rank_device(ordinal);
-    if (std::all_of(devices.begin(), devices.end(), [](int each) { return each < 0; }))
-      devices.clear();
-    const mpi::DistributedClosestPair found = mpi::closest_pair(
-        MPI_COMM_WORLD, std::move(local.points),
-        {.solve_slab = solver(method, options),
-         .solve_border = solver(host::ClosestPairMethod::cpu_divide_conquer, options)});
-    if (placement.rank == 0) report(arguments, options, method, devices, found);
+    RankSolver solver(requested, options);
+    setup.setup_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_start)
+            .count();
+    const mpi::DistributedClosestPairOptions distributed{
+        .solve_border = cpu_solver(host::ClosestPairMethod::cpu_divide_conquer, options)};
+    mpi::DistributedClosestPair found;
+    if (generated) {
+      const std::unique_ptr<mpi::GeneratedPointSet> set =
+          solver.generated_set(distribution, arguments.seed, arguments.n);
+      found = mpi::closest_pair(MPI_COMM_WORLD, *set, distributed);
+    } else {
+      found = mpi::closest_pair(
+          MPI_COMM_WORLD, [&] { return read_rank_points(arguments.input, placement); },
+          [&](std::vector<mpi::IndexedPoint> points, std::uint64_t set_size) {
+            return solver.slab_of(std::move(points), set_size);
+          },
+          distributed);
+    }
+    const std::vector<RankSetup> setups = every_rank_setup(setup);
+    if (placement.rank == 0)
+      report(arguments, options, solver.method_for(found.points), setups, found);
   });
 }
 

@@ -1,0 +1,48 @@
+// How a rank of `ptxrt closest-pair --mpi` holds and solves its slab: on its GPU
+// (host/closest_pair/device_slab.hpp: a generated set regenerated there, received points
+// uploaded) or in host memory with a CPU method. Built with MPI only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "host/closest_pair/closest_pair.hpp"
+#include "host/closest_pair/device_slab.hpp"
+#include "host/closest_pair/point_generator.hpp"
+#include "ptxrt/mpi.hpp"
+
+namespace ptxrt::cli {
+
+// The closest pair of indexed points by a CPU method (the border's solver, and a CPU method's
+// slab's).
+mpi::ClosestPairSolver cpu_solver(host::ClosestPairMethod method,
+                                  const host::ClosestPairOptions& options);
+
+// One rank's means of solving. Constructed during the rank's set-up: with a GPU context in
+// `options`, it compiles (or finds) every kernel a GPU slab runs, allocates their workspace and
+// runs them once on a small set, so that the timed phases are the work alone. A GPU method needs
+// that context. One thread at a time.
+class RankSolver {
+ public:
+  // `requested`: the method asked for ("auto" is resolved by the set's size, as in one process).
+  RankSolver(host::ClosestPairMethod requested, host::ClosestPairOptions options);
+
+  // The method for a set of `set_size` points.
+  host::ClosestPairMethod method_for(std::uint64_t set_size) const;
+
+  // A slab of points that arrived from the split (mpi::SlabMaker).
+  std::unique_ptr<mpi::Slab> slab_of(std::vector<mpi::IndexedPoint> points, std::uint64_t set_size);
+
+  // The first `count` points of (distribution, seed) as a set each rank makes its own slab of:
+  // on the GPU for a GPU method, else on the CPU.
+  std::unique_ptr<mpi::GeneratedPointSet> generated_set(host::PointDistribution distribution,
+                                                        std::uint64_t seed, std::uint64_t count);
+
+ private:
+  host::ClosestPairMethod requested_;
+  host::ClosestPairOptions options_;
+  std::optional<host::SlabKernels> kernels_;  // with a GPU context
+};
+
+}  // namespace ptxrt::cli
