@@ -44,11 +44,14 @@ FileDescriptor open_checked(int parent, const fs::path& name, std::string_view r
   if (!folder) {
     const int error = errno;
     if (error == ENOENT) return folder;
+    // A link or a file there fails the open: say which it is.
     struct stat status {};
+    std::string problem;
     if ((error == ELOOP || error == ENOTDIR) &&
         ::fstatat(parent, name.c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0)
-      refuse(role, path, untrusted_folder(status));
-    refuse(role, path, std::string("cannot open it: ") + std::strerror(error));
+      problem = untrusted_folder(status);
+    refuse(role, path,
+           problem.empty() ? std::string("cannot open it: ") + std::strerror(error) : problem);
   }
   struct stat status {};
   if (::fstat(folder.get(), &status) != 0)
