@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli.hpp"
@@ -80,15 +81,20 @@ std::string format_bytes(std::uintmax_t bytes) {
   return text.str();
 }
 
-std::vector<DiskCacheEntry> existing_entries(const fs::path& directory) {
+// The cache at `directory` when it exists: listing or clearing a cache creates none.
+std::optional<DiskCache> existing_cache(const fs::path& directory) {
   std::error_code error;
-  if (!fs::is_directory(directory, error)) return {};
-  return DiskCache(directory).entries();
+  if (!fs::exists(fs::symlink_status(directory, error))) return std::nullopt;
+  return std::optional<DiskCache>(std::in_place, directory);
 }
 
 void list_entries(bool json) {
   const fs::path directory = cache_directory();
-  const std::vector<DiskCacheEntry> entries = existing_entries(directory);
+  const std::optional<DiskCache> cache = existing_cache(directory);
+  const std::vector<DiskCacheEntry> entries =
+      cache ? cache->entries() : std::vector<DiskCacheEntry>{};
+  const std::vector<DiskCacheDamage> damaged =
+      cache ? cache->damaged() : std::vector<DiskCacheDamage>{};
   std::uintmax_t total = 0;
   for (const DiskCacheEntry& entry : entries) total += entry.size_bytes;
   if (json) {
@@ -99,10 +105,14 @@ void list_entries(bool json) {
                         {"last_use", format_time(entry.last_use, true)},
                         {"name", entry.name},
                         {"arch", entry.arch}});
+    nlohmann::json problems = nlohmann::json::array();
+    for (const DiskCacheDamage& damage : damaged)
+      problems.push_back({{"path", damage.path.string()}, {"problem", damage.problem}});
     std::cout << nlohmann::json{{"directory", directory.string()},
                                 {"count", entries.size()},
                                 {"total_bytes", total},
-                                {"entries", listed}}
+                                {"entries", listed},
+                                {"damaged", problems}}
                      .dump(2)
               << '\n';
     return;
@@ -114,16 +124,19 @@ void list_entries(bool json) {
   if (!rows.empty()) print_table(std::cout, {"key", "size", "last use", "name", "arch"}, rows);
   std::cout << entries.size() << " entries, " << format_bytes(total) << " in " << directory.string()
             << '\n';
+  if (damaged.empty()) return;
+  std::cout << damaged.size() << (damaged.size() == 1 ? " damaged path" : " damaged paths")
+            << ", skipped (the cache deletes only files it wrote):\n";
+  for (const DiskCacheDamage& damage : damaged)
+    std::cout << "  " << damage.path.string() << ": " << damage.problem << '\n';
 }
 
 void clear_entries() {
   const fs::path directory = cache_directory();
-  const std::vector<DiskCacheEntry> entries = existing_entries(directory);
-  std::uintmax_t total = 0;
-  for (const DiskCacheEntry& entry : entries) total += entry.size_bytes;
-  if (!entries.empty()) DiskCache(directory).clear();
-  std::cout << "removed " << entries.size() << " entries (" << format_bytes(total) << ") from "
-            << directory.string() << '\n';
+  std::optional<DiskCache> cache = existing_cache(directory);
+  const DiskCacheCleared cleared = cache ? cache->clear() : DiskCacheCleared{};
+  std::cout << "removed " << cleared.entries << " entries (" << format_bytes(cleared.bytes)
+            << ") from " << directory.string() << '\n';
 }
 
 // The defaults (a required constant takes its first value), after the user's fixed defines;
@@ -280,12 +293,16 @@ void add_cache_commands(CLI::App& app) {
     std::cout << cache_directory().string() << '\n';
   });
   auto json = std::make_shared<bool>(false);
-  CLI::App* list = cache->add_subcommand("ls", "List the entries, most recently used first");
+  CLI::App* list = cache->add_subcommand(
+      "ls",
+      "List the entries, most recently used first, and the paths in the cache that hold what it "
+      "did not write");
   list->add_flag("--json", *json,
                  "print {directory, count, total_bytes, entries: [{key, size_bytes, last_use "
-                 "(UTC, ISO 8601), name, arch}]}");
+                 "(UTC, ISO 8601), name, arch}], damaged: [{path, problem}]}");
   list->callback([json] { list_entries(*json); });
-  cache->add_subcommand("clear", "Delete every entry")->callback(clear_entries);
+  cache->add_subcommand("clear", "Delete every entry (only files the cache wrote)")
+      ->callback(clear_entries);
   add_warm_command(*cache);
 }
 

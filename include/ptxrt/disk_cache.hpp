@@ -7,6 +7,15 @@
 // The cache is an optimisation: I/O failures are logged (once) and the cache runs without disk,
 // never throwing from load() or store().
 //
+// The directory and its shard folders are this user's alone: created with mode 0700, and an
+// existing one that is a symbolic link, another user's, or writable by group or others is refused
+// (for the directory, the cache runs without disk; for a shard folder, its entries are skipped)
+// and never written. They are opened once and used through their descriptors, never through a
+// link. Only regular files are read as entries, without ever blocking on a FIFO, and the cache
+// deletes only files it wrote, recognised by name and content: anything else in the directory (a
+// FIFO, a folder or a link where an entry should be, a file it did not write) is left alone and
+// reported by damaged().
+//
 // While load_or_compile() compiles an entry, <key>.lock beside it (0600, empty) is flock'ed, so
 // that other processes wanting the same entry wait for it instead of compiling it too. Its holder
 // deletes it when done; one left by a process that died (the kernel released its lock) goes with
@@ -22,6 +31,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -33,6 +43,11 @@
 
 namespace ptxrt {
 
+namespace detail {
+class PrivateFolder;
+struct OpenedFile;
+}  // namespace detail
+
 // One entry as listed by DiskCache::entries(), read from the entry's header (not verified).
 struct PTXRT_API DiskCacheEntry {
   std::string key;
@@ -40,6 +55,19 @@ struct PTXRT_API DiskCacheEntry {
   std::filesystem::file_time_type last_use;  // the file's mtime: set on store, touched on hit
   std::string name;
   std::string arch;
+};
+
+// A path in the cache directory holding what the cache did not write where it expects an entry
+// or a shard folder (see damaged()).
+struct PTXRT_API DiskCacheDamage {
+  std::filesystem::path path;
+  std::string problem;  // "is a FIFO, not a cache entry", "is not a ptxrt cache entry (bad magic)"
+};
+
+// What DiskCache::clear() deleted.
+struct PTXRT_API DiskCacheCleared {
+  std::uint64_t entries = 0;
+  std::uintmax_t bytes = 0;
 };
 
 // Counters of this DiskCache object since construction.
@@ -74,15 +102,12 @@ class PTXRT_API DiskCache {
   // which also keeps it from naming any path outside the cache.
   static void validate_key(std::string_view key);
 
-  // Creates `directory` (mode 0700, its parents as needed) when missing, and returns why it is not
-  // safe to keep compiled code in (it cannot be created, is owned by another user, or is writable
-  // by group or others), or empty when it is. The precompiled-header folder follows the same rule.
-  static std::string prepare_private_directory(const std::filesystem::path& directory);
-
-  // Creates `directory` (mode 0700) when missing. A directory that cannot be created, is owned by
-  // another user or is writable by group or others is reported and the cache runs without disk.
+  // Creates `directory` (mode 0700, its parents as needed) when missing. A directory that cannot
+  // be created, is a symbolic link, is owned by another user or is writable by group or others
+  // is reported once and the cache runs without disk, writing nothing there.
   explicit DiskCache(std::filesystem::path directory = default_directory(),
                      std::uintmax_t max_bytes = default_max_bytes());
+  ~DiskCache();
   DiskCache(const DiskCache&) = delete;
   DiskCache& operator=(const DiskCache&) = delete;
 
@@ -93,11 +118,13 @@ class PTXRT_API DiskCache {
   // Where the entry for `key` lives (validates the key).
   std::filesystem::path entry_path(std::string_view key) const;
 
-  // The image stored under `key`, or nullopt. An entry that fails any check is deleted (when ours)
-  // and reported as a warning. A hit marks the entry as recently used.
+  // The image stored under `key`, or nullopt. An entry that fails any check is reported as a
+  // warning, and deleted when the cache wrote it. Entries larger than max_bytes() are not read.
+  // A hit marks the entry as recently used.
   std::optional<Image> load(const std::string& key);
-  // Stores `image` under image.key (validated), replacing any entry there, then evicts the least
-  // recently used entries if the cache exceeds max_bytes().
+  // Stores `image` under image.key (validated), replacing the entry there, then evicts the least
+  // recently used entries if the cache exceeds max_bytes(). Where something the cache did not
+  // write is in the way, the image is not stored (said once).
   void store(const Image& image);
   // The image stored under `key`, or the one `compile` returns for it, stored. Single flight
   // across processes: of the callers missing `key` at once (threads included), one compiles
@@ -108,26 +135,42 @@ class PTXRT_API DiskCache {
 
   // Every entry in the directory, most recently used first.
   std::vector<DiskCacheEntry> entries() const;
+  // What is in the way in the directory: where an entry or a shard folder should be, something
+  // the cache did not write (a FIFO, a folder, a link, another user's file, a file that is not an
+  // entry). The cache skips those entries and never deletes what it did not write: this lists
+  // them for their owner (`ptxrt cache ls`).
+  std::vector<DiskCacheDamage> damaged() const;
   // Deletes every entry, and the lock files of compiles that died. Temporary files of stores in
-  // progress, and the locks of compiles in progress, are left to finish.
-  void clear();
+  // progress, the locks of compiles in progress, and every file the cache did not write stay.
+  DiskCacheCleared clear();
   DiskCacheStats stats() const noexcept;
 
- // Entry files found by one pass over the directory (internal, public for the file's helpers).
-  struct Scan;
-
  private:
-  std::optional<Image> read_entry(const std::string& key, const std::filesystem::path& path);
+  struct Scan;
+  struct Listing;
+  enum class Shard { find, create };
+  // What interrupted work leaves: the temporary files of stores (once stale), the lock files of
+  // compiles (once no one holds them).
+  enum class Leftovers { keep, remove };
+
+  std::optional<detail::PrivateFolder> open_shard(std::string_view key, Shard access);
+  std::optional<Image> read_entry(const detail::PrivateFolder& shard, const std::string& key);
   void count_hit(const std::string& key, std::chrono::steady_clock::time_point start);
   void count_miss(const std::string& key);
-  bool make_shard(const std::filesystem::path& shard);
-  void discard(const std::filesystem::path& path, int descriptor, std::string_view reason);
-  bool write_entry(const std::filesystem::path& path, std::string_view bytes);
+  void discard(const detail::PrivateFolder& shard, const std::string& name,
+               const detail::OpenedFile& file, std::string_view bytes, const std::string& message);
+  void store_in(const detail::PrivateFolder& shard, const Image& image);
+  bool write_entry(const detail::PrivateFolder& shard, const std::string& name,
+                   std::string_view bytes);
   void account_store(std::uintmax_t added_bytes, std::uintmax_t replaced_bytes);
+  Scan scan(Leftovers leftovers) const;
+  Listing listing() const;
   void evict(Scan scan);
-  void give_up(std::string_view reason);
+  void give_up(std::string_view message);
+  void report_in_the_way(const std::string& message);
 
   std::filesystem::path directory_;
+  std::unique_ptr<const detail::PrivateFolder> folder_;  // null when refused
   std::uintmax_t max_bytes_;
   std::atomic<bool> usable_{true};
 

@@ -26,12 +26,14 @@
 namespace ptxrt {
 
 struct PTXRT_API JitOptions {
-  // Where compiled images persist between processes; empty for memory only.
+  // Where compiled images persist between processes; empty for memory only. A folder that is a
+  // link, another user's or writable by others is not written at all: the Jit then runs without
+  // disk (see DiskCache).
   std::filesystem::path cache_directory = DiskCache::default_directory();
   std::uintmax_t cache_max_bytes = DiskCache::default_max_bytes();
   // NVRTC's automatic precompiled headers in <cache_directory>/pch, for requests that name no
   // folder of their own (CompileOptions::precompiled_header_directory); off without a cache
-  // directory, or where NVRTC lacks them (before CUDA 12.8).
+  // directory or where it is refused (said once), or where NVRTC lacks them (before CUDA 12.8).
   bool precompiled_headers = true;
   ModuleLoadOptions load_options;
 };

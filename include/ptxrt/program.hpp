@@ -137,8 +137,9 @@ struct PTXRT_API CompileOptions {
   // Where NVRTC's automatic precompiled headers (CUDA 12.8+) are kept; empty for none. A program
   // that includes heavy headers (cooperative_groups.h, CUB, <cuda/std/...>) then reuses their
   // parse from an earlier compile. Never changes the Image, so not part of the cache key; the
-  // folder follows the disk cache's rules (DiskCache::prepare_private_directory, files 0600,
-  // bounded). Jit sets it to <cache directory>/pch (JitOptions::precompiled_headers).
+  // folder follows the disk cache's rules (created 0700; refused, PCH off, when it is a link,
+  // another user's or writable by others; files 0600, bounded). Jit sets it to
+  // <cache directory>/pch (JitOptions::precompiled_headers).
   std::filesystem::path precompiled_header_directory;
   // Cancels a compile that runs longer (nvrtcSetFlowCallback, NVRTC 12.8 and newer: NVRTC asks
   // between its phases, so the cancel lands when the phase in progress ends). The compile then

@@ -1,8 +1,15 @@
 #include "jit/disk_cache_entry.hpp"
 
-#include <array>
-#include <cstring>
+#include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include "ptxrt/error.hpp"
 #include "ptxrt/hash.hpp"
 
 namespace ptxrt::detail {
@@ -13,6 +20,11 @@ namespace {
 // exactly as given: NVRTC logs and options need not be UTF-8, so not JSON), then the SHA-256 of
 // everything before it. key, format, arch and name come first so that listing reads only a prefix.
 constexpr std::string_view entry_magic = "PTXRTIMG";
+static_assert(entry_magic.size() == entry_signature_bytes);
+constexpr std::size_t key_digits = 64;
+constexpr std::string_view entry_suffix = ".ptxrt";
+constexpr std::string_view temporary_marker = ".ptxrt.tmp.";
+constexpr std::string_view lock_suffix = ".lock";
 constexpr std::uint32_t entry_version = 1;
 constexpr std::size_t checksum_bytes = 32;
 
@@ -102,6 +114,64 @@ std::string encode_entry(const Image& image) {
   std::array<std::uint8_t, 32> checksum = Sha256().update(out.bytes()).digest();
   out.raw(std::string_view(reinterpret_cast<const char*>(checksum.data()), checksum.size()));
   return std::move(out.bytes());
+}
+
+bool begins_like_entry(std::string_view prefix) {
+  return prefix.size() <= entry_magic.size() && entry_magic.starts_with(prefix);
+}
+
+bool holds_entry(const OpenedFile& file) {
+  return begins_like_entry(read_opened_prefix(file, entry_signature_bytes));
+}
+
+std::string not_written_by_cache(const PrivateFolder& shard, const std::string& name,
+                                 const struct stat& status) {
+  if (std::string problem = unusable_file(status, "a cache entry"); !problem.empty())
+    return problem;
+  try {
+    const std::optional<OpenedFile> file = shard.open_regular_file(name, "disk cache entry");
+    if (file && !holds_entry(*file)) return "is not a ptxrt cache entry";
+  } catch (const Error&) {
+    return "changed while it was checked";
+  }
+  return {};
+}
+
+bool is_hex_name(std::string_view text, std::size_t length) {
+  return text.size() == length && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::string entry_file_name(std::string_view key) {
+  return std::string(key) + std::string(entry_suffix);
+}
+
+std::string temporary_file_name(std::string_view key) {
+  static std::atomic<std::uint64_t> counter{0};
+  return std::string(key) + std::string(temporary_marker) + std::to_string(::getpid()) + "." +
+         std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + "." +
+         std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+}
+
+std::string lock_file_name(std::string_view key) {
+  return std::string(key) + std::string(lock_suffix);
+}
+
+std::string_view key_of_entry_file(std::string_view name) {
+  if (name.size() != key_digits + entry_suffix.size() || !name.ends_with(entry_suffix)) return {};
+  const std::string_view key = name.substr(0, key_digits);
+  return is_hex_name(key, key_digits) ? key : std::string_view{};
+}
+
+bool is_temporary_file_name(std::string_view name) {
+  return is_hex_name(name.substr(0, key_digits), key_digits) &&
+         name.substr(key_digits).starts_with(temporary_marker);
+}
+
+bool is_lock_file_name(std::string_view name) {
+  return name.size() == key_digits + lock_suffix.size() && name.ends_with(lock_suffix) &&
+         is_hex_name(name.substr(0, key_digits), key_digits);
 }
 
 // Reads magic, version, key, format, arch and name; returns what is wrong, or empty when fine.

@@ -118,6 +118,16 @@ struct Jit::State {
     if (!options.cache_directory.empty())
       disk = std::make_unique<DiskCache>(options.cache_directory, options.cache_max_bytes);
   }
+  // <cache>/pch while the disk cache is in use; none where the cache's folder was refused, which
+  // refuses its pch/ folder too (said once).
+  std::filesystem::path precompiled_header_directory() const {
+    if (!options.precompiled_headers || !disk) return {};
+    if (disk->usable()) return options.cache_directory / "pch";
+    log::warn_once("pch off " + options.cache_directory.string(),
+                   "precompiled headers are off: they are kept in the disk cache '" +
+                       options.cache_directory.string() + "', which is not used");
+    return {};
+  }
   JitOptions options;
   std::unique_ptr<DiskCache> disk;
   SingleFlight<std::string, Image> images;
@@ -154,9 +164,8 @@ std::shared_ptr<const Image> Jit::find_or_compile(const Program& program,
   return state_->images.get_or_create(key, [&]() -> Image {
     // PCH files live beside the disk cache; they never change what is compiled (nor its key).
     CompileOptions compile_options = options;
-    if (state_->options.precompiled_headers && state_->disk &&
-        compile_options.precompiled_header_directory.empty())
-      compile_options.precompiled_header_directory = state_->options.cache_directory / "pch";
+    if (compile_options.precompiled_header_directory.empty())
+      compile_options.precompiled_header_directory = state_->precompiled_header_directory();
     auto compile_counted = [&] {
       Image compiled = compile(program, compile_options, driver_version);
       state_->compiles.fetch_add(1, std::memory_order_relaxed);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -22,6 +23,21 @@ namespace {
   throw Error(ErrorKind::io, std::move(message));
 }
 
+// Fills `buffer` from the file's start until it is full or the file ends (pread: the descriptor's
+// position is left alone). The bytes read, or -1 with errno set.
+ssize_t read_from_start(int descriptor, std::string& buffer) {
+  std::size_t done = 0;
+  while (done < buffer.size()) {
+    const ssize_t got =
+        ::pread(descriptor, buffer.data() + done, buffer.size() - done, static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return -1;
+    if (got == 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  return static_cast<ssize_t>(done);
+}
+
 }  // namespace
 
 std::string_view file_type_name(mode_t mode) {
@@ -37,10 +53,16 @@ std::string_view file_type_name(mode_t mode) {
 
 std::optional<OpenedFile> open_regular_file(const std::filesystem::path& path,
                                             std::string_view what, const ReadLimits& limits) {
+  return open_regular_file_at(AT_FDCWD, path, path, what, limits);
+}
+
+std::optional<OpenedFile> open_regular_file_at(int folder, const std::filesystem::path& name,
+                                               const std::filesystem::path& path,
+                                               std::string_view what, const ReadLimits& limits) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
   int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
   if (!limits.follow_symlinks) flags |= O_NOFOLLOW;
-  FileDescriptor descriptor(::open(path.c_str(), flags));
+  FileDescriptor descriptor(::openat(folder, name.c_str(), flags));
   if (!descriptor) {
     const int error = errno;
     if (error == ENOENT) return std::nullopt;
@@ -68,20 +90,21 @@ std::string read_opened_file(const OpenedFile& file, const std::filesystem::path
          std::to_string(size) + " bytes, more than the " + std::to_string(limits.max_bytes) +
              " bytes allowed");
   std::string content(static_cast<std::size_t>(size), '\0');
-  std::size_t done = 0;
-  // pread from 0: the size is fstat's; a file that shrinks meanwhile is read short and said so.
-  while (done < content.size()) {
-    const ssize_t got = ::pread(file.descriptor.get(), content.data() + done, content.size() - done,
-                                static_cast<off_t>(done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail(what, path, std::strerror(errno));
-    if (got == 0)
-      fail(what, path,
-           "changed while it was read (" + std::to_string(done) + " of " + std::to_string(size) +
-               " bytes)");
-    done += static_cast<std::size_t>(got);
-  }
+  // From 0 to fstat's size: a file that shrinks meanwhile is read short and said so.
+  const ssize_t got = read_from_start(file.descriptor.get(), content);
+  if (got < 0) fail(what, path, std::strerror(errno));
+  if (static_cast<std::size_t>(got) < content.size())
+    fail(what, path,
+         "changed while it was read (" + std::to_string(got) + " of " + std::to_string(size) +
+             " bytes)");
   return content;
+}
+
+std::string read_opened_prefix(const OpenedFile& file, std::size_t bytes) {
+  std::string prefix(bytes, '\0');
+  prefix.resize(static_cast<std::size_t>(
+      std::max<ssize_t>(0, read_from_start(file.descriptor.get(), prefix))));
+  return prefix;
 }
 
 std::optional<std::string> read_regular_file_if_exists(const std::filesystem::path& path,

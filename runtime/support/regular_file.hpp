@@ -39,6 +39,13 @@ struct OpenedFile {
 std::optional<OpenedFile> open_regular_file(const std::filesystem::path& path,
                                             std::string_view what, const ReadLimits& limits = {});
 
+// As open_regular_file, for `name` inside the folder open as `folder` (openat); messages name
+// `path`, the file's path as the user would write it.
+std::optional<OpenedFile> open_regular_file_at(int folder, const std::filesystem::path& name,
+                                               const std::filesystem::path& path,
+                                               std::string_view what,
+                                               const ReadLimits& limits = {});
+
 // The whole content of the regular file `path`; throws Error(io) naming `what` when it is
 // missing, is not a regular file, is larger than limits.max_bytes, or cannot be read.
 std::string read_regular_file(const std::filesystem::path& path, std::string_view what,
@@ -52,6 +59,10 @@ std::optional<std::string> read_regular_file_if_exists(const std::filesystem::pa
 // Reads all of an opened regular file (at most limits.max_bytes) from its start.
 std::string read_opened_file(const OpenedFile& file, const std::filesystem::path& path,
                              std::string_view what, const ReadLimits& limits = {});
+
+// The first `bytes` bytes of an opened regular file, fewer when it is shorter: enough to recognise
+// what wrote it without reading it all.
+std::string read_opened_prefix(const OpenedFile& file, std::size_t bytes);
 
 // "a FIFO", "a directory", "a character device", ...: what a non-regular file is, for messages.
 std::string_view file_type_name(mode_t mode);

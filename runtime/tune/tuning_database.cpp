@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "ptxrt/disk_cache.hpp"
 #include "ptxrt/error.hpp"
+#include "support/private_folder.hpp"
 
 namespace ptxrt {
 
@@ -182,56 +184,86 @@ TuningRecord record_from(const json& tune) {
   return record;
 }
 
-// An exclusive flock held for the object's lifetime; released by close().
+// The database's folder, a PrivateFolder: created 0700 when missing, refused when it is a link,
+// another user's, or writable by group or others, since its lock and temporary file go there.
+detail::PrivateFolder open_database_folder(const fs::path& path) {
+  return detail::PrivateFolder::open(path.has_parent_path() ? path.parent_path() : fs::path("."),
+                                     "tuning database folder");
+}
+
+std::string file_name(const fs::path& path) { return path.filename().string(); }
+
+// An exclusive flock on <database>.lock, held for the object's lifetime.
 class FileLock {
  public:
-  explicit FileLock(const fs::path& path)
-      : descriptor_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
-    if (descriptor_ < 0)
-      throw Error(ErrorKind::io,
-                  "cannot open lock file '" + path.string() + "': " + system_error_text());
-    while (::flock(descriptor_, LOCK_EX) != 0) {
+  FileLock(const detail::PrivateFolder& folder, const fs::path& path)
+      : file_(folder.open_own_file(file_name(path) + ".lock", O_RDWR, "tuning database lock")) {
+    while (::flock(file_.get(), LOCK_EX) != 0) {
       if (errno == EINTR) continue;
-      const std::string reason = system_error_text();
-      ::close(descriptor_);
-      throw Error(ErrorKind::io, "cannot lock '" + path.string() + "': " + reason);
+      throw Error(ErrorKind::io, "tuning database lock '" +
+                                     folder.path_of(file_name(path) + ".lock").string() +
+                                     "': cannot be locked: " + system_error_text());
     }
   }
-  ~FileLock() { ::close(descriptor_); }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
 
  private:
-  int descriptor_;
+  detail::FileDescriptor file_;
 };
 
-// Temporary file + fsync + rename: after a crash the name holds the old file or the new one.
-// Called under the lock, so one name serves every writer: a temporary that a writer killed
-// half-way left behind is removed by the next one.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path temporary = path.string() + ".tmp";
-  if (::unlink(temporary.c_str()) != 0 && errno != ENOENT)
-    throw Error(ErrorKind::io,
-                "cannot remove '" + temporary.string() + "': " + system_error_text());
-  const int descriptor =
-      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (descriptor < 0)
-    throw Error(ErrorKind::io,
-                "cannot create '" + temporary.string() + "': " + system_error_text());
+std::string without_whitespace(std::string_view text) {
+  std::string kept;
+  for (char c : text)
+    if (c != ' ' && c != '\n' && c != '\t' && c != '\r') kept += c;
+  return kept;
+}
+
+// Whether `file` begins as every database file does, up to its format, or is a beginning of that
+// (JSON's whitespace aside): a temporary file that does is one a writer killed half-way left.
+bool holds_database(const detail::OpenedFile& file) {
+  const std::string empty = TuningDatabase::serialize({});
+  const std::string beginning =
+      without_whitespace(empty.substr(0, empty.find(file_format) + file_format.size()));
+  const std::string prefix = without_whitespace(detail::read_opened_prefix(file, 256));
+  return beginning.starts_with(prefix.substr(0, beginning.size()));
+}
+
+// Temporary file + fsync + rename, in the folder's descriptor: after a crash the name holds the
+// old file or the new one. Called under the lock, so one name, <database>.tmp, serves every
+// writer: a temporary that a writer killed half-way left behind is removed by the next one.
+void write_atomically(const detail::PrivateFolder& folder, const fs::path& path,
+                      const std::string& text) {
+  const std::string name = file_name(path);
+  const std::string temporary = name + ".tmp";
+  const auto fail = [&](const std::string& file, const std::string& problem) {
+    return Error(ErrorKind::io,
+                 "tuning database '" + folder.path_of(file).string() + "': " + problem);
+  };
+  if (const std::optional<struct stat> found = folder.status_of(temporary)) {
+    std::string problem = detail::unusable_file(*found, "a regular file");
+    if (problem.empty() && !folder.remove_file_if(temporary, holds_database))
+      problem = "is in the way (not a temporary file ptxrt wrote; remove it)";
+    if (!problem.empty()) throw fail(temporary, problem);
+  }
+  // Replaced only when it is a file: a link would be replaced by a file, not written through.
+  if (const std::optional<struct stat> found = folder.status_of(name))
+    if (std::string problem = detail::unusable_file(*found, "a regular file"); !problem.empty())
+      throw fail(name, problem);
+  detail::FileDescriptor file = folder.open_file(temporary, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (!file) throw fail(temporary, "cannot create it: " + system_error_text());
   std::string_view rest = text;
   bool written = true;
   while (written && !rest.empty()) {
-    const ssize_t count = ::write(descriptor, rest.data(), rest.size());
+    const ssize_t count = ::write(file.get(), rest.data(), rest.size());
     if (count < 0 && errno == EINTR) continue;
     written = count > 0;
     if (written) rest.remove_prefix(static_cast<std::size_t>(count));
   }
-  written = written && ::fsync(descriptor) == 0;
-  written = ::close(descriptor) == 0 && written;
-  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
+  written = written && ::fsync(file.get()) == 0;
+  written = file.close() && written;
+  if (!written || !folder.rename(temporary, name)) {
     const std::string reason = system_error_text();
-    ::unlink(temporary.c_str());
-    throw Error(ErrorKind::io, "cannot write tuning database '" + path.string() + "': " + reason);
+    folder.remove_own_file(temporary);
+    throw fail(name, "cannot write it: " + reason);
   }
 }
 
@@ -242,15 +274,6 @@ bool supersedes(const Measurement& candidate, const Measurement& kept) {
   const bool candidate_ok = candidate.status == MeasurementStatus::ok;
   if (candidate_ok != (kept.status == MeasurementStatus::ok)) return candidate_ok;
   return candidate_ok && candidate.median_ms < kept.median_ms;
-}
-
-void create_parent_directory(const fs::path& path) {
-  if (!path.has_parent_path()) return;
-  std::error_code error;
-  fs::create_directories(path.parent_path(), error);
-  if (error)
-    throw Error(ErrorKind::io,
-                "cannot create '" + path.parent_path().string() + "': " + error.message());
 }
 
 bool same_tune(const TuningKey& a, const TuningKey& b) {
@@ -449,14 +472,14 @@ std::vector<TuningRecord> TuningDatabase::merge(
 }
 
 void TuningDatabase::merge_from(const std::vector<TuningRecord>& records) const {
-  create_parent_directory(path_);
-  FileLock lock(path_.string() + ".lock");
-  write_atomically(path_, serialize(merge({this->records(), records})));
+  const detail::PrivateFolder folder = open_database_folder(path_);
+  FileLock lock(folder, path_);
+  write_atomically(folder, path_, serialize(merge({this->records(), records})));
 }
 
 void TuningDatabase::record(const TuningKey& key, const Measurement& measurement) const {
-  create_parent_directory(path_);
-  FileLock lock(path_.string() + ".lock");
+  const detail::PrivateFolder folder = open_database_folder(path_);
+  FileLock lock(folder, path_);
   std::vector<TuningRecord> all = records();
   auto tune = std::find_if(all.begin(), all.end(),
                            [&](const TuningRecord& record) { return record.key == key; });
@@ -468,7 +491,7 @@ void TuningDatabase::record(const TuningKey& key, const Measurement& measurement
   else
     tune->measurements.push_back(measurement);
   tune->winner = fastest(tune->measurements);
-  write_atomically(path_, serialize(all));
+  write_atomically(folder, path_, serialize(all));
 }
 
 std::vector<TuningRecord> TuningDatabase::records() const {

@@ -249,11 +249,12 @@ TEST_CASE("corrupt, truncated, foreign and wrongly owned cache entries are recom
     std::string bytes;
     std::string warning;
   };
+  // Another user's file is never deleted nor replaced, so it goes first: the next row replaces it.
   const std::vector<Planted> rows{
+      {"wrongly owned", good_entry, "is owned by uid 65534, not by this user"},
       {"corrupt", flipped, "is corrupt or truncated (checksum mismatch); deleted"},
       {"truncated", good_entry.substr(0, good_entry.size() - 40), "; deleted"},
       {"foreign", foreign, "is foreign (it holds key " + other.key + "); deleted"},
-      {"wrongly owned", good_entry, "is not a regular file owned by this user; ignored"},
   };
   for (const Planted& row : rows) {
     CAPTURE(row.fault);

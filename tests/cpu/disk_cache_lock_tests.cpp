@@ -191,7 +191,7 @@ TEST_CASE("clear removes lock files no one holds and keeps a held one") {
   const std::string held = sample_image("being compiled").key;
   for (const std::string& key : {left, held}) {
     fs::create_directories(lock_path(cache, key).parent_path());
-    std::ofstream(lock_path(cache, key)).put('\0');
+    std::ofstream{lock_path(cache, key)};  // empty, as the cache makes them
   }
   // flock belongs to an open file description: this one excludes the cache's own open.
   const int holder = ::open(lock_path(cache, held).c_str(), O_RDONLY);

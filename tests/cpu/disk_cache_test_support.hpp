@@ -1,13 +1,25 @@
-// Shared by the disk cache tests: a scratch directory, an Image with every field set,
-// field-by-field comparison, and (log_capture.hpp) a capture of log output.
+// Shared by the disk cache tests and those of the other folders ptxrt writes: a scratch
+// directory, whole-file reads and writes, an Image with every field set, field-by-field
+// comparison, a scoped environment variable, a watchdog for what must never hang, folders given
+// to another user, and (log_capture.hpp) a capture of log output.
 #pragma once
 
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "log_capture.hpp"
@@ -63,11 +75,89 @@ inline Image sample_image(const std::string& seed, std::size_t data_bytes = 4096
   return image;
 }
 
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void write_file(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) previous_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+  ~ScopedEnvironment() {
+    if (previous_)
+      ::setenv(name_, previous_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> previous_;
+};
+
+// Whether `action`, run in a child process, returns (without throwing) within `limit`: a test
+// of what must never hang, such as reading a FIFO put where a file should be, then fails instead
+// of hanging. The child is killed when the limit passes.
+inline bool finishes_within(std::chrono::seconds limit, const std::function<void()>& action) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    try {
+      action();
+    } catch (...) {
+      ::_exit(2);
+    }
+    ::_exit(0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (::waitpid(child, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A user id that is not this process's, for the tests of what another user owns: only root can
+// give a file away, so elsewhere those tests are skipped (with the reason).
+constexpr uid_t other_user = 65534;  // 'nobody'; an id without an account would do as well
+inline bool can_give_files_away() { return ::geteuid() == 0; }
+inline void give_away(const std::filesystem::path& path) {
+  REQUIRE(::lchown(path.c_str(), other_user, other_user) == 0);
+}
+
+// Creates the folder `path` with exactly `permissions` (the umask aside): 0700 by default, as
+// ptxrt makes the folders it writes.
+inline std::filesystem::path make_folder(
+    const std::filesystem::path& path,
+    std::filesystem::perms permissions = std::filesystem::perms::owner_all) {
+  std::filesystem::create_directory(path);
+  std::filesystem::permissions(path, permissions);
+  return path;
+}
+
 inline bool same_image(const Image& a, const Image& b) {
   return a.format == b.format && a.arch == b.arch && a.data == b.data && a.name == b.name &&
          a.defines == b.defines && a.options == b.options && a.compile_log == b.compile_log &&
-         a.lowered_names == b.lowered_names && a.key == b.key &&
-         a.nvrtc_version == b.nvrtc_version;
+         a.lowered_names == b.lowered_names && a.key == b.key && a.nvrtc_version == b.nvrtc_version;
 }
 
 }  // namespace ptxrt::testing

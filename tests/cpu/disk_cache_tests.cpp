@@ -20,21 +20,14 @@ using ptxrt::ErrorKind;
 using ptxrt::Image;
 using ptxrt::testing::key_for;
 using ptxrt::testing::LogCapture;
+using ptxrt::testing::read_file;
 using ptxrt::testing::same_image;
 using ptxrt::testing::sample_image;
+using ptxrt::testing::ScopedEnvironment;
 using ptxrt::testing::ScratchDirectory;
+using ptxrt::testing::write_file;
 
 namespace {
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::size_t files_under(const fs::path& directory) {
   std::size_t count = 0;
@@ -50,24 +43,6 @@ bool any_line_contains(const std::vector<std::string>& lines, const std::string&
   }
   return false;
 }
-
-// Sets an environment variable for one scope.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) previous_ = old;
-    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
-  }
-  ScopedEnvironment(const ScopedEnvironment&) = delete;
-  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
-  ~ScopedEnvironment() {
-    if (previous_) ::setenv(name_, previous_->c_str(), 1); else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> previous_;
-};
 
 }  // namespace
 
@@ -194,7 +169,7 @@ TEST_CASE("an entry found under another key's name is refused as foreign") {
   CHECK(cache.stats().discarded == 1);
 }
 
-TEST_CASE("a file that is not a ptxrt entry is refused") {
+TEST_CASE("a file that is not a ptxrt entry is refused and left in place, not replaced") {
   ScratchDirectory scratch;
   DiskCache cache(scratch.path());
   std::string key = key_for("garbage");
@@ -203,6 +178,10 @@ TEST_CASE("a file that is not a ptxrt entry is refused") {
   LogCapture log;
   CHECK_FALSE(cache.load(key).has_value());
   CHECK(any_line_contains(log.lines, "not a ptxrt cache entry"));
+  Image image = sample_image("garbage");
+  cache.store(image);
+  CHECK(read_file(cache.entry_path(key)) == std::string(200, 'x'));
+  CHECK(cache.usable());
 }
 
 TEST_CASE("a symlink in place of an entry is never followed") {
@@ -222,9 +201,9 @@ TEST_CASE("a symlink in place of an entry is never followed") {
 TEST_CASE("keys that are not 64 lowercase hex digits are rejected as invalid arguments") {
   ScratchDirectory scratch;
   DiskCache cache(scratch.path());
-  for (std::string bad : {std::string("../../etc/passwd"), std::string(63, 'a'),
-                          std::string(65, 'a'), std::string(64, 'A'),
-                          "../" + std::string(61, 'a'), std::string()}) {
+  for (std::string bad :
+       {std::string("../../etc/passwd"), std::string(63, 'a'), std::string(65, 'a'),
+        std::string(64, 'A'), "../" + std::string(61, 'a'), std::string()}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(cache.load(bad), Error);
     try {
@@ -298,24 +277,23 @@ TEST_CASE("a cache directory writable by group or others is refused") {
 }
 
 TEST_CASE("an entry or a directory owned by another user is refused and left in place") {
-  if (::geteuid() != 0) {
+  if (!ptxrt::testing::can_give_files_away()) {
     MESSAGE("skipped: only root can give a file to another user");
     return;
   }
-  constexpr uid_t other_user = 65534;
   ScratchDirectory scratch;
   DiskCache cache(scratch.path() / "cache");
   Image image = sample_image("planted");
   cache.store(image);
   fs::path path = cache.entry_path(image.key);
-  REQUIRE(::chown(path.c_str(), other_user, other_user) == 0);
+  ptxrt::testing::give_away(path);
   {
     LogCapture log;
     CHECK_FALSE(cache.load(image.key).has_value());
     CHECK(fs::exists(path));
-    CHECK(any_line_contains(log.lines, "not a regular file owned by this user"));
+    CHECK(any_line_contains(log.lines, "is owned by uid 65534, not by this user"));
   }
-  REQUIRE(::chown((scratch.path() / "cache").c_str(), other_user, other_user) == 0);
+  ptxrt::testing::give_away(scratch.path() / "cache");
   LogCapture log;
   DiskCache refused(scratch.path() / "cache");
   CHECK_FALSE(refused.usable());
@@ -350,20 +328,29 @@ TEST_CASE("eviction keeps the cache under its bound by dropping the least recent
   CHECK(total <= cache.max_bytes());
 }
 
-TEST_CASE("a stale temporary file from a crashed store is removed, a fresh one is left alone") {
+TEST_CASE(
+    "a stale temporary file from a crashed store is removed, a fresh one or one the cache did not "
+    "write is left alone") {
   ScratchDirectory scratch;
-  DiskCache cache(scratch.path());
+  DiskCache cache(scratch.path() / "cache");
   std::string key = key_for("temporary");
   fs::path shard = cache.entry_path(key).parent_path();
   fs::create_directories(shard);
   fs::path stale = shard / (key + ".ptxrt.tmp.1.2.3");
   fs::path fresh = shard / (key + ".ptxrt.tmp.4.5.6");
-  write_file(stale, "partial");
-  write_file(fresh, "partial");
-  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  fs::path not_ours = shard / (key + ".ptxrt.tmp.7.8.9");
+  DiskCache probe(scratch.path() / "probe");
+  probe.store(sample_image("temporary"));
+  const std::string partial = read_file(probe.entry_path(key_for("temporary"))).substr(0, 100);
+  write_file(stale, partial);
+  write_file(fresh, partial);
+  write_file(not_ours, "partial notes of someone else");
+  for (const fs::path& old : {stale, not_ours})
+    fs::last_write_time(old, fs::file_time_type::clock::now() - std::chrono::hours(2));
   cache.store(sample_image("another"));
   CHECK_FALSE(fs::exists(stale));
   CHECK(fs::exists(fresh));
+  CHECK(read_file(not_ours) == "partial notes of someone else");
 }
 
 TEST_CASE("entries lists key, size, name and arch, most recently used first, clear empties it") {
@@ -398,8 +385,8 @@ TEST_CASE("sizes parse as bytes with an optional K, M or G suffix") {
   CHECK(DiskCache::parse_size("4k") == 4096);
   CHECK(DiskCache::parse_size("512M") == 512ull << 20);
   CHECK(DiskCache::parse_size("2G") == 2ull << 30);
-  for (const char* bad : {"", "G", "12X", "-1", "1.5G", " 5", "99999999999999999999",
-                          "99999999999G"}) {
+  for (const char* bad :
+       {"", "G", "12X", "-1", "1.5G", " 5", "99999999999999999999", "99999999999G"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(DiskCache::parse_size(bad), Error);
   }

@@ -1,7 +1,8 @@
 // libFuzzer target: the disk-cache entry reader. A random file almost never passes the SHA-256
 // checksum, so the input is taken as an entry's body and sealed with its checksum here: the
 // fuzzer then reaches every field decoder. The raw bytes also go through the header reader that
-// `ptxrt cache ls` uses, which checks no checksum. Both report problems as text, never throw.
+// `ptxrt cache ls` uses, which checks no checksum, and the check that tells the cache's own files
+// from others' before one is deleted. All report problems as text or a bool, never throw.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -28,5 +29,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ptxrt::detail::decode_entry(body, fuzz_key, unsealed);
   ptxrt::Image header;
   ptxrt::detail::decode_entry_header(body, header);
+  ptxrt::detail::begins_like_entry(body.substr(0, ptxrt::detail::entry_signature_bytes));
   return 0;
 }
