@@ -169,7 +169,7 @@ struct PTXRT_API TuneReport {
   std::vector<PrunedConfig> pruned_by_constraints;
   std::vector<PrunedConfig> pruned_by_resources;
   std::vector<PrunedConfig> compile_failures;  // compile timeouts included (their reason says so)
-  std::size_t compile_timeouts = 0;             // of the compile failures
+  std::size_t compile_timeouts = 0;            // of the compile failures
   std::size_t compiled = 0;           // compiled without error (resource-pruned ones included)
   std::vector<TuneResult> results;    // this run's measurements, in the order taken
   std::vector<Measurement> resumed;   // finished earlier (database), skipped this time

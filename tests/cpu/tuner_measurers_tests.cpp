@@ -269,123 +269,116 @@ void check_report(const ptxrt::TuneReport& report, const ThreeMeasurers& tune) {
   check_winner_is_fastest_ok(report);
 }
 
+// Runs `body(strategy, compile_threads)` for every strategy, compiled inline and on a pool.
+template <typename Body>
+void for_every_strategy(const Body& body) {
+  for (TuningStrategy strategy : every_strategy)
+    for (unsigned compile_threads : compile_thread_counts) {
+      CAPTURE(to_string(strategy));
+      CAPTURE(compile_threads);
+      body(strategy, compile_threads);
+    }
+}
+
 }  // namespace
 
 TEST_CASE(
     "several measurers finishing out of order: every strategy accounts for each config "
     "once, loses no measurement and picks the fastest ok one") {
-  for (TuningStrategy strategy : every_strategy)
-    for (unsigned compile_threads : compile_thread_counts) {
-      CAPTURE(to_string(strategy));
-      CAPTURE(compile_threads);
-      ThreeMeasurers tune;
-      const ptxrt::TuneReport report = tune.tune(tune.options(strategy, compile_threads));
-      check_report(report, tune);
-      CHECK(report.not_reached == 0);
-      CHECK(report.compile_failures.size() == 8);
-      CHECK(report.compile_timeouts == 4);
-      CHECK(report.pruned_by_resources.size() == 4);
-      CHECK(report.results.size() == 33);
-      CHECK(tune.measurers_used() > 1);
-    }
+  for_every_strategy([](TuningStrategy strategy, unsigned compile_threads) {
+    ThreeMeasurers tune;
+    const ptxrt::TuneReport report = tune.tune(tune.options(strategy, compile_threads));
+    check_report(report, tune);
+    CHECK(report.not_reached == 0);
+    CHECK(report.compile_failures.size() == 8);
+    CHECK(report.compile_timeouts == 4);
+    CHECK(report.pruned_by_resources.size() == 4);
+    CHECK(report.results.size() == 33);
+    CHECK(tune.measurers_used() > 1);
+  });
 }
 
 TEST_CASE(
     "several measurers and a budget: every strategy times exactly the budget and counts the "
     "rest as not reached") {
-  for (TuningStrategy strategy : every_strategy)
-    for (unsigned compile_threads : compile_thread_counts) {
-      CAPTURE(to_string(strategy));
-      CAPTURE(compile_threads);
-      ThreeMeasurers tune;
-      ptxrt::TuneOptions options = tune.options(strategy, compile_threads);
-      options.budget = 10;
-      const ptxrt::TuneReport report = tune.tune(options);
-      check_report(report, tune);
-      CHECK(report.results.size() == 10);
-      CHECK(report.not_reached > 0);
-    }
+  for_every_strategy([](TuningStrategy strategy, unsigned compile_threads) {
+    ThreeMeasurers tune;
+    ptxrt::TuneOptions options = tune.options(strategy, compile_threads);
+    options.budget = 10;
+    const ptxrt::TuneReport report = tune.tune(options);
+    check_report(report, tune);
+    CHECK(report.results.size() == 10);
+    CHECK(report.not_reached > 0);
+  });
 }
 
 TEST_CASE(
     "several measurers and a stop request mid-tune: every strategy records what the "
     "measurers hold and starts nothing more") {
-  for (TuningStrategy strategy : every_strategy)
-    for (unsigned compile_threads : compile_thread_counts) {
-      CAPTURE(to_string(strategy));
-      CAPTURE(compile_threads);
-      ThreeMeasurers tune;
-      tune.calls.stop_at = 8;
-      const ptxrt::TuneReport report = tune.tune(tune.options(strategy, compile_threads));
-      check_report(report, tune);
-      // The 8th call asks to stop: what the three measurers hold by then finishes, and nothing
-      // starts after it.
-      CHECK(report.results.size() >= 8);
-      CHECK(report.results.size() <= 8 + 2);
-      CHECK(report.not_reached > 0);
-    }
+  for_every_strategy([](TuningStrategy strategy, unsigned compile_threads) {
+    ThreeMeasurers tune;
+    tune.calls.stop_at = 8;
+    const ptxrt::TuneReport report = tune.tune(tune.options(strategy, compile_threads));
+    check_report(report, tune);
+    // The 8th call asks to stop: what the three measurers hold by then finishes, and nothing
+    // starts after it.
+    CHECK(report.results.size() >= 8);
+    CHECK(report.results.size() <= 8 + 2);
+    CHECK(report.not_reached > 0);
+  });
 }
 
 TEST_CASE(
     "several measurers and a time limit: every strategy records what it started and counts "
     "the rest as not reached") {
-  for (TuningStrategy strategy : every_strategy)
-    for (unsigned compile_threads : compile_thread_counts) {
-      CAPTURE(to_string(strategy));
-      CAPTURE(compile_threads);
-      ThreeMeasurers tune;
-      ptxrt::TuneOptions options = tune.options(strategy, compile_threads);
-      options.time_limit_seconds = 0.005;
-      const ptxrt::TuneReport report = tune.tune(options);
-      check_report(report, tune);
-      CHECK(report.not_reached > 0);
-    }
+  for_every_strategy([](TuningStrategy strategy, unsigned compile_threads) {
+    ThreeMeasurers tune;
+    ptxrt::TuneOptions options = tune.options(strategy, compile_threads);
+    options.time_limit_seconds = 0.005;
+    const ptxrt::TuneReport report = tune.tune(options);
+    check_report(report, tune);
+    CHECK(report.not_reached > 0);
+  });
 }
 
 TEST_CASE(
     "several measurers and one that throws: every strategy records what the others "
     "finished, then throws") {
-  for (TuningStrategy strategy : every_strategy)
-    for (unsigned compile_threads : compile_thread_counts) {
-      CAPTURE(to_string(strategy));
-      CAPTURE(compile_threads);
-      ScratchDirectory scratch;
-      ThreeMeasurers tune(scratch.path() / "tuning.json");
-      tune.measurer(0).throw_at = 3;
-      CHECK_THROWS_WITH_AS(tune.tune(tune.options(strategy, compile_threads)), "device 0 lost",
-                           ptxrt::Error);
-      CHECK(tune.returned().size() >= 2);
-      const std::map<std::string, Measurement> recorded = tune.recorded();
-      check_holds_every_returned(recorded, tune);
-      // The config the throwing measurer held stays recorded as started: interrupted.
-      CHECK(std::count_if(recorded.begin(), recorded.end(),
-                          [](const auto& entry) { return !entry.second.finished(); }) == 1);
-    }
+  for_every_strategy([](TuningStrategy strategy, unsigned compile_threads) {
+    ScratchDirectory scratch;
+    ThreeMeasurers tune(scratch.path() / "tuning.json");
+    tune.measurer(0).throw_at = 3;
+    CHECK_THROWS_WITH_AS(tune.tune(tune.options(strategy, compile_threads)), "device 0 lost",
+                         ptxrt::Error);
+    CHECK(tune.returned().size() >= 2);
+    const std::map<std::string, Measurement> recorded = tune.recorded();
+    check_holds_every_returned(recorded, tune);
+    // The config the throwing measurer held stays recorded as started: interrupted.
+    CHECK(std::count_if(recorded.begin(), recorded.end(),
+                        [](const auto& entry) { return !entry.second.finished(); }) == 1);
+  });
 }
 
 TEST_CASE(
     "several measurers and a resumed tune: every strategy times exactly what the stopped "
     "tune left") {
-  for (TuningStrategy strategy : every_strategy)
-    for (unsigned compile_threads : compile_thread_counts) {
-      CAPTURE(to_string(strategy));
-      CAPTURE(compile_threads);
-      ScratchDirectory scratch;
-      ThreeMeasurers stopped(scratch.path() / "tuning.json");
-      stopped.calls.stop_at = 6;
-      const ptxrt::TuneReport first = stopped.tune(stopped.options(strategy, compile_threads));
-      check_report(first, stopped);
-      ThreeMeasurers resumed(scratch.path() / "tuning.json");
-      ptxrt::TuneOptions options = resumed.options(strategy, compile_threads);
-      options.resume = true;
-      const ptxrt::TuneReport second = resumed.tune(options);
-      check_report(second, resumed);
-      CHECK(second.not_reached == 0);
-      CHECK(second.resumed.size() == first.results.size() + first.compile_failures.size());
-      for (const auto& [config, measurement] : resumed.returned()) {
-        CAPTURE(config);
-        CHECK(stopped.returned().count(config) == 0);
-      }
-      CHECK(first.results.size() + second.results.size() == 33);
+  for_every_strategy([](TuningStrategy strategy, unsigned compile_threads) {
+    ScratchDirectory scratch;
+    ThreeMeasurers stopped(scratch.path() / "tuning.json");
+    stopped.calls.stop_at = 6;
+    const ptxrt::TuneReport first = stopped.tune(stopped.options(strategy, compile_threads));
+    check_report(first, stopped);
+    ThreeMeasurers resumed(scratch.path() / "tuning.json");
+    ptxrt::TuneOptions options = resumed.options(strategy, compile_threads);
+    options.resume = true;
+    const ptxrt::TuneReport second = resumed.tune(options);
+    check_report(second, resumed);
+    CHECK(second.not_reached == 0);
+    CHECK(second.resumed.size() == first.results.size() + first.compile_failures.size());
+    for (const auto& [config, measurement] : resumed.returned()) {
+      CAPTURE(config);
+      CHECK(stopped.returned().count(config) == 0);
     }
+    CHECK(first.results.size() + second.results.size() == 33);
+  });
 }
