@@ -6,17 +6,21 @@
 #   scripts/gpu-check.sh [--no-tests|--gpu-tests-only] [--sanitize|--sanitize-all] [--no-bench] [--tune]
 #                      [--mpi|--mpi-checks|--mpi-bench]
 #                      [--bench-args "..."] [--sanitize-args "..."]
+#   scripts/gpu-check.sh --asan
 # --tune runs scripts/tune-check.sh on the same build afterwards; --mpi (--mpi-checks, --mpi-bench:
 # one half) scripts/mpi-check.sh, which needs mpirun (MPIRUN) and a build with ptxrt::mpi.
+# --asan runs the host side of the GPU paths under AddressSanitizer + UBSan instead (see below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 sanitize_tests='^gpu:sanitize: ' ctest_filter=() tests=1 sanitize=0 bench=1 tune=0 bench_args="" sanitize_args=""
+asan=0
 mpi_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize=1 ;;
     --sanitize-all) sanitize=1 sanitize_tests='^gpu:' ;;
+    --asan) asan=1 ;;
     --no-tests) tests=0 ;;
     --gpu-tests-only) ctest_filter=(-R '^gpu:') ;;  # the CPU ones ran in CI
     --no-bench) bench=0 ;;
@@ -39,6 +43,94 @@ started=$(date +%s)
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -4 \
   | sed 's/^/gpu: /' | tee "$logs/gpu.txt"
+
+# --asan: the host side of the GPU paths under AddressSanitizer + UBSan, instead of the rest, in a
+# build of its own with only what it runs, so that build and run fit one 10-minute call: every
+# GPU test (CTest, several at once, stopped 7.5 minutes into the call so that the tunes still
+# run), the CLI's tune on every device, and where the build has ptxrt::mpi and mpirun is there,
+# an MPI tune as scripts/mpi-check.sh runs one (sgemm, 2 ranks sharing GPU 0; at 1024³ and 40
+# configs, the default model strategy, which fit the call).
+# protect_shadow_gap=0 lets ASan's shadow memory coexist with the driver's mappings;
+# allocator_may_return_null=1 keeps a refused huge allocation the bad_alloc the tests expect;
+# leaks inside the driver, the toolkit and MPI are suppressed (scripts/lsan.supp). A process that
+# reports writes its report to $logs/asan/report.PID, where the summary counts them: a tune
+# worker's report shows there even though its tune goes on.
+if [ "$asan" = 1 ]; then
+  if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    echo "SUMMARY: asan not run: nvidia-smi lists no GPU (on a machine without one, the CPU tests"
+    echo "  run under the sanitizers with scripts/test.sh --sanitizers)"
+    exit 1
+  fi
+  build=build-gpu-asan reports="$logs/asan"
+  rm -rf "$reports" && mkdir -p "$reports"
+  # Set for the build too: it lists the test cases by running the instrumented test binary.
+  export ASAN_OPTIONS="protect_shadow_gap=0:allocator_may_return_null=1:detect_leaks=0:log_path=$reports/report"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/report"
+  export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+  if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+       -DPTXRT_SANITIZE=address,undefined >"$logs/asan-configure.log" 2>&1 &&
+     cmake --build "$build" -j "$(nproc)" --target ptxrt_gpu_tests ptxrt_cli \
+       ptxrt_launch_features_bench ptxrt_sgemm_bench >"$logs/asan-build.log" 2>&1; then
+    built=$(( $(date +%s) - started ))
+  else
+    tail -n 40 "$logs/asan-configure.log" "$logs/asan-build.log"
+    echo "SUMMARY: asan build FAILED"
+    exit 1
+  fi
+  # LeakSanitizer stops the process to scan it (ptrace), which some containers forbid: there the
+  # run goes on without the leak check, and the summary says so.
+  leaks="leak check on"
+  if ASAN_OPTIONS="${ASAN_OPTIONS%%:log_path=*}:detect_leaks=1" "$build/ptxrt" --help 2>&1 >/dev/null |
+       grep -q 'LeakSanitizer has encountered a fatal error'; then
+    leaks="leak check off: LeakSanitizer cannot run here"
+  else
+    ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=0/detect_leaks=1}
+  fi
+  (cd "$build" && ctest -j 8 --timeout 300 --stop-time "$(date -d "@$((started + 450))" +%H:%M:%S)" \
+     --output-on-failure -R '^gpu:') >"$logs/asan-ctest.log" 2>&1
+  asan_rc=$?
+  grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$logs/asan-ctest.log" | tail -30
+  total=$(sed -n 's/.* out of \([0-9]*\)$/\1/p' "$logs/asan-ctest.log" | tail -1)
+  failed=$(sed -n 's/.*tests passed, \([0-9]*\) tests* failed.*/\1/p' "$logs/asan-ctest.log" | tail -1)
+  skipped=$(grep -c "(Skipped)" "$logs/asan-ctest.log")
+  line="asan (build $built s, $leaks): gpu tests $(( ${total:-0} - ${failed:-0} - skipped )) passed,"
+  line+=" ${failed:-?} failed, $skipped skipped of ${total:-?}"
+
+  PTXRT_CACHE_DIR="$build/tune-cache" "$build/ptxrt" tune matmul --size 256 --devices all \
+    --db "$logs/asan-tune-db.json" --json >"$logs/asan-tune.json" 2>"$logs/asan-tune.log"
+  tune_rc=$?
+  line+="; tune --devices all rc $tune_rc"
+  [ "$tune_rc" = 0 ] || asan_rc=1
+
+  mpirun_command=${MPIRUN:-mpirun}
+  if grep -q '^PTXRT_MPI:BOOL=ON' "$build/CMakeCache.txt" && command -v "$mpirun_command" >/dev/null; then
+    OMPI_MCA_btl_vader_single_copy_mechanism=none PTXRT_CACHE_DIR="$build/tune-cache" \
+      "$mpirun_command" --allow-run-as-root --oversubscribe --bind-to none \
+      -x ASAN_OPTIONS -x UBSAN_OPTIONS -x LSAN_OPTIONS -x PTXRT_CACHE_DIR -n 2 \
+      "$build/ptxrt" tune sgemm --size 1024 --budget 40 --mpi \
+      --db "$logs/asan-mpi-tune-db.json" --json >"$logs/asan-mpi-tune.json" 2>"$logs/asan-mpi-tune.log"
+    mpi_rc=$?
+    line+="; mpi tune rc $mpi_rc"
+    [ "$mpi_rc" = 0 ] || asan_rc=1
+  else
+    line+="; mpi tune not run (no ptxrt::mpi in the build or no $mpirun_command)"
+  fi
+
+  report_count=$(cat "$reports"/report.* 2>/dev/null |
+    grep -cE 'ERROR: (Address|Leak)Sanitizer|runtime error:')
+  shown=0
+  for report in "$reports"/report.*; do
+    [ -e "$report" ] && [ "$shown" -lt 5 ] || break
+    echo "--- $report"; head -n 30 "$report"
+    shown=$((shown + 1))
+  done
+  line+="; sanitizer reports $report_count (in $(ls "$reports" | wc -l) process logs, $reports)"
+  [ "$report_count" = 0 ] || asan_rc=1
+  echo
+  echo "SUMMARY ($(( $(date +%s) - started )) s)"
+  echo "  $line"
+  exit "$asan_rc"
+fi
 
 # ptxrt_sort_bench is not part of `all` (its CUB half takes minutes to compile on a small machine).
 if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$logs/configure.log" 2>&1 &&

@@ -47,12 +47,15 @@ sanitized_build build-asan address,undefined
 (cd build-asan && ctest -j "$jobs" --timeout 600 --output-on-failure -R '^cpu:' \
   -E 'every builtin kernel compiles for every constant value')
 
-# ThreadSanitizer: the caches and their single flight, where the threads are.
+# ThreadSanitizer: the caches and their single flight, and the tuner's compile pool and measurers,
+# where the threads are.
 concurrency_tests='^cpu:(32 threads asking|factories for different keys|a throwing factory'
 concurrency_tests+='|find (returns|does not wait)|values lists|a factory may return|clear forgets'
 concurrency_tests+='|threads sharing one DiskCache|processes storing and loading'
 concurrency_tests+='|threads of one process asking load_or_compile|processes missing one entry'
-concurrency_tests+='|8 threads asking|threads of a second Jit|Jit::library)'
+concurrency_tests+='|8 threads asking|threads of a second Jit|Jit::library'
+concurrency_tests+='|several measurers|two measurers|a tune on two measurers|with two measurers'
+concurrency_tests+='|a measurer.s throw|a config handed over after|parallel compilation hands)'
 sanitized_build build-tsan thread
 (cd build-tsan && ctest -j "$jobs" --timeout 600 --output-on-failure -R "$concurrency_tests")
 

@@ -169,7 +169,7 @@ struct PTXRT_API TuneReport {
   std::vector<PrunedConfig> pruned_by_constraints;
   std::vector<PrunedConfig> pruned_by_resources;
   std::vector<PrunedConfig> compile_failures;  // compile timeouts included (their reason says so)
-  std::size_t compile_timeouts = 0;             // of the compile failures
+  std::size_t compile_timeouts = 0;            // of the compile failures
   std::size_t compiled = 0;           // compiled without error (resource-pruned ones included)
   std::vector<TuneResult> results;    // this run's measurements, in the order taken
   std::vector<Measurement> resumed;   // finished earlier (database), skipped this time
@@ -209,10 +209,12 @@ PTXRT_API TuneReport tune(const TuningSpace& space, const CandidateCompiler& com
 // The same tune timed by several measurers at once (one per GPU of one model): each ready
 // candidate goes to whichever measurer is free, with the best time known when it is handed over
 // (so a config may run beside a faster one it is not cut by); the budget counts configs handed
-// over; results are in the order they land. With one measurer this is the tune above. A
-// measurer's throw ends the tune once the others have finished what they hold. Error
-// (invalid_argument) for no measurers or a null one. Both tunes throw Error (invalid_argument)
-// for a share whose index is not below its count.
+// over; results are in the order they land. With one measurer this is the tune above. Both
+// return (or throw) only once every measurement handed over has landed and been recorded, in
+// the report and the database. A measurer's throw ends the tune: the others finish what they
+// hold, their measurements are recorded, and the throw goes on to the caller (the config it was
+// timing stays recorded as started). Error (invalid_argument) for no measurers or a null one.
+// Both tunes throw Error (invalid_argument) for a share whose index is not below its count.
 PTXRT_API TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
                           std::span<Measurer* const> measurers, const TuneOptions& options,
                           const std::function<void(const TuneProgress&)>& progress = {});

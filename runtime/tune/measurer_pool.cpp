@@ -7,6 +7,14 @@
 
 namespace ptxrt::detail {
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 MeasurerPool::MeasurerPool(std::span<Measurer* const> measurers) {
   if (measurers.empty()) throw Error(ErrorKind::invalid_argument, "tune: no measurer given");
   for (Measurer* measurer : measurers) {
@@ -17,23 +25,18 @@ MeasurerPool::MeasurerPool(std::span<Measurer* const> measurers) {
   }
   if (lanes_.size() > 1)
     for (std::size_t lane = 0; lane < lanes_.size(); ++lane)
-      threads_.emplace_back([this, lane] { serve(lane); });
+      threads_.emplace_back([this, lane](std::stop_token stop) { serve(stop, lane); });
 }
 
 MeasurerPool::~MeasurerPool() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  threads_.clear();
+  // All at once: a lane asked to stop finishes the job it holds, then ends.
+  for (std::jthread& thread : threads_) thread.request_stop();
 }
 
-void MeasurerPool::serve(std::size_t lane) {
+void MeasurerPool::serve(std::stop_token stop, std::size_t lane) {
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || lanes_[lane].job.has_value(); });
-    if (!lanes_[lane].job) return;
+    if (!changed_.wait(lock, stop, [&] { return lanes_[lane].job.has_value(); })) return;
     Job job = std::move(*lanes_[lane].job);
     lanes_[lane].job.reset();
     Measurer& measurer = *lanes_[lane].measurer;
@@ -45,8 +48,7 @@ void MeasurerPool::serve(std::size_t lane) {
     } catch (...) {
       outcome.error = std::current_exception();
     }
-    outcome.finished.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    outcome.finished.seconds = seconds_since(start);
     lock.lock();
     finished_.push_back(std::move(outcome));
     lanes_[lane].busy = false;
@@ -64,13 +66,13 @@ bool MeasurerPool::any_busy() const {
 
 std::vector<MeasurerPool::Finished> MeasurerPool::take_finished() {
   std::vector<Finished> taken;
-  std::exception_ptr error;
   for (Outcome& outcome : finished_) {
-    if (outcome.error && !error) error = outcome.error;
-    if (!outcome.error) taken.push_back(std::move(outcome.finished));
+    if (!outcome.error)
+      taken.push_back(std::move(outcome.finished));
+    else if (!failure_)
+      failure_ = outcome.error;
   }
   finished_.clear();
-  if (error) std::rethrow_exception(error);
   return taken;
 }
 
@@ -82,12 +84,9 @@ std::vector<MeasurerPool::Finished> MeasurerPool::wait_for_free() {
 
 void MeasurerPool::start(const Candidate& candidate, std::optional<double> best_ms) {
   if (threads_.empty()) {
-    // One measurer: on this thread, a throw going straight to the caller.
     const auto start = std::chrono::steady_clock::now();
     Measurement measurement = lanes_.front().measurer->measure(candidate, best_ms);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    finished_.push_back({{candidate, std::move(measurement), seconds}, nullptr});
+    finished_.push_back({{candidate, std::move(measurement), seconds_since(start)}, nullptr});
     return;
   }
   {

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
+#include <exception>
+#include <memory>
 #include <random>
 
 #include "ptxrt/error.hpp"
-#include "tune/cost_model.hpp"
+#include "tune/candidate_order.hpp"
+#include "tune/compile_pool.hpp"
 #include "tune/measurer_pool.hpp"
 
 namespace ptxrt {
@@ -34,103 +34,24 @@ double median_of(std::vector<double> samples) {
   return quantile(samples, 0.5);
 }
 
-Candidate compile_safely(const CandidateCompiler& compile, const TuningConfig& config) {
-  try {
-    return compile(config);
-  } catch (const std::exception& error) {
-    return {config, Candidate::State::compile_failed, error.what(), std::nullopt, std::nullopt};
-  }
-}
-
-bool compile_failed(const Candidate& candidate) {
-  return candidate.state == Candidate::State::compile_failed ||
-         candidate.state == Candidate::State::compile_timeout;
-}
-
-// Compiles configs on `threads` threads, handing results over as they finish. Destroying the
-// pool stops it taking new configs and waits for the compiles in flight.
-class CompilePool {
- public:
-  CompilePool(const std::vector<TuningConfig>& configs, const CandidateCompiler& compile,
-              unsigned threads)
-      : configs_(configs), compile_(compile) {
-    const std::size_t count = std::min<std::size_t>(std::max(1u, threads), configs.size());
-    for (std::size_t i = 0; i < count; ++i) threads_.emplace_back([this] { work(); });
-  }
-  ~CompilePool() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    threads_.clear();
-  }
-  CompilePool(const CompilePool&) = delete;
-  CompilePool& operator=(const CompilePool&) = delete;
-
-  // The next finished compile, or nothing once every config has been handed over.
-  std::optional<Candidate> next() {
-    std::unique_lock lock(mutex_);
-    if (delivered_ == configs_.size()) return std::nullopt;
-    finished_.wait(lock, [&] { return !done_.empty(); });
-    Candidate candidate = std::move(done_.front());
-    done_.pop_front();
-    ++delivered_;
-    return candidate;
-  }
-
-  // The compiles finished by now, without waiting.
-  std::vector<Candidate> finished_now() {
-    std::lock_guard lock(mutex_);
-    std::vector<Candidate> candidates(std::make_move_iterator(done_.begin()),
-                                      std::make_move_iterator(done_.end()));
-    done_.clear();
-    delivered_ += candidates.size();
-    return candidates;
-  }
-
- private:
-  void work() {
-    for (;;) {
-      std::size_t index = 0;
-      {
-        std::lock_guard lock(mutex_);
-        if (stopping_ || next_ == configs_.size()) return;
-        index = next_++;
-      }
-      Candidate candidate = compile_safely(compile_, configs_[index]);
-      {
-        std::lock_guard lock(mutex_);
-        done_.push_back(std::move(candidate));
-      }
-      finished_.notify_one();
-    }
-  }
-
-  const std::vector<TuningConfig>& configs_;
-  const CandidateCompiler& compile_;
-  std::mutex mutex_;
-  std::condition_variable finished_;
-  std::deque<Candidate> done_;
-  std::size_t next_ = 0;
-  std::size_t delivered_ = 0;
-  bool stopping_ = false;
-  std::vector<std::jthread> threads_;  // last: joined before the members above are destroyed
-};
-
 std::string spill_note(const Candidate& candidate) {
   return "spills " + std::to_string(candidate.resources->spill_store_bytes.value_or(0)) +
          " bytes stored, " + std::to_string(candidate.resources->spill_load_bytes.value_or(0)) +
          " loaded";
 }
 
-// One tune in progress: what has been handled, the best so far, the stopping rules. Measurements
-// are folded in on the tune's thread as they land, whichever measurer took them.
+// One tune in progress: what has been handled, the best so far, the stopping rules. It owns the
+// strategy's order and the measurers' pool, and returns from handle_all() only once every
+// measurement in flight has landed and been folded in (the order learning from each), so that
+// no measurement outlives the order it teaches or is lost to the report and the database.
 class TuneRun {
  public:
-  TuneRun(std::span<Measurer* const> measurers, const TuneOptions& options,
-          const std::function<void(const TuneProgress&)>& progress, TuneReport& report,
-          std::size_t total)
-      : measurers_(measurers),
+  // `total`: how many configs `order` holds.
+  TuneRun(std::unique_ptr<detail::CandidateOrder> order, std::span<Measurer* const> measurers,
+          const TuneOptions& options, const std::function<void(const TuneProgress&)>& progress,
+          TuneReport& report, std::size_t total)
+      : order_(std::move(order)),
+        measurers_(measurers),
         options_(options),
         budget_(share_budget(options)),
         progress_(progress),
@@ -139,6 +60,24 @@ class TuneRun {
     if (std::optional<Measurement> best = fastest(report.resumed)) best_ = std::move(best);
   }
 
+  // Handles the order's candidates until it has none left or wants_more() says to stop, then
+  // folds in what the measurers still hold. A measurer's throw is rethrown once the others have
+  // finished what they hold and their measurements are folded in.
+  void handle_all() {
+    while (wants_more()) {
+      // A free measurer first, so that the order picks knowing every measurement landed by then.
+      fold_landed(measurers_.wait_for_free());
+      if (!wants_more()) break;  // a stop request or the time limit came while waiting
+      std::optional<Candidate> candidate = order_->next();
+      if (!candidate || !wants_more()) break;  // ... or while compiling
+      handle(*candidate);
+    }
+    fold_landed(measurers_.collect(true));
+    report_.not_reached = total_ - handled_;
+    report_.winner = best_;
+  }
+
+ private:
   // False once the budget, the time limit or a stop request says to stop.
   bool wants_more() const {
     if (options_.stop && options_.stop->load()) return false;
@@ -148,14 +87,9 @@ class TuneRun {
     return true;
   }
 
-  // Called with each measurement as it is folded in (the model strategy learns from them).
-  void on_result(std::function<void(const Candidate&, const Measurement&)> listener) {
-    listener_ = std::move(listener);
-  }
-
   void handle(const Candidate& candidate) {
     ++handled_;
-    if (compile_failed(candidate)) {
+    if (detail::compile_failed(candidate)) {
       const bool timeout = candidate.state == Candidate::State::compile_timeout;
       report_.compile_failures.push_back({candidate.config, candidate.reason});
       report_.compile_timeouts += timeout;
@@ -174,20 +108,20 @@ class TuneRun {
     }
   }
 
-  void finish() {
-    fold(measurers_.collect(true));
-    report_.not_reached = total_ - handled_;
-    report_.winner = best_;
-  }
-
- private:
-  // Hands the candidate to the first free measurer with the best time known by then.
+  // Hands the candidate to a free measurer with the best time known by then.
   void measure(const Candidate& candidate) {
-    fold(measurers_.wait_for_free());
     record({candidate.config, MeasurementStatus::started, 0, 0, 0, 0, "", 0, ""});
     ++started_;
     measurers_.start(candidate, best_ ? std::optional<double>(best_->median_ms) : std::nullopt);
-    fold(measurers_.collect(false));
+    fold_landed(measurers_.collect(false));
+  }
+
+  void fold_landed(std::vector<detail::MeasurerPool::Finished> landed) {
+    fold(std::move(landed));
+    if (const std::exception_ptr failure = measurers_.failure()) {
+      fold(measurers_.collect(true));
+      std::rethrow_exception(failure);
+    }
   }
 
   void fold(std::vector<detail::MeasurerPool::Finished> finished) {
@@ -201,7 +135,7 @@ class TuneRun {
       if (measurement.status == MeasurementStatus::ok &&
           (!best_ || measurement.median_ms < best_->median_ms))
         best_ = measurement;
-      if (listener_) listener_(candidate, measurement);
+      order_->learn(candidate, measurement);
       report_.results.push_back({std::move(measurement), candidate.resources, candidate.occupancy,
                                  candidate.shape, seconds_since(start_)});
       settled();
@@ -232,6 +166,7 @@ class TuneRun {
     return *options.budget / count + (index < *options.budget % count ? 1 : 0);
   }
 
+  const std::unique_ptr<detail::CandidateOrder> order_;
   detail::MeasurerPool measurers_;
   const TuneOptions& options_;
   std::optional<std::size_t> budget_;
@@ -243,7 +178,6 @@ class TuneRun {
   std::size_t done_ = 0;     // settled
   std::optional<Measurement> best_;
   Clock::time_point start_ = Clock::now();
-  std::function<void(const Candidate&, const Measurement&)> listener_;
 };
 
 // The configs of this share: every count-th of `ordered`, from position index.
@@ -276,78 +210,6 @@ std::vector<TuningConfig> still_to_run(const std::vector<TuningConfig>& allowed,
       report.resumed.push_back(*found);
   }
   return remaining;
-}
-
-// Compiles everything (on the pool, or inline), then orders the ready ones by predicted
-// occupancy, highest first, then by registers, fewest first. A stop request ends the compiling
-// early: nothing is timed after it anyway.
-std::vector<Candidate> compile_all(const std::vector<TuningConfig>& configs,
-                                   const CandidateCompiler& compile, unsigned threads,
-                                   const std::atomic<bool>* stop) {
-  const auto stopped = [stop] { return stop && stop->load(); };
-  std::vector<Candidate> candidates;
-  if (threads == 0) {
-    for (std::size_t i = 0; i < configs.size() && !stopped(); ++i)
-      candidates.push_back(compile_safely(compile, configs[i]));
-  } else {
-    CompilePool pool(configs, compile, threads);
-    while (std::optional<Candidate> candidate = pool.next()) {
-      candidates.push_back(*candidate);
-      if (stopped()) break;
-    }
-  }
-  return candidates;
-}
-
-std::vector<Candidate> compile_by_occupancy(const std::vector<TuningConfig>& configs,
-                                            const CandidateCompiler& compile, unsigned threads,
-                                            const std::atomic<bool>* stop) {
-  std::vector<Candidate> candidates = compile_all(configs, compile, threads, stop);
-  const auto rank = [](const Candidate& c) {
-    const double fraction = c.occupancy ? c.occupancy->fraction : 0.0;
-    const int registers = c.resources ? c.resources->registers : 0;
-    return std::make_pair(-fraction, registers);
-  };
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [&](const Candidate& a, const Candidate& b) { return rank(a) < rank(b); });
-  // Failures first: they cost nothing to record and must not wait behind a budget.
-  std::stable_partition(candidates.begin(), candidates.end(),
-                        [](const Candidate& c) { return c.state != Candidate::State::ready; });
-  return candidates;
-}
-
-// The model strategy: candidates join the order as their compiles land (a failure is recorded at
-// once), and each free measurer gets the one the order picks from what has landed by then.
-void tune_by_model(const TuningSpace& space, std::vector<TuningConfig> configs,
-                   const CandidateCompiler& compile, const TuneOptions& options, TuneRun& run) {
-  std::mt19937_64 shuffle(options.seed);
-  std::shuffle(configs.begin(), configs.end(), shuffle);
-  detail::ModelGuidedOrder order(space.parameters(), configs.size(), options.seed);
-  run.on_result([&](const Candidate& candidate, const Measurement& measurement) {
-    order.learn(candidate, measurement);
-  });
-  const auto take = [&](Candidate candidate) {
-    if (candidate.state == Candidate::State::ready)
-      order.add(std::move(candidate));
-    else
-      run.handle(candidate);
-  };
-  if (options.compile_threads == 0) {
-    for (Candidate& candidate : compile_all(configs, compile, 0, options.stop)) take(std::move(candidate));
-    while (!order.empty() && run.wants_more()) run.handle(order.take());
-    return;
-  }
-  CompilePool pool(configs, compile, options.compile_threads);
-  while (run.wants_more()) {
-    for (Candidate& candidate : pool.finished_now()) take(std::move(candidate));
-    if (order.empty()) {
-      std::optional<Candidate> candidate = pool.next();
-      if (!candidate) break;
-      take(std::move(*candidate));
-      continue;
-    }
-    run.handle(order.take());
-  }
 }
 
 }  // namespace
@@ -429,10 +291,9 @@ CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptio
       image = jit.image(program, options, driver_version);
     } catch (const Error& error) {
       const bool cancelled = error.code_name() == "NVRTC_ERROR_CANCELLED";
-      return Candidate{config,
-                       cancelled ? Candidate::State::compile_timeout
-                                 : Candidate::State::compile_failed,
-                       error.what(), std::nullopt, std::nullopt};
+      return Candidate{
+          config, cancelled ? Candidate::State::compile_timeout : Candidate::State::compile_failed,
+          error.what(), std::nullopt, std::nullopt};
     }
     std::vector<KernelResources> kernels = parse_ptxas_info(image->compile_log);
     if (image->format == ImageFormat::cubin)
@@ -501,17 +362,19 @@ TunePlan plan_tune(const TuningSpace& space, const CandidateCompiler& compile,
   SpaceEnumeration enumeration = space.enumerate();
   plan.pruned_by_constraints = std::move(enumeration.pruned);
   std::vector<Candidate> candidates =
-      compile_all(enumeration.allowed, compile, compile_threads, nullptr);
+      detail::compile_all(enumeration.allowed, compile, compile_threads, nullptr);
   // The pool hands compiles over as they finish: put them back in enumeration order.
   std::vector<std::pair<std::size_t, Candidate>> ordered;
   for (Candidate& candidate : candidates) {
-    const auto at = std::find(enumeration.allowed.begin(), enumeration.allowed.end(), candidate.config);
-    ordered.emplace_back(static_cast<std::size_t>(at - enumeration.allowed.begin()), std::move(candidate));
+    const auto at =
+        std::find(enumeration.allowed.begin(), enumeration.allowed.end(), candidate.config);
+    ordered.emplace_back(static_cast<std::size_t>(at - enumeration.allowed.begin()),
+                         std::move(candidate));
   }
   std::sort(ordered.begin(), ordered.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [index, candidate] : ordered) {
-    if (compile_failed(candidate))
+    if (detail::compile_failed(candidate))
       plan.compile_failures.push_back({candidate.config, candidate.reason});
     else if (candidate.state == Candidate::State::pruned)
       plan.pruned_by_resources.push_back({candidate.config, candidate.reason});
@@ -545,31 +408,10 @@ TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
   }
   std::vector<TuningConfig> configs =
       still_to_run(share_of(std::move(ordered), options.share), options, report);
-  TuneRun run(measurers, options, progress, report, configs.size());
-  if (options.strategy == TuningStrategy::model) {
-    tune_by_model(space, std::move(configs), compile, options, run);
-  } else if (options.strategy == TuningStrategy::occupancy) {
-    for (const Candidate& candidate :
-         compile_by_occupancy(configs, compile, options.compile_threads, options.stop)) {
-      if (!run.wants_more()) break;
-      run.handle(candidate);
-    }
-  } else if (options.compile_threads == 0) {
-    for (const TuningConfig& config : configs) {
-      if (!run.wants_more()) break;
-      Candidate candidate = compile_safely(compile, config);
-      if (!run.wants_more()) break;  // a stop that came during the compile
-      run.handle(candidate);
-    }
-  } else {
-    CompilePool pool(configs, compile, options.compile_threads);
-    while (run.wants_more()) {
-      std::optional<Candidate> candidate = pool.next();
-      if (!candidate || !run.wants_more()) break;  // a stop that came while waiting
-      run.handle(*candidate);
-    }
-  }
-  run.finish();
+  const std::size_t total = configs.size();
+  TuneRun run(detail::make_candidate_order(space, std::move(configs), compile, options), measurers,
+              options, progress, report, total);
+  run.handle_all();
   report.wall_seconds = seconds_since(start);
   return report;
 }

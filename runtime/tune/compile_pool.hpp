@@ -1,0 +1,65 @@
+// Compiling a tune's configs (tuner.cpp, candidate_order.cpp): a CandidateCompiler's throw made
+// a compile failure, and a pool of threads that hands compiles over as they finish.
+//
+// Thread safety: CompilePool's members are called from one thread (the tune's); its threads call
+// the CandidateCompiler, which must be thread-safe.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <thread>
+#include <vector>
+
+#include "ptxrt/tuner.hpp"
+
+namespace ptxrt::detail {
+
+// compile(config), with a throw recorded as the config's compile failure.
+Candidate compile_safely(const CandidateCompiler& compile, const TuningConfig& config);
+
+bool compile_failed(const Candidate& candidate);
+
+// Compiles `configs` on `threads` threads, handing results over as they finish. `configs` and
+// `compile` must outlive the pool. Destroying the pool stops it taking new configs and waits for
+// the compiles in flight.
+class CompilePool {
+ public:
+  CompilePool(const std::vector<TuningConfig>& configs, const CandidateCompiler& compile,
+              unsigned threads);
+  ~CompilePool();
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  // The next finished compile, or nothing once every config has been handed over.
+  std::optional<Candidate> next();
+  // The compiles finished by now, without waiting.
+  std::vector<Candidate> finished_now();
+
+ private:
+  void work(std::stop_token stop);
+
+  const std::vector<TuningConfig>& configs_;
+  const CandidateCompiler& compile_;
+  std::mutex mutex_;
+  std::condition_variable finished_;
+  std::deque<Candidate> done_;
+  std::size_t next_ = 0;
+  std::size_t delivered_ = 0;
+  // Last: destroyed first, each asked to stop and joined while the members above still exist
+  // (also when the constructor throws part way).
+  std::vector<std::jthread> threads_;
+};
+
+// Every config compiled (on `threads` threads; 0: on this one), in the order the compiles
+// finish. Once *stop is true (`stop` may be null) the compiles still to come are left out:
+// nothing is timed after a stop request anyway.
+std::vector<Candidate> compile_all(const std::vector<TuningConfig>& configs,
+                                   const CandidateCompiler& compile, unsigned threads,
+                                   const std::atomic<bool>* stop);
+
+}  // namespace ptxrt::detail
