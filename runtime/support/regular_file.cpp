@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ptxrt/error.hpp"
+#include "support/quoted.hpp"
 
 namespace ptxrt::detail {
 
@@ -15,11 +16,26 @@ namespace {
 [[noreturn]] void fail(std::string_view what, const std::filesystem::path& path,
                        std::string_view problem) {
   std::string message(what);
-  message += " '";
-  message += path.string();
-  message += "': ";
+  message += ' ';
+  message += quoted_path(path);
+  message += ": ";
   message += problem;
   throw Error(ErrorKind::io, std::move(message));
+}
+
+// Fills `content` from `offset` on; returns how many bytes were there (fewer at the file's end).
+std::uint64_t read_into(const OpenedFile& file, const std::filesystem::path& path,
+                        std::string_view what, std::uint64_t offset, std::string& content) {
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t got = ::pread(file.descriptor.get(), content.data() + done, content.size() - done,
+                                static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail(what, path, std::strerror(errno));
+    if (got == 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
 }
 
 }  // namespace
@@ -68,19 +84,23 @@ std::string read_opened_file(const OpenedFile& file, const std::filesystem::path
          std::to_string(size) + " bytes, more than the " + std::to_string(limits.max_bytes) +
              " bytes allowed");
   std::string content(static_cast<std::size_t>(size), '\0');
-  std::size_t done = 0;
-  // pread from 0: the size is fstat's; a file that shrinks meanwhile is read short and said so.
-  while (done < content.size()) {
-    const ssize_t got = ::pread(file.descriptor.get(), content.data() + done, content.size() - done,
-                                static_cast<off_t>(done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) fail(what, path, std::strerror(errno));
-    if (got == 0)
-      fail(what, path,
-           "changed while it was read (" + std::to_string(done) + " of " + std::to_string(size) +
-               " bytes)");
-    done += static_cast<std::size_t>(got);
-  }
+  // From 0 to fstat's size: a file that shrinks meanwhile is read short and said so.
+  const std::uint64_t done = read_into(file, path, what, 0, content);
+  if (done < size)
+    fail(what, path,
+         "changed while it was read (" + std::to_string(done) + " of " + std::to_string(size) +
+             " bytes)");
+  return content;
+}
+
+std::string read_opened_range(const OpenedFile& file, const std::filesystem::path& path,
+                              std::string_view what, std::uint64_t offset, std::uint64_t size) {
+  std::string content(static_cast<std::size_t>(size), '\0');
+  const std::uint64_t done = read_into(file, path, what, offset, content);
+  if (done < size)
+    fail(what, path,
+         "ends at byte " + std::to_string(offset + done) + ", before bytes " +
+             std::to_string(offset) + " to " + std::to_string(offset + size - 1));
   return content;
 }
 
