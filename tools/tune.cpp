@@ -314,7 +314,7 @@ void show(const std::string& given, bool json) {
   const TuningDatabase database(database_path(given));
   const std::vector<TuningRecord> records = database.records();
   if (json) {
-    std::cout << tune_records_json(records).dump(2) << '\n';
+    print_json(std::cout, tune_records_json(records));
     return;
   }
   if (records.empty()) {
@@ -374,9 +374,7 @@ void run_tunes(const TuneArguments& arguments, const TuneRun& run) {
     reports.push_back(tune_one(arguments, size, run, database, stop.requested()));
     every_size_has_a_winner = every_size_has_a_winner && !reports.back()["winner"].is_null();
   }
-  // A compile failure's reason is NVRTC's text, which need not be UTF-8.
-  if (run.prints && arguments.json)
-    std::cout << reports.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  if (run.prints && arguments.json) print_json(std::cout, reports);
   if (stop.signal() != 0) {
     if (run.prints) print_interrupted(std::cerr, arguments, database, reports, stop.signal());
     throw CLI::RuntimeError(host::StopSignal::exit_code(stop.signal()));
@@ -410,10 +408,11 @@ void add_tune_commands(CLI::App& app) {
                       "signature and TILE_WIDTH)");
   command->add_option("--strategy", arguments->strategy, "exhaustive, random, occupancy or model")
       ->capture_default_str();
-  command->add_option("--budget", arguments->budget, "time at most N configs")
-      ->check(CLI::PositiveNumber);
-  command->add_option("--time", arguments->time_limit, "start no config after S seconds")
-      ->check(CLI::PositiveNumber);
+  command->add_option("--budget", arguments->budget, "time at most N configs")->check(at_least(1));
+  command
+      ->add_option("--time", arguments->time_limit,
+                   "start no config after S seconds (with --dry-run: no compile)")
+      ->check(positive_seconds());
   command->add_option("--seed", arguments->seed, "seed of the random strategy")
       ->capture_default_str();
   add_database_option(*command, arguments->database);
@@ -424,7 +423,7 @@ void add_tune_commands(CLI::App& app) {
                     "compile each config just before timing it, on one thread");
   CLI::Option* device =
       command->add_option("--device", arguments->device, "device ordinal (default 0)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(at_least(0));
   command
       ->add_option("--devices", arguments->devices,
                    "time on several devices at once, one worker each: 'all' or ordinals such as "
@@ -447,13 +446,13 @@ void add_tune_commands(CLI::App& app) {
                    "others finish their shares and exit non-zero (launch with `mpirun --mca "
                    "orte_abort_on_non_zero_status 0` so that Open MPI lets them); more than a "
                    "config's compile timeout and measurement")
-      ->check(CLI::PositiveNumber)
+      ->check(at_least(1))
       ->capture_default_str()
       ->needs("--mpi");
   command
       ->add_option("--compile-timeout", arguments->compile_timeout,
                    "cancel a config's compile after S seconds (recorded compile_timeout)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_seconds())
       ->capture_default_str();
   command->add_flag("--dry-run", arguments->dry_run,
                     "plan without a GPU: enumerate, prune by constraints, compile every config "
