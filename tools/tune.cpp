@@ -187,24 +187,64 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
   return tune_report_json(setting, report, peer);
 }
 
-// --dry-run: the plan for the --arch's device model (or device 0's, for auto with a GPU).
+// The dry run's progress on stderr (stdout holds the plan): on a terminal one line rewritten in
+// place at most 4 times a second, elsewhere (a log) a line every 5 seconds; nothing for a plan
+// that compiles within the first of them.
+std::function<void(const TuneProgress&)> plan_progress() {
+  using Clock = std::chrono::steady_clock;
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  const auto interval = std::chrono::milliseconds(terminal ? 250 : 5000);
+  auto last = std::make_shared<Clock::time_point>(Clock::now());
+  return [terminal, interval, last](const TuneProgress& progress) {
+    const bool finished = progress.done == progress.total;
+    if (Clock::now() - *last < interval && !(finished && terminal)) return;
+    *last = Clock::now();
+    if (!terminal)
+      std::cerr << "ptxrt: " << format_plan_progress(progress) << '\n';
+    else if (finished)
+      std::cerr << "\r\033[K" << std::flush;
+    else
+      std::cerr << "\r\033[K" << format_plan_progress(progress) << std::flush;
+  };
+}
+
+// --dry-run: the plan for the --arch's device model (or device 0's, for auto with a GPU). Ctrl-C
+// (SIGTERM) stops the compiling as it stops a tune: the plan so far is printed, with the configs
+// left uncompiled, and the exit code is 130 (143); --time stops it the same way, exit code 0.
 void plan_only(const TuneArguments& arguments) {
   const Target target = choose_target(arguments.arch, ImageFormat::cubin);
   const auto [major, minor] = compute_capability_of(target.arch);
   const DeviceProperties device = device_model(major, minor);
-  const unsigned threads = arguments.no_parallel_compile ? 0 : TuneOptions{}.compile_threads;
+  const host::StopSignal stop(
+      "\nptxrt: stopping the dry run after the compiles in progress (press Ctrl-C again to quit "
+      "at once)\n");
+  PlanOptions options;
+  options.compile_threads = arguments.no_parallel_compile ? 0 : TuneOptions{}.compile_threads;
+  options.stop = &stop.requested();
+  if (arguments.time_limit > 0.0) options.time_limit_seconds = arguments.time_limit;
+  options.progress = plan_progress();
   nlohmann::json plans = nlohmann::json::array();
+  std::size_t not_compiled = 0;
+  std::size_t sizes_left = sizes_of(arguments).size();
   for (const std::string& size : sizes_of(arguments)) {
+    if (stop.signal() != 0) break;
+    --sizes_left;
     const TuneJob job =
         make_tune_job(problem_source(arguments), size, device, target, compile_timeout(arguments));
-    const TunePlan plan = plan_tune(job.space, job.compiler, threads);
+    const TunePlan plan = plan_tune(job.space, job.compiler, options);
+    not_compiled += plan.not_compiled;
     if (arguments.json)
       plans.push_back(tune_plan_json(job.key, arguments.strategy, plan));
     else
       print_tune_plan(std::cout, job.key, arguments.strategy, plan);
   }
-  if (arguments.json)
-    std::cout << plans.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  if (arguments.json) print_json(std::cout, plans);
+  if (stop.signal() == 0) return;
+  std::cerr << "ptxrt: dry run interrupted by " << (stop.signal() == SIGINT ? "SIGINT" : "SIGTERM")
+            << ": " << not_compiled << " config(s) not compiled";
+  if (sizes_left > 0) std::cerr << ", " << sizes_left << " size(s) not started";
+  std::cerr << '\n';
+  throw CLI::RuntimeError(host::StopSignal::exit_code(stop.signal()));
 }
 
 // `text` as one word for a POSIX shell: as it is when nothing in it is special, else quoted.
