@@ -17,6 +17,7 @@
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
+#include "support/quoted.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -128,8 +129,8 @@ Program load_program(const std::string& kernel_or_file) {
   const std::vector<std::string> builtins = builtin_kernel_names();
   if (std::find(builtins.begin(), builtins.end(), name) == builtins.end())
     throw Error(ErrorKind::not_found,
-                "'" + kernel_or_file +
-                    "' is neither a file nor a builtin kernel (builtin: " + builtin_list() + ")");
+                detail::quoted(kernel_or_file) +
+                    " is neither a file nor a builtin kernel (builtin: " + builtin_list() + ")");
   return Program::builtin(name);
 }
 
@@ -144,7 +145,7 @@ std::pair<int, int> compute_capability_of(std::string_view arch) {
   std::match_results<std::string_view::const_iterator> match;
   if (!std::regex_match(arch.begin(), arch.end(), match, pattern))
     throw Error(ErrorKind::invalid_argument,
-                "--arch " + std::string(arch) +
+                "--arch " + detail::quoted(arch) +
                     " is not an architecture: expected auto, sm_XY, sm_XYa, sm_XYf or compute_XY");
   const int number = std::stoi(match[2].str());
   return {number / 10, number % 10};

@@ -35,6 +35,7 @@
 #include "ptxrt/problem_tuner.hpp"
 #include "ptxrt/target.hpp"
 #include "ptxrt/tune_worker.hpp"
+#include "support/quoted.hpp"
 #include "tune_job.hpp"
 #include "tune_report.hpp"
 
@@ -103,8 +104,8 @@ TuneShare parse_shard(const std::string& text) {
       !number(std::string_view(text).substr(slash + 1), share.count) || share.count == 0 ||
       share.index >= share.count)
     throw Error(ErrorKind::invalid_argument,
-                "--shard '" + text +
-                    "': expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 and 3/4 make a "
+                "--shard " + detail::quoted(text) +
+                    ": expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 and 3/4 make a "
                     "whole tune)");
   return share;
 }
@@ -190,23 +191,30 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
 // The dry run's progress on stderr (stdout holds the plan): on a terminal one line rewritten in
 // place at most 4 times a second, elsewhere (a log) a line every 5 seconds; nothing for a plan
 // that compiles within the first of them.
-std::function<void(const TuneProgress&)> plan_progress() {
-  using Clock = std::chrono::steady_clock;
-  const bool terminal = ::isatty(STDERR_FILENO) != 0;
-  const auto interval = std::chrono::milliseconds(terminal ? 250 : 5000);
-  auto last = std::make_shared<Clock::time_point>(Clock::now());
-  return [terminal, interval, last](const TuneProgress& progress) {
-    const bool finished = progress.done == progress.total;
-    if (Clock::now() - *last < interval && !(finished && terminal)) return;
-    *last = Clock::now();
-    if (!terminal)
-      std::cerr << "ptxrt: " << format_plan_progress(progress) << '\n';
-    else if (finished)
-      std::cerr << "\r\033[K" << std::flush;
-    else
+class PlanProgress {
+ public:
+  void show(const TuneProgress& progress) {
+    if (Clock::now() - last_ < interval_) return;
+    last_ = Clock::now();
+    if (terminal_)
       std::cerr << "\r\033[K" << format_plan_progress(progress) << std::flush;
-  };
-}
+    else
+      std::cerr << "ptxrt: " << format_plan_progress(progress) << '\n';
+    shown_ = true;
+  }
+  // Clears the terminal's line, before the plan is printed.
+  void clear() {
+    if (terminal_ && shown_) std::cerr << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool terminal_ = ::isatty(STDERR_FILENO) != 0;
+  Clock::duration interval_ = std::chrono::milliseconds(terminal_ ? 250 : 5000);
+  Clock::time_point last_ = Clock::now();
+  bool shown_ = false;
+};
 
 // --dry-run: the plan for the --arch's device model (or device 0's, for auto with a GPU). Ctrl-C
 // (SIGTERM) stops the compiling as it stops a tune: the plan so far is printed, with the configs
@@ -222,7 +230,8 @@ void plan_only(const TuneArguments& arguments) {
   options.compile_threads = arguments.no_parallel_compile ? 0 : TuneOptions{}.compile_threads;
   options.stop = &stop.requested();
   if (arguments.time_limit > 0.0) options.time_limit_seconds = arguments.time_limit;
-  options.progress = plan_progress();
+  PlanProgress progress;
+  options.progress = [&progress](const TuneProgress& done) { progress.show(done); };
   nlohmann::json plans = nlohmann::json::array();
   std::size_t not_compiled = 0;
   std::size_t sizes_left = sizes_of(arguments).size();
@@ -232,6 +241,7 @@ void plan_only(const TuneArguments& arguments) {
     const TuneJob job =
         make_tune_job(problem_source(arguments), size, device, target, compile_timeout(arguments));
     const TunePlan plan = plan_tune(job.space, job.compiler, options);
+    progress.clear();
     not_compiled += plan.not_compiled;
     if (arguments.json)
       plans.push_back(tune_plan_json(job.key, arguments.strategy, plan));
@@ -337,7 +347,7 @@ void merge(const std::vector<std::string>& inputs, const std::string& output) {
   std::vector<std::vector<TuningRecord>> sources;
   for (const std::string& input : inputs) {
     if (!std::filesystem::exists(input))
-      throw Error(ErrorKind::io, "tune merge: '" + input + "' does not exist");
+      throw Error(ErrorKind::io, "tune merge: " + detail::quoted_path(input) + " does not exist");
     sources.push_back(TuningDatabase(input).records());
   }
   const TuningDatabase database(output);

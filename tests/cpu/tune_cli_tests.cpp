@@ -144,6 +144,24 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "an argument echoed in an error is cut and escaped: a 100,000-byte share, kernel, command") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const std::string huge = std::string(100000, 'x') + "\n";
+  for (const std::vector<std::string>& arguments :
+       {std::vector<std::string>{"tune", "matmul", "--shard", huge},
+        std::vector<std::string>{"compile", huge, "--arch", "sm_90"},
+        std::vector<std::string>{"resources", "matmul_tiled", "--arch", huge},
+        std::vector<std::string>{huge}}) {
+    const ptxrt::testing::ProcessResult result = cli(scratch, arguments);
+    INFO(result.output.substr(0, 300));
+    CHECK(result.exit_code != 0);
+    CHECK(ptxrt::testing::contains(result.output,
+                                   "'" + std::string(100, 'x') + "... (100001 bytes)'"));
+    CHECK(result.output.size() < 600);
+  }
+}
+
 TEST_CASE("--json prints file names and defines that are not UTF-8, as U+FFFD") {
   ptxrt::testing::ScratchDirectory scratch;
   const std::string file = (scratch.path() / "caf\xe9.cu").string();
