@@ -14,6 +14,7 @@
 #include "ptxrt/jit.hpp"
 #include "ptxrt/manifest.hpp"
 #include "tools/bench_sgemm.hpp"
+#include "tools/cli.hpp"
 #include "tools/host_commands.hpp"
 
 namespace host = ptxrt::host;
@@ -119,7 +120,7 @@ void execute(const CLI::App& command, BenchArguments arguments) {
          host::bench(ptxrt::Jit::shared(), context, work, sizes, arguments.seed))
       rows.push_back(std::move(row));
   if (arguments.json)
-    std::cout << rows_to_json(rows).dump(2) << '\n';
+    ptxrt::cli::print_json(std::cout, rows_to_json(rows));
   else
     print_table(rows);
   for (const host::BenchRow& row : rows)
@@ -151,7 +152,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--device", arguments->device, "Device ordinal")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(ptxrt::cli::at_least(0));
   ptxrt::tools::add_sgemm_bench_options(*command, arguments->sgemm);
   command->callback([command, arguments] { execute(*command, *arguments); });
 }

@@ -7,6 +7,7 @@
 #include "host/matmul/sgemm_bench.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/tuning_database.hpp"
+#include "tools/cli.hpp"
 
 namespace ptxrt::tools {
 
@@ -66,7 +67,7 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
       host::run_sgemm_bench(context, Jit::shared(), sizes_of(arguments), options,
                             arguments.json ? static_cast<std::ostream&>(quiet) : std::cout);
   if (arguments.json) {
-    std::cout << host::sgemm_bench_json(context.device().properties(), shapes).dump(2) << '\n';
+    cli::print_json(std::cout, host::sgemm_bench_json(context.device().properties(), shapes));
   } else {
     std::cout << "\nsgemm against cuBLAS SGEMM in the same run:\n";
     host::print_sgemm_bench_summary(std::cout, shapes);

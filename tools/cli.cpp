@@ -1,6 +1,8 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <exception>
 #include <filesystem>
 #include <iomanip>
@@ -15,6 +17,7 @@
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
+#include "support/quoted.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -115,16 +118,19 @@ void add_database_option(CLI::App& command, std::string& database, std::string_v
 }
 
 Program load_program(const std::string& kernel_or_file) {
+  // Whatever is at the path but a folder is read as kernel source, which refuses a FIFO or a
+  // device by name rather than mistaking it for a builtin's.
   std::error_code error;
-  if (std::filesystem::is_regular_file(kernel_or_file, error))
+  if (std::filesystem::exists(kernel_or_file, error) &&
+      !std::filesystem::is_directory(kernel_or_file, error))
     return Program::from_file(kernel_or_file);
   std::string name = kernel_or_file;
   if (name.ends_with(".cu")) name.resize(name.size() - 3);
   const std::vector<std::string> builtins = builtin_kernel_names();
   if (std::find(builtins.begin(), builtins.end(), name) == builtins.end())
     throw Error(ErrorKind::not_found,
-                "'" + kernel_or_file +
-                    "' is neither a file nor a builtin kernel (builtin: " + builtin_list() + ")");
+                detail::quoted(kernel_or_file) +
+                    " is neither a file nor a builtin kernel (builtin: " + builtin_list() + ")");
   return Program::builtin(name);
 }
 
@@ -139,7 +145,7 @@ std::pair<int, int> compute_capability_of(std::string_view arch) {
   std::match_results<std::string_view::const_iterator> match;
   if (!std::regex_match(arch.begin(), arch.end(), match, pattern))
     throw Error(ErrorKind::invalid_argument,
-                "--arch " + std::string(arch) +
+                "--arch " + detail::quoted(arch) +
                     " is not an architecture: expected auto, sm_XY, sm_XYa, sm_XYf or compute_XY");
   const int number = std::stoi(match[2].str());
   return {number / 10, number % 10};
@@ -154,6 +160,42 @@ Target choose_target(const std::string& arch, ImageFormat format) {
                                                  format_cuda_version(nvrtc_version()) +
                                                  "; it compiles for " + supported_list());
   return Target{arch, format, {}};
+}
+
+CLI::Validator at_least(std::int64_t minimum) {
+  const std::string bound = minimum == 0 ? "0 or more" : "at least " + std::to_string(minimum);
+  return CLI::Validator(
+      [minimum, bound](const std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size())
+          return "must be a whole number, " + bound;
+        if (value < minimum) return "must be " + bound + ", got " + std::to_string(value);
+        return {};
+      },
+      minimum == 0   ? "NONNEGATIVE"
+      : minimum == 1 ? "POSITIVE"
+                     : "AT LEAST " + std::to_string(minimum));
+}
+
+CLI::Validator positive_seconds(double most) {
+  const auto text_of = [](double value) { return (std::ostringstream() << value).str(); };
+  return CLI::Validator(
+      [most, text_of](const std::string& text) -> std::string {
+        double value = 0.0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+          return "must be a number of seconds, more than 0";
+        if (value <= 0.0) return "must be more than 0 seconds, got " + text_of(value);
+        if (value > most)
+          return "must be at most " + text_of(most) + " seconds, got " + text_of(value);
+        return {};
+      },
+      "SECONDS > 0");
+}
+
+void print_json(std::ostream& out, const nlohmann::json& document) {
+  out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 void note(std::string_view message) { std::cerr << "ptxrt: note: " << message << '\n'; }

@@ -9,8 +9,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,6 +79,18 @@ Target choose_target(const std::string& arch, ImageFormat format);
 // The compute capability an architecture name stands for: {9, 0} for "sm_90a" or "compute_90",
 // {12, 1} for "sm_121". Throws Error (invalid_argument) for anything else.
 std::pair<int, int> compute_capability_of(std::string_view arch);
+
+// Bounds of numeric options, said as the option's type would: "--device: must be 0 or more, got
+// -1", "--time: must be more than 0 seconds, got -1" (CLI11's PositiveNumber and
+// NonNegativeNumber print theirs as 300-digit doubles).
+CLI::Validator at_least(std::int64_t minimum);
+// Seconds: a finite number above 0 and at most `most`, which keeps it a count of milliseconds.
+CLI::Validator positive_seconds(double most = 1e9);
+
+// Every --json output: `document` indented by 2, then a newline. Text from outside (file names,
+// defines, compile logs) need not be UTF-8, which JSON requires: such bytes are written as
+// U+FFFD rather than failing the output.
+void print_json(std::ostream& out, const nlohmann::json& document);
 
 // "ptxrt: note: <message>" on stderr: what the user should know but is not a failure.
 void note(std::string_view message);

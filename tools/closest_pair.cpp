@@ -176,7 +176,7 @@ void run_one(const ClosestPairArguments& arguments) {
     json["verify"] = {{"method", "cpu-dc"}, {"distance", reference.distance}, {"agrees", agrees}};
   }
   if (arguments.json) {
-    std::cout << json.dump(2) << '\n';
+    print_json(std::cout, json);
   } else {
     std::cout << "closest pair of " << points.size() << " points (" << source << ") from "
               << arguments.from << " memory by " << to_string(found.method) << ":\n"
@@ -233,7 +233,7 @@ void run_bench(const ClosestPairArguments& arguments) {
               << std::scientific << std::setprecision(9) << row.distance << std::fixed
               << std::setprecision(3) << (row.agrees ? ", yes" : ", NO") << '\n';
   }
-  if (arguments.json) std::cout << json.dump(2) << '\n';
+  if (arguments.json) print_json(std::cout, json);
   if (!all_agree)
     throw std::runtime_error("closest-pair --bench: the methods disagree on a distance");
 }
@@ -268,7 +268,7 @@ void add_closest_pair_command(CLI::App& app) {
                       "BASE=32|64|128|256|512|1024: points per leaf and threads per block of dc "
                       "and brute (default 128)");
   command->add_option("--block", arguments->cpu_block, "cpu-blocked: points per cache block")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   CLI::Option* from =
       command
           ->add_option("--from", arguments->from,

@@ -62,7 +62,7 @@ void list_devices(bool json) {
     if (!status.usable) driver["problem"] = problem_of(status);
     nlohmann::json listed = nlohmann::json::array();
     for (const DeviceProperties& properties : devices) listed.push_back(to_json(properties));
-    std::cout << nlohmann::json{{"driver", driver}, {"devices", listed}}.dump(2) << '\n';
+    print_json(std::cout, {{"driver", driver}, {"devices", listed}});
     return;
   }
   if (!status.usable) {

@@ -47,7 +47,7 @@ void list_kernels(bool json) {
       print_kernel(name, program.manifest());
   }
   if (json)
-    std::cout << listed.dump(2) << '\n';
+    print_json(std::cout, listed);
   else if (names.empty())
     std::cout << "no builtin kernels (ptx_src/ held none when ptxrt was built)\n";
 }

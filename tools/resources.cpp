@@ -297,7 +297,7 @@ void run_resources(const ResourcesArguments& arguments) {
   }
   nlohmann::json listed = nlohmann::json::array();
   for (const Row& row : rows) listed.push_back(to_json_with_extras(row));
-  std::cout << listed.dump(2) << '\n';
+  print_json(std::cout, listed);
 }
 
 }  // namespace

@@ -217,7 +217,7 @@ void report(const std::vector<host::Run>& runs, const std::optional<ptxrt::Tuned
     } else
       std::cout << host::format_run(result);
   }
-  if (json) std::cout << document.dump(2) << '\n';
+  if (json) ptxrt::cli::print_json(std::cout, document);
   if (!passed) throw CLI::RuntimeError(1);
 }
 
@@ -353,7 +353,7 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--json", arguments->json, "Print the report as JSON");
   command->add_option("--device", arguments->device, "Device ordinal")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ptxrt::cli::at_least(0));
   command->add_flag("--tuned", arguments->tuned,
                     "matmul, sgemm, a kernel file: use the config the tuning database picks for "
                     "this size and device (exact size, nearest size, same compute capability, "

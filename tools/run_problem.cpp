@@ -8,6 +8,7 @@
 
 #include "ptxrt/problem_session.hpp"
 #include "ptxrt/problem_tuner.hpp"
+#include "tools/cli.hpp"
 #include "tools/host_commands.hpp"
 #include "tools/tune_job.hpp"
 
@@ -76,7 +77,7 @@ void run_kernel_file(const KernelFileRun& request) {
   if (request.json) {
     nlohmann::json report = tools::run_to_json(run);
     if (tuned) report["tuned"] = tools::tuned_json(*tuned);
-    std::cout << nlohmann::json::array({report}).dump(2) << '\n';
+    print_json(std::cout, nlohmann::json::array({report}));
   } else {
     std::cout << host::format_run(run);
   }

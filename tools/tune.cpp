@@ -35,6 +35,7 @@
 #include "ptxrt/problem_tuner.hpp"
 #include "ptxrt/target.hpp"
 #include "ptxrt/tune_worker.hpp"
+#include "support/quoted.hpp"
 #include "tune_job.hpp"
 #include "tune_report.hpp"
 
@@ -103,8 +104,8 @@ TuneShare parse_shard(const std::string& text) {
       !number(std::string_view(text).substr(slash + 1), share.count) || share.count == 0 ||
       share.index >= share.count)
     throw Error(ErrorKind::invalid_argument,
-                "--shard '" + text +
-                    "': expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 and 3/4 make a "
+                "--shard " + detail::quoted(text) +
+                    ": expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 and 3/4 make a "
                     "whole tune)");
   return share;
 }
@@ -187,24 +188,73 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
   return tune_report_json(setting, report, peer);
 }
 
-// --dry-run: the plan for the --arch's device model (or device 0's, for auto with a GPU).
+// The dry run's progress on stderr (stdout holds the plan): on a terminal one line rewritten in
+// place at most 4 times a second, elsewhere (a log) a line every 5 seconds; nothing for a plan
+// that compiles within the first of them.
+class PlanProgress {
+ public:
+  void show(const TuneProgress& progress) {
+    if (Clock::now() - last_ < interval_) return;
+    last_ = Clock::now();
+    if (terminal_)
+      std::cerr << "\r\033[K" << format_plan_progress(progress) << std::flush;
+    else
+      std::cerr << "ptxrt: " << format_plan_progress(progress) << '\n';
+    shown_ = true;
+  }
+  // Clears the terminal's line, before the plan is printed.
+  void clear() {
+    if (terminal_ && shown_) std::cerr << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool terminal_ = ::isatty(STDERR_FILENO) != 0;
+  Clock::duration interval_ = std::chrono::milliseconds(terminal_ ? 250 : 5000);
+  Clock::time_point last_ = Clock::now();
+  bool shown_ = false;
+};
+
+// --dry-run: the plan for the --arch's device model (or device 0's, for auto with a GPU). Ctrl-C
+// (SIGTERM) stops the compiling as it stops a tune: the plan so far is printed, with the configs
+// left uncompiled, and the exit code is 130 (143); --time stops it the same way, exit code 0.
 void plan_only(const TuneArguments& arguments) {
   const Target target = choose_target(arguments.arch, ImageFormat::cubin);
   const auto [major, minor] = compute_capability_of(target.arch);
   const DeviceProperties device = device_model(major, minor);
-  const unsigned threads = arguments.no_parallel_compile ? 0 : TuneOptions{}.compile_threads;
+  const host::StopSignal stop(
+      "\nptxrt: stopping the dry run after the compiles in progress (press Ctrl-C again to quit "
+      "at once)\n");
+  PlanOptions options;
+  options.compile_threads = arguments.no_parallel_compile ? 0 : TuneOptions{}.compile_threads;
+  options.stop = &stop.requested();
+  if (arguments.time_limit > 0.0) options.time_limit_seconds = arguments.time_limit;
+  PlanProgress progress;
+  options.progress = [&progress](const TuneProgress& done) { progress.show(done); };
   nlohmann::json plans = nlohmann::json::array();
+  std::size_t not_compiled = 0;
+  std::size_t sizes_left = sizes_of(arguments).size();
   for (const std::string& size : sizes_of(arguments)) {
+    if (stop.signal() != 0) break;
+    --sizes_left;
     const TuneJob job =
         make_tune_job(problem_source(arguments), size, device, target, compile_timeout(arguments));
-    const TunePlan plan = plan_tune(job.space, job.compiler, threads);
+    const TunePlan plan = plan_tune(job.space, job.compiler, options);
+    progress.clear();
+    not_compiled += plan.not_compiled;
     if (arguments.json)
       plans.push_back(tune_plan_json(job.key, arguments.strategy, plan));
     else
       print_tune_plan(std::cout, job.key, arguments.strategy, plan);
   }
-  if (arguments.json)
-    std::cout << plans.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  if (arguments.json) print_json(std::cout, plans);
+  if (stop.signal() == 0) return;
+  std::cerr << "ptxrt: dry run interrupted by " << (stop.signal() == SIGINT ? "SIGINT" : "SIGTERM")
+            << ": " << not_compiled << " config(s) not compiled";
+  if (sizes_left > 0) std::cerr << ", " << sizes_left << " size(s) not started";
+  std::cerr << '\n';
+  throw CLI::RuntimeError(host::StopSignal::exit_code(stop.signal()));
 }
 
 // `text` as one word for a POSIX shell: as it is when nothing in it is special, else quoted.
@@ -297,7 +347,7 @@ void merge(const std::vector<std::string>& inputs, const std::string& output) {
   std::vector<std::vector<TuningRecord>> sources;
   for (const std::string& input : inputs) {
     if (!std::filesystem::exists(input))
-      throw Error(ErrorKind::io, "tune merge: '" + input + "' does not exist");
+      throw Error(ErrorKind::io, "tune merge: " + detail::quoted_path(input) + " does not exist");
     sources.push_back(TuningDatabase(input).records());
   }
   const TuningDatabase database(output);
@@ -314,7 +364,7 @@ void show(const std::string& given, bool json) {
   const TuningDatabase database(database_path(given));
   const std::vector<TuningRecord> records = database.records();
   if (json) {
-    std::cout << tune_records_json(records).dump(2) << '\n';
+    print_json(std::cout, tune_records_json(records));
     return;
   }
   if (records.empty()) {
@@ -374,9 +424,7 @@ void run_tunes(const TuneArguments& arguments, const TuneRun& run) {
     reports.push_back(tune_one(arguments, size, run, database, stop.requested()));
     every_size_has_a_winner = every_size_has_a_winner && !reports.back()["winner"].is_null();
   }
-  // A compile failure's reason is NVRTC's text, which need not be UTF-8.
-  if (run.prints && arguments.json)
-    std::cout << reports.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  if (run.prints && arguments.json) print_json(std::cout, reports);
   if (stop.signal() != 0) {
     if (run.prints) print_interrupted(std::cerr, arguments, database, reports, stop.signal());
     throw CLI::RuntimeError(host::StopSignal::exit_code(stop.signal()));
@@ -410,10 +458,11 @@ void add_tune_commands(CLI::App& app) {
                       "signature and TILE_WIDTH)");
   command->add_option("--strategy", arguments->strategy, "exhaustive, random, occupancy or model")
       ->capture_default_str();
-  command->add_option("--budget", arguments->budget, "time at most N configs")
-      ->check(CLI::PositiveNumber);
-  command->add_option("--time", arguments->time_limit, "start no config after S seconds")
-      ->check(CLI::PositiveNumber);
+  command->add_option("--budget", arguments->budget, "time at most N configs")->check(at_least(1));
+  command
+      ->add_option("--time", arguments->time_limit,
+                   "start no config after S seconds (with --dry-run: no compile)")
+      ->check(positive_seconds());
   command->add_option("--seed", arguments->seed, "seed of the random strategy")
       ->capture_default_str();
   add_database_option(*command, arguments->database);
@@ -424,7 +473,7 @@ void add_tune_commands(CLI::App& app) {
                     "compile each config just before timing it, on one thread");
   CLI::Option* device =
       command->add_option("--device", arguments->device, "device ordinal (default 0)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(at_least(0));
   command
       ->add_option("--devices", arguments->devices,
                    "time on several devices at once, one worker each: 'all' or ordinals such as "
@@ -447,13 +496,13 @@ void add_tune_commands(CLI::App& app) {
                    "others finish their shares and exit non-zero (launch with `mpirun --mca "
                    "orte_abort_on_non_zero_status 0` so that Open MPI lets them); more than a "
                    "config's compile timeout and measurement")
-      ->check(CLI::PositiveNumber)
+      ->check(at_least(1))
       ->capture_default_str()
       ->needs("--mpi");
   command
       ->add_option("--compile-timeout", arguments->compile_timeout,
                    "cancel a config's compile after S seconds (recorded compile_timeout)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_seconds())
       ->capture_default_str();
   command->add_flag("--dry-run", arguments->dry_run,
                     "plan without a GPU: enumerate, prune by constraints, compile every config "

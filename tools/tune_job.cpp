@@ -33,8 +33,9 @@ std::vector<std::string> worker_base(const ProblemSource& source, const std::str
 }  // namespace
 
 bool ProblemSource::is_file() const {
+  // A FIFO or a device at the path is a kernel file too, which reading then refuses by name.
   std::error_code error;
-  return fs::is_regular_file(kernel, error);
+  return fs::exists(kernel, error) && !fs::is_directory(kernel, error);
 }
 
 KernelProblem load_kernel_problem(const ProblemSource& source) {

@@ -257,6 +257,7 @@ json tune_plan_json(const TuningKey& key, const std::string& strategy, const Tun
             {"pruned_by_constraints", plan.pruned_by_constraints.size()},
             {"pruned_by_resources", plan.pruned_by_resources.size()},
             {"compile_failures", plan.compile_failures.size()},
+            {"not_compiled", plan.not_compiled},
             {"to_time", plan.ready.size()}}},
           {"pruned", pruned},
           {"to_time", ready}};
@@ -269,6 +270,9 @@ void print_tune_plan(std::ostream& out, const TuningKey& key, const std::string&
       << " pruned by constraints, " << plan.pruned_by_resources.size() << " by resources, "
       << plan.compile_failures.size() << " failed to compile\n"
       << "  would time " << plan.ready.size() << " configs\n";
+  if (plan.not_compiled > 0)
+    out << "  not compiled: " << plan.not_compiled
+        << " configs (the dry run was stopped before their compile)\n";
   std::vector<std::vector<std::string>> rows;
   for (const Candidate& candidate : plan.ready)
     rows.push_back({candidate.config.describe(),
@@ -296,6 +300,11 @@ std::string format_progress(const TuneProgress& progress) {
     text << "no result yet";
   text << "  ETA " << minutes_seconds(progress.eta_seconds);
   return text.str();
+}
+
+std::string format_plan_progress(const TuneProgress& progress) {
+  return "dry run: compiled " + std::to_string(progress.done) + " of " +
+         std::to_string(progress.total) + " configs  ETA " + minutes_seconds(progress.eta_seconds);
 }
 
 json tune_records_json(const std::vector<TuningRecord>& records) {

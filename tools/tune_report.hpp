@@ -41,6 +41,8 @@ void print_tune_plan(std::ostream& out, const TuningKey& key, const std::string&
 
 // "[ 12/40] best 1.234 ms TILE_WIDTH=32  ETA 0:42", for a terminal line rewritten in place.
 std::string format_progress(const TuneProgress& progress);
+// "dry run: compiled 1200 of 40000 configs  ETA 12:10", the dry run's.
+std::string format_plan_progress(const TuneProgress& progress);
 
 // `ptxrt tune show`: every tune in the database with its winner.
 nlohmann::json tune_records_json(const std::vector<TuningRecord>& records);

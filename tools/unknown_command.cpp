@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "support/quoted.hpp"
+
 namespace ptxrt::cli {
 namespace {
 
@@ -79,9 +81,10 @@ std::optional<std::string> unknown_command_message(const CLI::App& app,
       continue;
     }
     const std::vector<std::string> names = command_names(*group);
+    const std::string unknown = detail::quoted(path + word);
     if (const std::optional<std::string> closest = closest_name(word, names))
-      return "unknown command '" + path + word + "' (did you mean '" + path + *closest + "'?)";
-    return "unknown command '" + path + word + "' (the commands" +
+      return "unknown command " + unknown + " (did you mean '" + path + *closest + "'?)";
+    return "unknown command " + unknown + " (the commands" +
            (path.empty() ? "" : " of '" + path.substr(0, path.size() - 1) + "'") +
            " are: " + join(names) + ")";
   }

@@ -5,12 +5,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
 
 #include "ptxrt/error.hpp"
+#include "support/checked_size.hpp"
+#include "support/quoted.hpp"
+#include "support/regular_file.hpp"
 
 namespace ptxrt::host {
 
@@ -22,24 +24,25 @@ std::string_view trim(std::string_view text) {
   return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
 }
 
-// A finite float, the whole field; nothing when the field is not one.
-std::optional<float> parse_float(std::string_view field) {
+// One process reads at most 2^31 - 1 points (closest_pair()): 16 GiB as binary pairs, and a
+// CSV of as many takes up to twice that.
+constexpr ptxrt::detail::ReadLimits point_file_limits{.max_bytes = std::uint64_t{32} << 30};
+
+// The field as a number, the whole of it: nan, inf and values beyond float's range included
+// (the last as infinity), so that a first line "nan,nan" is a point, not a header; nothing when
+// the field is not a number.
+std::optional<float> parse_number(std::string_view field) {
   field = trim(field);
   if (field.starts_with('+')) field.remove_prefix(1);
   float value = 0.0f;
   const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (field.empty() || error != std::errc() || end != field.data() + field.size() ||
-      !std::isfinite(value))
-    return std::nullopt;
+  if (field.empty() || end != field.data() + field.size()) return std::nullopt;
+  if (error == std::errc::result_out_of_range) return std::numeric_limits<float>::infinity();
+  if (error != std::errc()) return std::nullopt;
   return value;
 }
 
-std::string quoted(std::string_view text) {
-  std::string result(1, '\'');
-  result.append(text);
-  result.push_back('\'');
-  return result;
-}
+using ptxrt::detail::quoted;
 
 [[noreturn]] void malformed(std::string_view source, std::size_t line, const std::string& what) {
   throw Error(ErrorKind::invalid_argument,
@@ -57,10 +60,17 @@ void check_binary_size(std::uintmax_t bytes, std::string_view source) {
                     "x then y)");
 }
 
-std::ifstream open_points(const std::filesystem::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error(ErrorKind::io, "cannot open point file '" + path.string() + "'");
-  return stream;
+// Only a regular file is read: a FIFO or a device at the path is one clear error, not a hang.
+ptxrt::detail::OpenedFile open_points(const std::filesystem::path& path) {
+  std::optional<ptxrt::detail::OpenedFile> file =
+      ptxrt::detail::open_regular_file(path, "point file");
+  if (!file)
+    throw Error(ErrorKind::io, "point file " + ptxrt::detail::quoted_path(path) + ": no such file");
+  return *std::move(file);
+}
+
+std::string source_name(const std::filesystem::path& path) {
+  return ptxrt::detail::printable(path.filename().string());
 }
 
 }  // namespace
@@ -84,12 +94,14 @@ std::vector<Point2> parse_point_csv(std::string_view text, std::string_view sour
       malformed(source, line_number,
                 "expected 2 columns (x,y), got " + std::to_string(columns) + ": " + quoted(line));
     }
-    const std::optional<float> x = parse_float(line.substr(0, comma));
-    const std::optional<float> y = parse_float(line.substr(comma + 1));
-    // The first line may name the columns instead.
+    const std::optional<float> x = parse_number(line.substr(0, comma));
+    const std::optional<float> y = parse_number(line.substr(comma + 1));
+    // The first line may name the columns instead: two words, neither a number.
     if (first_content && !x && !y) continue;
-    if (!x || !y) {
-      const std::string_view field = trim(!x ? line.substr(0, comma) : line.substr(comma + 1));
+    const bool x_finite = x && std::isfinite(*x);
+    if (!x_finite || !(y && std::isfinite(*y))) {
+      const std::string_view field =
+          trim(!x_finite ? line.substr(0, comma) : line.substr(comma + 1));
       malformed(source, line_number, quoted(field) + " is not a finite float");
     }
     points.push_back({*x, *y});
@@ -114,38 +126,32 @@ std::vector<Point2> parse_point_binary(std::string_view bytes, std::string_view 
 }
 
 std::vector<Point2> read_point_file(const std::filesystem::path& path) {
-  std::ifstream stream = open_points(path);
-  const std::string content{std::istreambuf_iterator<char>(stream),
-                            std::istreambuf_iterator<char>()};
-  if (stream.bad()) throw Error(ErrorKind::io, "cannot read point file '" + path.string() + "'");
-  const std::string name = path.filename().string();
-  return path.extension() == ".bin" ? parse_point_binary(content, name)
-                                    : parse_point_csv(content, name);
+  const ptxrt::detail::OpenedFile file = open_points(path);
+  const std::string content =
+      ptxrt::detail::read_opened_file(file, path, "point file", point_file_limits);
+  return path.extension() == ".bin" ? parse_point_binary(content, source_name(path))
+                                    : parse_point_csv(content, source_name(path));
 }
 
 std::size_t count_binary_points(const std::filesystem::path& path) {
-  open_points(path);
-  std::error_code error;
-  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
-  if (error)
-    throw Error(ErrorKind::io,
-                "cannot read point file '" + path.string() + "': " + error.message());
-  check_binary_size(bytes, path.filename().string());
+  const auto bytes = static_cast<std::uint64_t>(open_points(path).status.st_size);
+  check_binary_size(bytes, source_name(path));
   return static_cast<std::size_t>(bytes / sizeof(Point2));
 }
 
 std::vector<Point2> read_binary_point_range(const std::filesystem::path& path, std::size_t first,
                                             std::size_t count) {
   if (count == 0) return {};
-  std::ifstream stream = open_points(path);
-  std::string bytes(count * sizeof(Point2), '\0');
-  stream.seekg(static_cast<std::streamoff>(first * sizeof(Point2)));
-  stream.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (stream.gcount() != static_cast<std::streamsize>(bytes.size()))
-    throw Error(ErrorKind::io, "cannot read points " + std::to_string(first) + " to " +
-                                   std::to_string(first + count - 1) + " of point file '" +
-                                   path.string() + "': it ends before them");
-  return parse_point_binary(bytes, path.filename().string());
+  const std::optional<std::uint64_t> offset = ptxrt::detail::checked_product(first, sizeof(Point2));
+  const std::optional<std::uint64_t> bytes = ptxrt::detail::checked_product(count, sizeof(Point2));
+  if (!offset || !bytes)
+    throw Error(ErrorKind::invalid_argument,
+                "points " + std::to_string(first) + " (" + std::to_string(count) +
+                    " of them) of point file " + ptxrt::detail::quoted_path(path) +
+                    ": beyond any file");
+  return parse_point_binary(
+      ptxrt::detail::read_opened_range(open_points(path), path, "point file", *offset, *bytes),
+      source_name(path));
 }
 
 }  // namespace ptxrt::host

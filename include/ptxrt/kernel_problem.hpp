@@ -97,6 +97,11 @@ struct PTXRT_API DataInit {
   static DataInit uniform(double low, double high, std::uint64_t seed = 0);
   static DataInit normal(double mean, double deviation, std::uint64_t seed = 0);
   static DataInit from_file(std::filesystem::path file);
+
+  // Why this start cannot fill elements of `type`, or nothing: the standard distributions are
+  // undefined for an empty range or a deviation of 0, and C's conversion of a value outside an
+  // integer type's range ("uniform needs low <= high, got low 5 and high 1").
+  std::optional<std::string> fault_for(ElementType type) const;
 };
 
 enum class ArgumentRole { input, output, input_output };
@@ -218,8 +223,9 @@ struct PTXRT_API ProblemRate {
   double unit_scale = 1e9;  // work per second is divided by it
 };
 
-// Problem sizes by name: {"W": 4096, "H": 4096}.
+// Problem sizes by name: {"W": 4096, "H": 4096}, each from 1 to max_problem_size.
 using ProblemSizes = std::map<std::string, std::int64_t, std::less<>>;
+inline constexpr std::int64_t max_problem_size = std::int64_t{1} << 62;
 // "W=4096,H=4096" (each a whole number from 1 to 2^62). Throws Error (invalid_argument) naming
 // the part at fault.
 PTXRT_API ProblemSizes parse_problem_sizes(std::string_view text);
@@ -227,13 +233,24 @@ PTXRT_API ProblemSizes parse_problem_sizes(std::string_view text);
 PTXRT_API std::string format_problem_sizes(const ProblemSizes& sizes);
 
 class KernelProblem;
+// The most bytes a problem's buffers and symbols may take together where no device says how much
+// memory it has (a dry run plans for a device model): 256 GiB, more than any GPU holds.
+inline constexpr std::uint64_t max_problem_data_bytes = std::uint64_t{256} << 30;
+// Checks the data of `problem` at `sizes` (complete) without making any: every buffer's and
+// symbol's count from 1 up, its bytes (count × element size, overflow-checked) and all of them
+// together within `memory_bytes` (a device's memory; max_problem_data_bytes when none is known),
+// and every data file (inputs and the expected outputs of verify.files) a regular file of exactly
+// its bytes. Throws Error (invalid_argument) naming the problem file and the field, Error (io)
+// for a data file that is missing, not a regular file or unreadable.
+PTXRT_API void check_problem_data(const KernelProblem& problem, const ProblemSizes& sizes,
+                                  std::uint64_t memory_bytes = max_problem_data_bytes);
 // The data of every buffer argument (by its name) and of every symbol with data of its own (by
-// the symbol's name), made as their DataInit says at `sizes` (complete). Throws Error
-// (invalid_argument) for a count below 1 or a data file of the wrong size, Error (io) for one
-// that cannot be read.
-PTXRT_API ProblemData make_problem_data(const KernelProblem& problem, const ProblemSizes& sizes);
+// the symbol's name), made as their DataInit says at `sizes` (complete), after the checks of
+// check_problem_data. Integer elements of a normal or iota start saturate at their type's range.
+PTXRT_API ProblemData make_problem_data(const KernelProblem& problem, const ProblemSizes& sizes,
+                                        std::uint64_t memory_bytes = max_problem_data_bytes);
 // The expected outputs of a problem verified against data files, by output name; each file must
-// hold exactly its output's bytes (Error (invalid_argument) saying how many it has).
+// hold exactly its output's bytes (the errors of check_problem_data).
 PTXRT_API ProblemData read_expected_files(const KernelProblem& problem, const ProblemSizes& sizes);
 
 class PTXRT_API KernelProblem {
@@ -301,6 +318,9 @@ class PTXRT_API KernelProblem {
   void validate() const;
 
   const std::string& name() const noexcept { return name_; }
+  // What messages name first: the problem file ("p.json"), the kernel file of the manifest
+  // lines, or for a built problem its program and name ("k.cu (scale)").
+  std::string origin() const;
   const Program& program() const noexcept { return program_; }
   const std::string& entry() const noexcept { return entry_; }
   const std::vector<std::pair<std::string, std::optional<std::int64_t>>>& sizes() const noexcept {
@@ -361,6 +381,9 @@ class PTXRT_API KernelProblem {
   std::string key_hash() const;
 
  private:
+  KernelProblem& set_rate(std::string field, std::string_view work, std::string unit,
+                          double unit_scale);
+
   std::string name_;
   Program program_;
   std::string entry_;
@@ -374,6 +397,7 @@ class PTXRT_API KernelProblem {
   std::vector<ProblemSymbol> symbols_;
   ProblemVerification verification_;
   ProblemRate rate_;
+  std::string rate_field_ = "rate.work";  // flops, bytes or rate.work: where the work was given
   std::string origin_;  // what messages name: the problem file, or the kernel file's manifest
 };
 

@@ -63,8 +63,9 @@ PTXRT_API TuningKey problem_key(const KernelProblem& problem, const ProblemSizes
 // the entry not in the file (Error (not_found) listing its kernels, demangled) or a symbol not
 // in it; arguments that do not match the kernel's parameters (their number and sizes where the
 // entry's C++ signature tells them, their total bytes against the CUBIN's parameter bytes
-// always); a reference kernel that does not compile or is not found; data files of the wrong
-// size. Compiles the fallback config (and the reference) for `target` through `jit`.
+// always); a reference kernel that does not compile or is not found; data beyond the device's
+// memory or data files of the wrong size (check_problem_data, which makes no data). Compiles the
+// fallback config (and the reference) for `target` through `jit`.
 PTXRT_API void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& sizes,
                              const Target& target, const DeviceProperties& device);
 

@@ -190,17 +190,26 @@ struct PTXRT_API TuneProgress {
 };
 
 // What a tune would time, without timing anything (`ptxrt tune --dry-run`): the space
-// enumerated and pruned by its constraints, every allowed config compiled (on `compile_threads`
-// threads; 0: on this one) and pruned by its resources.
+// enumerated and pruned by its constraints, every allowed config compiled and pruned by its
+// resources, unless a stop request or the time limit ends the compiling first.
 struct PTXRT_API TunePlan {
   std::uint64_t space_size = 0;
   std::vector<PrunedConfig> pruned_by_constraints;
   std::vector<PrunedConfig> pruned_by_resources;
   std::vector<PrunedConfig> compile_failures;
   std::vector<Candidate> ready;  // what would be timed, in enumeration order
+  std::size_t not_compiled = 0;  // allowed configs left when the compiling was stopped
+};
+struct PTXRT_API PlanOptions {
+  unsigned compile_threads = 0;  // compile on this many threads; 0: on the calling one
+  // Once set, no compile starts; those in flight finish. May be null.
+  const std::atomic<bool>* stop = nullptr;
+  std::optional<double> time_limit_seconds;  // start no compile after this long
+  // After each compile, on the calling thread: done of total compiled (best is always empty).
+  std::function<void(const TuneProgress&)> progress;
 };
 PTXRT_API TunePlan plan_tune(const TuningSpace& space, const CandidateCompiler& compile,
-                             unsigned compile_threads);
+                             const PlanOptions& options);
 
 PTXRT_API TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
                           Measurer& measurer, const TuneOptions& options,

@@ -6,11 +6,11 @@
 #include <cstring>
 #include <span>
 
-#include "jit/include_scanner.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/fatbin.hpp"
 #include "ptxrt/program.hpp"
 #include "ptxrt/target.hpp"
+#include "support/regular_file.hpp"
 
 namespace ptxrt {
 namespace {
@@ -290,9 +290,7 @@ DeviceObject DeviceObject::from_bytes(std::string bytes, std::string name) {
 }
 
 DeviceObject DeviceObject::from_file(const std::filesystem::path& path) {
-  std::optional<std::string> bytes = detail::read_text_file(path);
-  if (!bytes) throw Error(ErrorKind::io, "cannot read device object " + path.string());
-  return from_bytes(std::move(*bytes), path.filename().string());
+  return from_bytes(detail::read_regular_file(path, "device object"), path.filename().string());
 }
 
 }  // namespace ptxrt

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ptxrt/error.hpp"
+#include "support/quoted.hpp"
 
 namespace ptxrt {
 
@@ -45,7 +46,7 @@ constexpr std::array<std::array<std::string_view, 4>, 6> levels{{
 }};
 
 [[noreturn]] void fail(std::string_view text, const std::string& what) {
-  throw Error(ErrorKind::invalid_argument, "expression '" + std::string(text) + "': " + what);
+  throw Error(ErrorKind::invalid_argument, "expression " + detail::quoted(text) + ": " + what);
 }
 
 class Parser {
@@ -56,7 +57,7 @@ class Parser {
     NodePointer root = binary(0, 0);
     skip_space();
     if (position_ < text_.size())
-      fail_here("unexpected '" + std::string(1, text_[position_]) + "'");
+      fail_here("unexpected " + detail::quoted(text_.substr(position_, 1)));
     return root;
   }
 
@@ -127,7 +128,7 @@ class Parser {
   // "NAME(a, b)" after the '(': one of `functions`, with two arguments.
   NodePointer call(std::unique_ptr<Node> node, int depth) {
     if (std::find(functions.begin(), functions.end(), node->name) == functions.end())
-      fail_here("unknown function '" + node->name + "' (known: ceil_div, min, max)");
+      fail_here("unknown function " + detail::quoted(node->name) + " (known: ceil_div, min, max)");
     node->kind = Node::Kind::call;
     node->left = binary(0, depth + 1);
     if (!accept(",")) fail_here("expected ',' between the two arguments of " + node->name);
@@ -164,7 +165,7 @@ class Parser {
         names.push_back(node->name);
       return node;
     }
-    fail_here("expected a value, got '" + std::string(1, first) + "'");
+    fail_here("expected a value, got " + detail::quoted(text_.substr(position_, 1)));
   }
 
   std::unique_ptr<Node> make_node() {
@@ -189,7 +190,7 @@ class Evaluator {
         return node.value;
       case Node::Kind::name: {
         std::optional<std::int64_t> found = lookup_(node.name);
-        if (!found) fail(text_, "unknown name '" + node.name + "'");
+        if (!found) fail(text_, "unknown name " + detail::quoted(node.name));
         return *found;
       }
       case Node::Kind::unary: {

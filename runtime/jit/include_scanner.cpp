@@ -1,8 +1,8 @@
 #include "jit/include_scanner.hpp"
 
-#include <fstream>
-#include <iterator>
 #include <set>
+
+#include "ptxrt/error.hpp"
 
 namespace ptxrt::detail {
 namespace {
@@ -57,7 +57,7 @@ class Scanner {
       std::error_code error;
       std::filesystem::path canonical = std::filesystem::weakly_canonical(*path, error);
       if (!seen_.insert("file:" + (error ? *path : canonical).string()).second) continue;
-      std::optional<std::string> content = read_text_file(*path);
+      std::optional<std::string> content = read_source_if_readable(*path);
       if (!content) continue;
       found_.push_back({directive.name, *content});
       scan(*content, path->parent_path());
@@ -96,12 +96,12 @@ std::vector<IncludedFile> find_included_files(std::string_view source,
   return scanner.take();
 }
 
-std::optional<std::string> read_text_file(const std::filesystem::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) return std::nullopt;
-  std::string content{std::istreambuf_iterator<char>(stream), std::istreambuf_iterator<char>()};
-  if (stream.bad()) return std::nullopt;
-  return content;
+std::optional<std::string> read_source_if_readable(const std::filesystem::path& path) {
+  try {
+    return read_regular_file_if_exists(path, "header", source_limits);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace ptxrt::detail

@@ -12,7 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "support/regular_file.hpp"
+
 namespace ptxrt::detail {
+
+// Kernel sources and headers are read as regular files of at most 64 MiB.
+inline constexpr ReadLimits source_limits{.max_bytes = std::uint64_t{64} << 20};
 
 struct IncludedFile {
   std::string include_name;  // as spelled in the #include
@@ -28,7 +33,9 @@ std::vector<IncludedFile> find_included_files(std::string_view source,
                                               const NamedHeaderLookup& named_headers,
                                               const std::vector<std::filesystem::path>& search_paths);
 
-// Reads a whole file; nothing when it cannot be read.
-std::optional<std::string> read_text_file(const std::filesystem::path& path);
+// The text of a source or header, for the readers that go on without it (the include scan, a
+// compile error's source lines): nothing when it is missing, is not a regular file, is larger
+// than source_limits or cannot be read.
+std::optional<std::string> read_source_if_readable(const std::filesystem::path& path);
 
 }  // namespace ptxrt::detail

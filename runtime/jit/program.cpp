@@ -180,7 +180,7 @@ std::string missing_standard_header_notes(std::string_view log, std::string_view
     if (file == source.name) return source.text;
     if (std::optional<std::string_view> header = named_header(program, file))
       return std::string(*header);
-    return detail::read_text_file(std::filesystem::path(file));
+    return detail::read_source_if_readable(std::filesystem::path(file));
   };
   std::string message = "compiling " + source.name + " to " + std::string(to_string(unit.format)) +
                         " for " + unit.arch + " failed\n  defines: " + format_defines(defines) +
@@ -443,10 +443,8 @@ Program::Program(std::string source, std::string name, std::filesystem::path dir
 }
 
 Program Program::from_file(const std::filesystem::path& path) {
-  std::optional<std::string> source = detail::read_text_file(path);
-  if (!source)
-    throw Error(ErrorKind::io, "cannot read kernel source " + path.string());
-  return Program(std::move(*source), path.filename().string(), path.parent_path());
+  return Program(detail::read_regular_file(path, "kernel source", detail::source_limits),
+                 path.filename().string(), path.parent_path());
 }
 
 Program Program::from_files(const std::vector<std::filesystem::path>& paths) {
@@ -499,9 +497,8 @@ Program& Program::add_source(std::string source, std::string name,
 }
 
 Program& Program::add_source_file(const std::filesystem::path& path) {
-  std::optional<std::string> source = detail::read_text_file(path);
-  if (!source) throw Error(ErrorKind::io, "cannot read kernel source " + path.string());
-  return add_source(std::move(*source), path.filename().string(), path.parent_path());
+  return add_source(detail::read_regular_file(path, "kernel source", detail::source_limits),
+                    path.filename().string(), path.parent_path());
 }
 
 Program& Program::add_device_object(DeviceObject object) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "ptxrt/error.hpp"
+#include "support/quoted.hpp"
 
 namespace ptxrt::detail {
 
@@ -16,20 +17,20 @@ namespace {
 [[noreturn]] void fail(std::string_view what, const std::filesystem::path& path,
                        std::string_view problem) {
   std::string message(what);
-  message += " '";
-  message += path.string();
-  message += "': ";
+  message += ' ';
+  message += quoted_path(path);
+  message += ": ";
   message += problem;
   throw Error(ErrorKind::io, std::move(message));
 }
 
-// Fills `buffer` from the file's start until it is full or the file ends (pread: the descriptor's
+// Fills `buffer` from `offset` on until it is full or the file ends (pread: the descriptor's
 // position is left alone). The bytes read, or -1 with errno set.
-ssize_t read_from_start(int descriptor, std::string& buffer) {
+ssize_t read_at(int descriptor, std::uint64_t offset, std::string& buffer) {
   std::size_t done = 0;
   while (done < buffer.size()) {
-    const ssize_t got =
-        ::pread(descriptor, buffer.data() + done, buffer.size() - done, static_cast<off_t>(done));
+    const ssize_t got = ::pread(descriptor, buffer.data() + done, buffer.size() - done,
+                                static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return -1;
     if (got == 0) break;
@@ -91,19 +92,32 @@ std::string read_opened_file(const OpenedFile& file, const std::filesystem::path
              " bytes allowed");
   std::string content(static_cast<std::size_t>(size), '\0');
   // From 0 to fstat's size: a file that shrinks meanwhile is read short and said so.
-  const ssize_t got = read_from_start(file.descriptor.get(), content);
+  const ssize_t got = read_at(file.descriptor.get(), 0, content);
   if (got < 0) fail(what, path, std::strerror(errno));
-  if (static_cast<std::size_t>(got) < content.size())
+  if (static_cast<std::uint64_t>(got) < size)
     fail(what, path,
          "changed while it was read (" + std::to_string(got) + " of " + std::to_string(size) +
              " bytes)");
   return content;
 }
 
+std::string read_opened_range(const OpenedFile& file, const std::filesystem::path& path,
+                              std::string_view what, std::uint64_t offset, std::uint64_t size) {
+  std::string content(static_cast<std::size_t>(size), '\0');
+  const ssize_t got = read_at(file.descriptor.get(), offset, content);
+  if (got < 0) fail(what, path, std::strerror(errno));
+  const auto done = static_cast<std::uint64_t>(got);
+  if (done < size)
+    fail(what, path,
+         "ends at byte " + std::to_string(offset + done) + ", before bytes " +
+             std::to_string(offset) + " to " + std::to_string(offset + size - 1));
+  return content;
+}
+
 std::string read_opened_prefix(const OpenedFile& file, std::size_t bytes) {
   std::string prefix(bytes, '\0');
   prefix.resize(static_cast<std::size_t>(
-      std::max<ssize_t>(0, read_from_start(file.descriptor.get(), prefix))));
+      std::max<ssize_t>(0, read_at(file.descriptor.get(), 0, prefix))));
   return prefix;
 }
 

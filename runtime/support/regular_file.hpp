@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "ptxrt/export.hpp"
 #include "support/file_descriptor.hpp"
 
 namespace ptxrt::detail {
@@ -36,8 +37,9 @@ struct OpenedFile {
 // Opens `path` for reading if it is a regular file. Returns nothing when it does not exist;
 // throws Error(io) naming `what` and the path for anything else that is wrong (not a regular
 // file, a link where none may be, no permission).
-std::optional<OpenedFile> open_regular_file(const std::filesystem::path& path,
-                                            std::string_view what, const ReadLimits& limits = {});
+PTXRT_API std::optional<OpenedFile> open_regular_file(const std::filesystem::path& path,
+                                                      std::string_view what,
+                                                      const ReadLimits& limits = {});
 
 // As open_regular_file, for `name` inside the folder open as `folder` (openat); messages name
 // `path`, the file's path as the user would write it.
@@ -48,17 +50,17 @@ std::optional<OpenedFile> open_regular_file_at(int folder, const std::filesystem
 
 // The whole content of the regular file `path`; throws Error(io) naming `what` when it is
 // missing, is not a regular file, is larger than limits.max_bytes, or cannot be read.
-std::string read_regular_file(const std::filesystem::path& path, std::string_view what,
-                              const ReadLimits& limits = {});
+PTXRT_API std::string read_regular_file(const std::filesystem::path& path, std::string_view what,
+                                        const ReadLimits& limits = {});
 
 // As read_regular_file, but nothing when the file does not exist.
-std::optional<std::string> read_regular_file_if_exists(const std::filesystem::path& path,
-                                                       std::string_view what,
-                                                       const ReadLimits& limits = {});
+PTXRT_API std::optional<std::string> read_regular_file_if_exists(const std::filesystem::path& path,
+                                                                 std::string_view what,
+                                                                 const ReadLimits& limits = {});
 
 // Reads all of an opened regular file (at most limits.max_bytes) from its start.
-std::string read_opened_file(const OpenedFile& file, const std::filesystem::path& path,
-                             std::string_view what, const ReadLimits& limits = {});
+PTXRT_API std::string read_opened_file(const OpenedFile& file, const std::filesystem::path& path,
+                                       std::string_view what, const ReadLimits& limits = {});
 
 // The first `bytes` bytes of an opened regular file, fewer when it is shorter: enough to recognise
 // what wrote it without reading it all.
@@ -66,5 +68,11 @@ std::string read_opened_prefix(const OpenedFile& file, std::size_t bytes);
 
 // "a FIFO", "a directory", "a character device", ...: what a non-regular file is, for messages.
 std::string_view file_type_name(mode_t mode);
+
+// Bytes [offset, offset + size) of an opened regular file; Error (io) naming `what` when the
+// file ends before them.
+PTXRT_API std::string read_opened_range(const OpenedFile& file, const std::filesystem::path& path,
+                                        std::string_view what, std::uint64_t offset,
+                                        std::uint64_t size);
 
 }  // namespace ptxrt::detail

@@ -1,14 +1,23 @@
 #include "ptxrt/kernel_problem.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "ptxrt/hash.hpp"
 #include "ptxrt/manifest.hpp"
+#include "support/quoted.hpp"
 
 namespace ptxrt {
 
 namespace {
+
+using detail::number_text;
+
+// Where messages point at an argument or a symbol: its place in the list, as the problem file
+// has it.
+std::string argument_field(std::size_t index) { return "arguments[" + std::to_string(index) + "]"; }
+std::string symbol_field(std::size_t index) { return "symbols[" + std::to_string(index) + "]"; }
 
 Expression parse_field(std::string_view text, std::string_view field) {
   try {
@@ -18,10 +27,11 @@ Expression parse_field(std::string_view text, std::string_view field) {
   }
 }
 
+// A list of names for a message; a problem may have thousands, so it is bounded too.
 std::string join(const std::vector<std::string>& words) {
   std::string text;
   for (const std::string& word : words) text += (text.empty() ? "" : ", ") + word;
-  return text.empty() ? "none" : text;
+  return text.empty() ? "none" : detail::printable(text, 400);
 }
 
 // What an expression of one field may read, for the check and its message.
@@ -53,7 +63,8 @@ void check_names(const std::string& origin, const Expression& expression, const 
                  const std::string& field) {
   for (const std::string& name : expression.names()) {
     if (scope.knows(name)) continue;
-    std::string what = field + ": '" + expression.text() + "' names " + name + ", which is ";
+    std::string what = field + ": " + detail::quoted(expression.text()) + " names " +
+                       detail::printable(name) + ", which is ";
     const bool tunable = std::find(scope.tunables.begin(), scope.tunables.end(), name) !=
                          scope.tunables.end();
     what += tunable ? "a tunable: this value must not change with the config"
@@ -64,7 +75,8 @@ void check_names(const std::string& origin, const Expression& expression, const 
 
 void check_identifier(const std::string& origin, const std::string& name,
                       const std::string& field, std::vector<std::string>& seen) {
-  if (!is_identifier(name)) invalid(origin, field + ": '" + name + "' is not a C identifier");
+  if (!is_identifier(name))
+    invalid(origin, field + ": " + detail::quoted(name) + " is not a C identifier");
   if (std::find(seen.begin(), seen.end(), name) != seen.end())
     invalid(origin, field + ": the name " + name + " is used twice");
   seen.push_back(name);
@@ -131,7 +143,7 @@ KernelProblem& KernelProblem::constraint(std::string_view expression) {
 }
 
 KernelProblem& KernelProblem::define(std::string name, std::string_view expression) {
-  Expression value = parse_field(expression, "defines." + name);
+  Expression value = parse_field(expression, "defines." + detail::printable(name));
   defines_.emplace_back(std::move(name), std::move(value));
   return *this;
 }
@@ -178,7 +190,7 @@ KernelProblem& KernelProblem::shared_memory(std::string_view bytes) {
 KernelProblem& KernelProblem::buffer(std::string name, ElementType type, std::string_view count,
                                      DataInit init, ArgumentRole role) {
   ProblemArgument argument;
-  argument.count = parse_field(count, "arguments." + name + ".count");
+  argument.count = parse_field(count, argument_field(arguments_.size()) + ".count");
   argument.name = std::move(name);
   argument.type = type;
   argument.init = std::move(init);
@@ -190,7 +202,7 @@ KernelProblem& KernelProblem::buffer(std::string name, ElementType type, std::st
 KernelProblem& KernelProblem::scalar(std::string name, ElementType type, std::string_view value) {
   ProblemArgument argument;
   argument.kind = ProblemArgument::Kind::scalar;
-  argument.value = parse_field(value, "arguments." + name + ".value");
+  argument.value = parse_field(value, argument_field(arguments_.size()) + ".value");
   argument.name = std::move(name);
   argument.type = type;
   arguments_.push_back(std::move(argument));
@@ -214,7 +226,7 @@ KernelProblem& KernelProblem::symbol(std::string name, std::string from_argument
 
 KernelProblem& KernelProblem::symbol(std::string name, ElementType type, std::string_view count,
                                      DataInit init) {
-  Expression parsed = parse_field(count, "symbols." + name + ".count");
+  Expression parsed = parse_field(count, symbol_field(symbols_.size()) + ".count");
   symbols_.push_back({std::move(name), {}, type, std::move(parsed), std::move(init)});
   return *this;
 }
@@ -245,32 +257,50 @@ KernelProblem& KernelProblem::verify_with(ReferenceCallback callback) {
 }
 
 KernelProblem& KernelProblem::tolerance(double atol, double rtol) {
-  if (!(atol >= 0.0) || !(rtol >= 0.0))
-    throw Error(ErrorKind::invalid_argument, "tolerances must be 0 or more (atol " +
-                                                 std::to_string(atol) + ", rtol " +
-                                                 std::to_string(rtol) + ")");
+  for (const auto& [field, value] :
+       {std::pair{"verify.atol", atol}, std::pair{"verify.rtol", rtol}})
+    if (!(value >= 0.0) || !std::isfinite(value))
+      throw Error(
+          ErrorKind::invalid_argument,
+          std::string(field) + ": must be a finite number, 0 or more, got " + number_text(value));
   verification_.atol = atol;
   verification_.rtol = rtol;
   return *this;
 }
 
-KernelProblem& KernelProblem::flops(std::string_view work) { return rate(work, "GFLOP/s", 1e9); }
-KernelProblem& KernelProblem::bytes(std::string_view work) { return rate(work, "GB/s", 1e9); }
-
+KernelProblem& KernelProblem::flops(std::string_view work) {
+  return set_rate("flops", work, "GFLOP/s", 1e9);
+}
+KernelProblem& KernelProblem::bytes(std::string_view work) {
+  return set_rate("bytes", work, "GB/s", 1e9);
+}
 KernelProblem& KernelProblem::rate(std::string_view work, std::string unit, double unit_scale) {
-  if (!(unit_scale > 0.0))
-    throw Error(ErrorKind::invalid_argument, "rate: the unit scale must be positive");
-  rate_ = {parse_field(work, "rate"), std::move(unit), unit_scale};
+  if (!(unit_scale > 0.0) || !std::isfinite(unit_scale))
+    throw Error(ErrorKind::invalid_argument,
+                "rate.scale: must be a finite number above 0, got " + number_text(unit_scale));
+  return set_rate("rate.work", work, std::move(unit), unit_scale);
+}
+
+KernelProblem& KernelProblem::set_rate(std::string field, std::string_view work, std::string unit,
+                                       double unit_scale) {
+  rate_ = {parse_field(work, field), std::move(unit), unit_scale};
+  rate_field_ = std::move(field);
   return *this;
 }
 
+std::string KernelProblem::origin() const {
+  return origin_.empty() ? program_.name() + " (" + name_ + ")" : origin_;
+}
+
 void KernelProblem::validate() const {
-  const std::string origin = origin_.empty() ? program_.name() + " (" + name_ + ")" : origin_;
+  const std::string origin = this->origin();
   std::vector<std::string> seen;
   Scope scope;
   for (const auto& [size, fallback] : sizes_) {
     check_identifier(origin, size, "sizes", seen);
-    if (fallback && *fallback < 1) invalid(origin, "sizes." + size + ": the default must be positive");
+    if (fallback && (*fallback < 1 || *fallback > max_problem_size))
+      invalid(origin, "sizes." + detail::printable(size) + ": the default " +
+                          std::to_string(*fallback) + " is not a whole number from 1 to 2^62");
     scope.sizes.push_back(size);
   }
   Scope fixed = scope;
@@ -301,11 +331,13 @@ void KernelProblem::validate() const {
   std::vector<std::string> argument_names;
   for (std::size_t i = 0; i < arguments_.size(); ++i) {
     const ProblemArgument& argument = arguments_[i];
-    const std::string field = "arguments[" + std::to_string(i) + "]";
+    const std::string field = argument_field(i);
     check_identifier(origin, argument.name, field + ".name", argument_names);
     if (argument.kind == ProblemArgument::Kind::buffer) {
       if (!argument.count) invalid(origin, field + ": a buffer needs a count");
       check_names(origin, *argument.count, fixed, field + ".count");
+      if (std::optional<std::string> fault = argument.init.fault_for(argument.type))
+        invalid(origin, field + ": " + *fault);
     } else if (argument.value) {
       check_names(origin, *argument.value, scope, field + ".value");
     } else if (!argument.number) {
@@ -316,7 +348,7 @@ void KernelProblem::validate() const {
   std::vector<std::string> symbol_names;
   for (std::size_t i = 0; i < symbols_.size(); ++i) {
     const ProblemSymbol& symbol = symbols_[i];
-    const std::string field = "symbols[" + std::to_string(i) + "]";
+    const std::string field = symbol_field(i);
     if (std::find(symbol_names.begin(), symbol_names.end(), symbol.name) != symbol_names.end())
       invalid(origin, field + ": the symbol " + symbol.name + " is filled twice");
     symbol_names.push_back(symbol.name);
@@ -329,6 +361,8 @@ void KernelProblem::validate() const {
       invalid(origin, field + ": a symbol needs 'from' an argument or a count of its own");
     } else {
       check_names(origin, *symbol.count, fixed, field + ".count");
+      if (std::optional<std::string> fault = symbol.init.fault_for(symbol.type))
+        invalid(origin, field + ": " + *fault);
     }
   }
   const bool any_output = std::any_of(arguments_.begin(), arguments_.end(),
@@ -364,7 +398,7 @@ void KernelProblem::validate() const {
         invalid(origin, "verify.files: '" + output + "' is not an output argument");
     }
   }
-  check_names(origin, rate_.work, scope, "rate");
+  check_names(origin, rate_.work, scope, rate_field_);
 }
 
 TuningConfig KernelProblem::default_config() const {
@@ -497,7 +531,7 @@ LaunchConfig KernelProblem::launch_at(const LaunchGeometry& geometry, const Tuni
     const std::int64_t value = evaluate(expression, sizes, config, field);
     if (value < 1 || value > std::numeric_limits<unsigned>::max())
       throw Error(ErrorKind::invalid_argument,
-                  name_ + ": " + field + " '" + expression.text() + "' is " +
+                  name_ + ": " + field + " " + detail::quoted(expression.text()) + " is " +
                       std::to_string(value) + " at " + format_problem_sizes(sizes) + " " +
                       config.describe() + ": a launch dimension must be from 1 to 2^32-1");
     return static_cast<unsigned>(value);
@@ -511,9 +545,9 @@ LaunchConfig KernelProblem::launch_at(const LaunchGeometry& geometry, const Tuni
   const std::int64_t shared =
       evaluate(g.shared_bytes, sizes, config, std::string(prefix) + "shared_memory");
   if (shared < 0)
-    throw Error(ErrorKind::invalid_argument, name_ + ": " + std::string(prefix) +
-                                                 "shared_memory '" + g.shared_bytes.text() +
-                                                 "' is negative at " + config.describe());
+    throw Error(ErrorKind::invalid_argument, name_ + ": " + std::string(prefix) + "shared_memory " +
+                                                 detail::quoted(g.shared_bytes.text()) +
+                                                 " is negative at " + config.describe());
   launch.dynamic_shared_bytes = static_cast<std::size_t>(shared);
   return launch;
 }

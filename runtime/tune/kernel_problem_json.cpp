@@ -1,12 +1,12 @@
-// The problem file's form of a KernelProblem (docs/tuning.md, "A problem file"): reading it,
-// from a file or a kernel file's manifest lines, and writing it.
+// The problem file's form of a KernelProblem (docs/tuning.md, "A problem file") read, from a
+// file or a kernel file's manifest lines; kernel_problem_to_json.cpp writes it.
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <utility>
 
-#include "ptxrt/builtin_kernels.hpp"
 #include "ptxrt/kernel_problem.hpp"
+#include "support/bounded_json.hpp"
+#include "support/regular_file.hpp"
 
 namespace ptxrt {
 
@@ -17,29 +17,23 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-// Where a byte offset of `text` is, 1-based: what nlohmann's parse_error.byte points at.
-std::pair<std::size_t, std::size_t> line_and_column(std::string_view text, std::size_t byte) {
-  const std::size_t offset = std::min(byte == 0 ? 0 : byte - 1, text.size());
-  const std::string_view before = text.substr(0, offset);
-  const std::size_t line = static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n')) + 1;
-  const std::size_t newline = before.rfind('\n');
-  return {line, offset - (newline == std::string_view::npos ? 0 : newline + 1) + 1};
-}
+// A problem file is a page of JSON; one that embeds its kernel's source is a few pages more.
+constexpr detail::ReadLimits problem_file_limits{.max_bytes = std::uint64_t{16} << 20};
 
-// nlohmann's message without its own "[json.exception...] parse error at line L, column C: ".
-std::string parse_problem(const json::parse_error& error) {
-  const std::string text = error.what();
-  const std::size_t column = text.find("column ");
-  const std::size_t colon = column == std::string::npos ? column : text.find(": ", column);
-  return colon == std::string::npos ? text : text.substr(colon + 2);
-}
+// A refusal by the reader itself, whose message names the origin and the field already: build()
+// passes it on as it is.
+class FieldError : public Error {
+ public:
+  using Error::Error;
+};
 
 class Reader {
  public:
   Reader(std::string origin, fs::path base) : origin_(std::move(origin)), base_(std::move(base)) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw Error(ErrorKind::invalid_argument, origin_ + ": " + path + ": " + what);
+    throw FieldError(ErrorKind::invalid_argument,
+                     origin_ + ": " + detail::printable(path, 200) + ": " + what);
   }
 
   // Runs a builder step; its own message (which names the field) gets the origin in front.
@@ -47,8 +41,10 @@ class Reader {
   void build(Step step) const {
     try {
       step();
+    } catch (const FieldError&) {
+      throw;
     } catch (const Error& error) {
-      throw Error(error.kind(), origin_ + ": " + error.what());
+      throw FieldError(error.kind(), origin_ + ": " + error.what());
     }
   }
 
@@ -62,22 +58,26 @@ class Reader {
     }
   }
 
+  [[noreturn]] void expected(const std::string& path, std::string_view what,
+                             const json& value) const {
+    fail(path, "expected " + std::string(what) + ", got " + detail::describe_json(value));
+  }
   const json& object(const json& value, const std::string& path) const {
-    if (!value.is_object()) fail(path, "expected an object {...}, got " + value.dump());
+    if (!value.is_object()) expected(path, "an object {...}", value);
     return value;
   }
   const json& list(const json& value, const std::string& path) const {
-    if (!value.is_array()) fail(path, "expected a list [...], got " + value.dump());
+    if (!value.is_array()) expected(path, "a list [...]", value);
     return value;
   }
   std::string text(const json& value, const std::string& path) const {
-    if (!value.is_string()) fail(path, "expected a string, got " + value.dump());
+    if (!value.is_string()) expected(path, "a string", value);
     return value.get<std::string>();
   }
   // An expression: a string, or an integer written as a number.
   std::string expression(const json& value, const std::string& path) const {
     if (value.is_number_integer()) return value.dump();
-    if (!value.is_string()) fail(path, "expected an expression (a string or an integer), got " + value.dump());
+    if (!value.is_string()) expected(path, "an expression (a string or an integer)", value);
     return value.get<std::string>();
   }
   std::vector<std::string> expressions(const json& value, const std::string& path) const {
@@ -86,26 +86,26 @@ class Reader {
       texts.push_back(expression(value, path));
       return texts;
     }
-    if (value.empty() || value.size() > 3) fail(path, "expected 1 to 3 dimensions, got " + value.dump());
+    if (value.empty() || value.size() > 3) expected(path, "1 to 3 dimensions", value);
     for (std::size_t d = 0; d < value.size(); ++d)
       texts.push_back(expression(value[d], path + "[" + std::to_string(d) + "]"));
     return texts;
   }
+  // A whole number that fits 64 bits: nlohmann would wrap 2^63 and above to negative ones.
   std::int64_t integer(const json& value, const std::string& path) const {
-    if (!value.is_number_integer()) fail(path, "expected an integer, got " + value.dump());
+    if (!value.is_number_integer() ||
+        (value.is_number_unsigned() && !std::in_range<std::int64_t>(value.get<std::uint64_t>())))
+      expected(path, "an integer from -2^63 to 2^63-1", value);
     return value.get<std::int64_t>();
   }
   double number(const json& value, const std::string& path) const {
-    if (!value.is_number()) fail(path, "expected a number, got " + value.dump());
+    if (!value.is_number()) expected(path, "a number", value);
     return value.get<double>();
   }
-  bool boolean(const json& value, const std::string& path) const {
-    if (!value.is_boolean()) fail(path, "expected true or false, got " + value.dump());
-    return value.get<bool>();
-  }
   ElementType type(const json& value, const std::string& path) const {
+    const std::string name = text(value, path);
     try {
-      return parse_element_type(text(value, path));
+      return parse_element_type(name);
     } catch (const Error& error) {
       fail(path, error.what());
     }
@@ -131,7 +131,8 @@ class Reader {
       if (!spec.contains("file")) fail(path, "init \"file\" needs \"file\": \"PATH\"");
       return DataInit::from_file(file(spec["file"], path + ".file"));
     }
-    fail(path + ".init", "'" + kind + "' is not one of zeros, constant, iota, uniform, normal, file");
+    fail(path + ".init",
+         detail::quoted(kind) + " is not one of zeros, constant, iota, uniform, normal, file");
   }
 
   ArgumentRole role(const json& spec, const std::string& path) const {
@@ -140,7 +141,7 @@ class Reader {
     if (name == "input") return ArgumentRole::input;
     if (name == "output") return ArgumentRole::output;
     if (name == "input_output") return ArgumentRole::input_output;
-    fail(path + ".role", "'" + name + "' is not one of input, output, input_output");
+    fail(path + ".role", detail::quoted(name) + " is not one of input, output, input_output");
   }
 
   void argument(KernelProblem& problem, const json& spec, const std::string& path) const {
@@ -161,7 +162,8 @@ class Reader {
     } else if (spec["value"].is_number() && !spec["value"].is_number_integer()) {
       build([&] { problem.scalar(name, element, spec["value"].get<double>()); });
     } else {
-      build([&] { problem.scalar(name, element, expression(spec["value"], path + ".value")); });
+      const std::string value = expression(spec["value"], path + ".value");
+      build([&] { problem.scalar(name, element, value); });
     }
   }
 
@@ -222,19 +224,26 @@ class Reader {
     const bool divided = spec.contains("problem_size");
     if (spec.contains("grid") && divided)
       fail("grid", "give either \"grid\" or \"problem_size\" with \"grid_div_x\"/y/z, not both");
+    const std::vector<std::string> extents =
+        divided ? expressions(spec["problem_size"], "problem_size") : std::vector<std::string>{};
+    constexpr const char* axes[] = {"grid_div_x", "grid_div_y", "grid_div_z"};
+    for (std::size_t d = extents.size(); d < 3; ++d)
+      if (spec.contains(axes[d]))
+        fail(axes[d], divided
+                          ? "divides extent " + std::to_string(d) + ", but \"problem_size\" has " +
+                                std::to_string(extents.size()) + " extent(s)"
+                          : std::string("applies with \"problem_size\", not with \"grid\""));
     if (!divided) return;
-    const std::vector<std::string> extents = expressions(spec["problem_size"], "problem_size");
-    std::vector<std::vector<std::string>> divisors;
-    for (const char* axis : {"grid_div_x", "grid_div_y", "grid_div_z"}) {
-      if (divisors.size() == extents.size()) break;
-      divisors.emplace_back();
+    std::vector<std::vector<std::string>> divisors(extents.size());
+    for (std::size_t d = 0; d < extents.size(); ++d) {
       // As Kernel Tuner: without a divisor list, an extent is divided by the block's dimension.
-      if (!spec.contains(axis)) {
-        divisors.back().push_back(problem.geometry().block[divisors.size() - 1].text());
+      if (!spec.contains(axes[d])) {
+        divisors[d].push_back(problem.geometry().block[d].text());
         continue;
       }
-      for (std::size_t i = 0; i < list(spec[axis], axis).size(); ++i)
-        divisors.back().push_back(expression(spec[axis][i], std::string(axis) + "[" + std::to_string(i) + "]"));
+      for (std::size_t i = 0; i < list(spec[axes[d]], axes[d]).size(); ++i)
+        divisors[d].push_back(
+            expression(spec[axes[d]][i], std::string(axes[d]) + "[" + std::to_string(i) + "]"));
     }
     build([&] { problem.grid_divide(extents, divisors); });
   }
@@ -292,8 +301,14 @@ class Reader {
   void rate(KernelProblem& problem, const json& document) const {
     const int ways = document.contains("flops") + document.contains("bytes") + document.contains("rate");
     if (ways > 1) fail("rate", "give one of \"flops\", \"bytes\" or \"rate\"");
-    if (document.contains("flops")) build([&] { problem.flops(expression(document["flops"], "flops")); });
-    if (document.contains("bytes")) build([&] { problem.bytes(expression(document["bytes"], "bytes")); });
+    if (document.contains("flops")) {
+      const std::string work = expression(document["flops"], "flops");
+      build([&] { problem.flops(work); });
+    }
+    if (document.contains("bytes")) {
+      const std::string work = expression(document["bytes"], "bytes");
+      build([&] { problem.bytes(work); });
+    }
     if (document.contains("rate")) {
       const json& spec = object(document["rate"], "rate");
       only(spec, "rate", {"work", "unit", "scale"});
@@ -408,78 +423,15 @@ class Reader {
 
 json parse_document(std::string_view text, const std::string& origin,
                     const std::vector<ManifestProblemLine>* lines = nullptr) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& error) {
-    auto [line, column] = line_and_column(text, error.byte);
-    std::string where = origin + ":" + std::to_string(line) + ":" + std::to_string(column);
-    if (lines != nullptr && line <= lines->size())
-      where = origin + ":" + std::to_string((*lines)[line - 1].line) + ": problem line, column " +
-              std::to_string(column);
-    throw Error(ErrorKind::invalid_argument, where + ": not valid JSON: " + parse_problem(error));
-  }
-}
-
-json expression_json(const Expression& expression) { return expression.text(); }
-
-json geometry_json(const LaunchGeometry& geometry) {
-  json block = json::array(), grid = json::array();
-  for (const Expression& e : geometry.block) block.push_back(expression_json(e));
-  for (const Expression& e : geometry.grid) grid.push_back(expression_json(e));
-  return {{"block", block}, {"grid", grid}, {"shared_memory", expression_json(geometry.shared_bytes)}};
-}
-
-void init_json(json& spec, const DataInit& init) {
-  switch (init.kind) {
-    case DataInit::Kind::zeros:
-      spec["init"] = "zeros";
-      return;
-    case DataInit::Kind::constant:
-      spec.update({{"init", "constant"}, {"fill", init.value}});
-      return;
-    case DataInit::Kind::iota:
-      spec.update({{"init", "iota"}, {"start", init.value}, {"step", init.step}});
-      return;
-    case DataInit::Kind::uniform:
-      spec.update({{"init", "uniform"}, {"low", init.low}, {"high", init.high}, {"seed", init.seed}});
-      return;
-    case DataInit::Kind::normal:
-      spec.update({{"init", "normal"}, {"mean", init.mean}, {"deviation", init.deviation},
-                   {"seed", init.seed}});
-      return;
-    case DataInit::Kind::file:
-      spec.update({{"init", "file"}, {"file", fs::absolute(init.file).string()}});
-      return;
-  }
-}
-
-constexpr const char* role_names[] = {"input", "output", "input_output"};
-
-// How to find the program again: its file when it is one unchanged, a builtin by name, or its
-// text with its headers.
-void program_json(json& document, const Program& program) {
-  std::string stem = program.name();
-  if (stem.ends_with(".cu")) stem.resize(stem.size() - 3);
-  const std::vector<std::string> builtins = builtin_kernel_names();
-  if (std::find(builtins.begin(), builtins.end(), stem) != builtins.end() &&
-      Program::builtin(stem).identity() == program.identity()) {
-    document["builtin"] = stem;
-    return;
-  }
-  const fs::path file = program.directory() / program.name();
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  if (in && program.headers().empty() && content.str() == program.source()) {
-    document["source"] = fs::absolute(file).string();
-    return;
-  }
-  document["source_text"] = program.source();
-  document["source_name"] = program.name();
-  document["source_directory"] = program.directory().string();
-  json headers = json::object();
-  for (const auto& [name, text] : program.headers()) headers[name] = text;
-  document["headers"] = headers;
+  detail::JsonFault fault;
+  if (std::optional<json> document = detail::try_parse_json<json>(text, fault))
+    return *std::move(document);
+  std::string where =
+      origin + ":" + std::to_string(fault.line) + ":" + std::to_string(fault.column);
+  if (lines != nullptr && fault.line <= lines->size())
+    where = origin + ":" + std::to_string((*lines)[fault.line - 1].line) +
+            ": problem line, column " + std::to_string(fault.column);
+  throw Error(ErrorKind::invalid_argument, where + ": " + fault.problem);
 }
 
 }  // namespace
@@ -494,16 +446,13 @@ KernelProblem KernelProblem::from_json(std::string_view text, std::optional<Prog
 }
 
 KernelProblem KernelProblem::from_file(const fs::path& problem_file, const fs::path& kernel_file) {
-  std::ifstream in(problem_file, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, "cannot read the problem file " + problem_file.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string origin = problem_file.filename().string();
+  const std::string text =
+      detail::read_regular_file(problem_file, "problem file", problem_file_limits);
+  const std::string origin = detail::printable(problem_file.filename().string());
   const Reader reader(origin, problem_file.parent_path());
   std::optional<Program> program;
   if (!kernel_file.empty()) program = Program::from_file(kernel_file);
-  KernelProblem problem =
-      reader.read(parse_document(text.str(), origin), std::move(program), false);
+  KernelProblem problem = reader.read(parse_document(text, origin), std::move(program), false);
   problem.origin_ = origin;
   problem.validate();
   return problem;
@@ -524,80 +473,6 @@ KernelProblem KernelProblem::from_manifest(Program program) {
   problem.origin_ = origin;
   problem.validate();
   return problem;
-}
-
-std::string KernelProblem::to_json() const {
-  if (!is_declarative())
-    throw Error(ErrorKind::invalid_argument,
-                name_ + ": a problem with a reference callback has no JSON form");
-  json document{{"name", name_}, {"kernel", entry_}};
-  program_json(document, program_);
-  json sizes = json::object();
-  for (const auto& [name, fallback] : sizes_) sizes[name] = fallback ? json(*fallback) : json();
-  document["sizes"] = sizes;
-  json tune = json::object();
-  for (const TuningParameter& tunable : tunables_) {
-    tune[tunable.name] = {{"values", tunable.values}};
-    if (tunable.default_value) tune[tunable.name]["default"] = *tunable.default_value;
-  }
-  document["tune"] = tune;
-  json constraints = json::array();
-  for (const Expression& constraint : constraints_) constraints.push_back(constraint.text());
-  document["constraints"] = constraints;
-  json defines = json::object();
-  for (const auto& [name, value] : defines_) defines[name] = value.text();
-  document["defines"] = defines;
-  document["compile_options"] = compile_options_;
-  document.update(geometry_json(geometry_));
-  json arguments = json::array();
-  for (const ProblemArgument& argument : arguments_) {
-    json spec{{"name", argument.name}, {"type", to_string(argument.type)}};
-    if (argument.kind == ProblemArgument::Kind::buffer) {
-      spec["count"] = argument.count->text();
-      spec["role"] = role_names[static_cast<int>(argument.role)];
-      init_json(spec, argument.init);
-    } else {
-      spec["value"] = argument.value ? json(argument.value->text()) : json(*argument.number);
-    }
-    arguments.push_back(spec);
-  }
-  document["arguments"] = arguments;
-  json symbols = json::array();
-  for (const ProblemSymbol& symbol : symbols_) {
-    json spec{{"name", symbol.name}};
-    if (!symbol.from_argument.empty()) {
-      spec["from"] = symbol.from_argument;
-    } else {
-      spec.update({{"type", to_string(symbol.type)}, {"count", symbol.count->text()}});
-      init_json(spec, symbol.init);
-    }
-    symbols.push_back(spec);
-  }
-  document["symbols"] = symbols;
-  json verify{{"atol", verification_.atol}, {"rtol", verification_.rtol}};
-  if (verification_.kind == ProblemVerification::Kind::reference_kernel) {
-    const ReferenceKernel& kernel = verification_.kernel;
-    json reference = geometry_json(kernel.geometry);
-    reference["kernel"] = kernel.entry;
-    if (kernel.program) reference["file"] = fs::absolute(kernel.program->directory() / kernel.program->name()).string();
-    json reference_defines = json::object();
-    for (const auto& [name, value] : kernel.defines) reference_defines[name] = value.text();
-    reference["defines"] = reference_defines;
-    reference["arguments"] = kernel.arguments;
-    verify["reference"] = reference;
-  } else if (verification_.kind == ProblemVerification::Kind::reference_config) {
-    json config = json::object();
-    for (const Define& define : verification_.config.defines()) config[define.name] = std::stoll(define.value);
-    verify["config"] = config;
-  } else if (verification_.kind == ProblemVerification::Kind::files) {
-    json files = json::object();
-    for (const auto& [output, path] : verification_.files) files[output] = fs::absolute(path).string();
-    verify["files"] = files;
-  }
-  if (verification_.kind != ProblemVerification::Kind::none) document["verify"] = verify;
-  if (!rate_.unit.empty())
-    document["rate"] = {{"work", rate_.work.text()}, {"unit", rate_.unit}, {"scale", rate_.unit_scale}};
-  return document.dump(1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace ptxrt

@@ -4,11 +4,16 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <limits>
+#include <new>
 #include <random>
+#include <type_traits>
 
 #include "ptxrt/kernel_problem.hpp"
 #include "ptxrt/manifest.hpp"
+#include "support/checked_size.hpp"
+#include "support/quoted.hpp"
+#include "support/regular_file.hpp"
 
 namespace ptxrt {
 
@@ -36,90 +41,256 @@ std::string join(const std::vector<std::string>& words) {
   return text.empty() ? "none" : text;
 }
 
-// `value` stored as `type` at `destination`; integers are rounded towards zero, as C converts.
+template <typename Integer>
+std::pair<double, double> range_of() {
+  return {static_cast<double>(std::numeric_limits<Integer>::lowest()),
+          static_cast<double>(std::numeric_limits<Integer>::max())};
+}
+
+// The values an integer element type holds, as doubles.
+std::pair<double, double> integer_range(ElementType type) {
+  switch (type) {
+    case ElementType::int8:
+      return range_of<std::int8_t>();
+    case ElementType::int16:
+      return range_of<std::int16_t>();
+    case ElementType::int32:
+      return range_of<std::int32_t>();
+    case ElementType::int64:
+      return range_of<std::int64_t>();
+    case ElementType::uint8:
+      return range_of<std::uint8_t>();
+    case ElementType::uint16:
+      return range_of<std::uint16_t>();
+    case ElementType::uint32:
+      return range_of<std::uint32_t>();
+    case ElementType::uint64:
+      return range_of<std::uint64_t>();
+    case ElementType::float32:
+    case ElementType::float64:
+      break;
+  }
+  return range_of<double>();
+}
+
+// `value` converted as C converts (integers rounded towards zero), but saturating where C's
+// conversion is undefined: beyond the type's range, and NaN (0) for an integer.
+template <typename T>
+T saturated(double value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(std::clamp(value,
+                                     -static_cast<double>(std::numeric_limits<T>::infinity()),
+                                     static_cast<double>(std::numeric_limits<T>::infinity())));
+  } else {
+    if (std::isnan(value)) return 0;
+    if (value <= static_cast<double>(std::numeric_limits<T>::lowest()))
+      return std::numeric_limits<T>::lowest();
+    if (value >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
+    return static_cast<T>(value);
+  }
+}
+
 void store(ElementType type, double value, std::byte* destination) {
   const auto put = [&](auto converted) { std::memcpy(destination, &converted, sizeof converted); };
   switch (type) {
     case ElementType::int8:
-      return put(static_cast<std::int8_t>(value));
+      return put(saturated<std::int8_t>(value));
     case ElementType::int16:
-      return put(static_cast<std::int16_t>(value));
+      return put(saturated<std::int16_t>(value));
     case ElementType::int32:
-      return put(static_cast<std::int32_t>(value));
+      return put(saturated<std::int32_t>(value));
     case ElementType::int64:
-      return put(static_cast<std::int64_t>(value));
+      return put(saturated<std::int64_t>(value));
     case ElementType::uint8:
-      return put(static_cast<std::uint8_t>(value));
+      return put(saturated<std::uint8_t>(value));
     case ElementType::uint16:
-      return put(static_cast<std::uint16_t>(value));
+      return put(saturated<std::uint16_t>(value));
     case ElementType::uint32:
-      return put(static_cast<std::uint32_t>(value));
+      return put(saturated<std::uint32_t>(value));
     case ElementType::uint64:
-      return put(static_cast<std::uint64_t>(value));
+      return put(saturated<std::uint64_t>(value));
     case ElementType::float32:
-      return put(static_cast<float>(value));
+      return put(saturated<float>(value));
     case ElementType::float64:
       return put(value);
   }
 }
 
-std::vector<std::byte> read_data_file(const std::filesystem::path& file, std::size_t bytes,
-                                      const std::string& what) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, what + ": cannot read data file " + file.string());
-  std::vector<std::byte> data(bytes);
-  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(bytes));
-  const auto got = static_cast<std::size_t>(in.gcount());
-  const bool longer = in.peek() != std::char_traits<char>::eof();
-  if (got != bytes || longer)
-    throw Error(ErrorKind::invalid_argument,
-                what + ": data file " + file.string() + " has " +
-                    (longer ? "more than " + std::to_string(bytes) : std::to_string(got)) +
-                    " bytes, expected " + std::to_string(bytes));
-  return data;
-}
+// One buffer or symbol with data of its own (or an expected output) at given sizes, its bytes
+// checked: what check_problem_data and make_problem_data share.
+struct DataItem {
+  std::string name;
+  ElementType type = ElementType::float32;
+  DataInit init;
+  std::string field;  // "arguments[0]", "symbols[1]", "verify.files.out": where messages point
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t position = 0;  // the seed of random data when it has none of its own
+};
 
-ProblemData::Array make_array(const std::string& name, ElementType type, std::int64_t count,
-                              const DataInit& init, std::uint64_t position, const std::string& what) {
-  if (count < 1)
-    throw Error(ErrorKind::invalid_argument,
-                what + ": count " + std::to_string(count) + " (a buffer needs at least 1 element)");
-  const std::size_t elements = static_cast<std::size_t>(count);
-  const std::size_t size = element_bytes(type);
-  ProblemData::Array array{name, type, {}};
-  if (init.kind == DataInit::Kind::file) {
-    array.bytes = read_data_file(init.file, elements * size, what);
+class DataPlan {
+ public:
+  DataPlan(const KernelProblem& problem, const ProblemSizes& sizes)
+      : problem_(problem), sizes_(sizes), origin_(problem.origin()) {}
+
+  [[noreturn]] void refuse(ErrorKind kind, const std::string& field,
+                           const std::string& what) const {
+    throw Error(kind, origin_ + ": " + field + ": " + what);
+  }
+
+  // The item `count_of` counts, its count from 1 up and its bytes without overflow.
+  DataItem item(std::string name, ElementType type, DataInit init, std::string field,
+                const Expression& count_of, std::uint64_t position) const {
+    const std::int64_t count = problem_.evaluate(count_of, sizes_, {}, field + ".count");
+    const std::string elements =
+        std::to_string(count) + " " + std::string(to_string(type)) + " element(s)";
+    if (count < 1)
+      refuse(ErrorKind::invalid_argument, field + ".count",
+             elements + ": a buffer needs at least 1");
+    const std::optional<std::uint64_t> bytes =
+        detail::checked_product(static_cast<std::uint64_t>(count), element_bytes(type));
+    if (!bytes)
+      refuse(ErrorKind::invalid_argument, field + ".count",
+             elements + " take more than 2^64 bytes");
+    return {std::move(name),
+            type,
+            std::move(init),
+            std::move(field),
+            static_cast<std::uint64_t>(count),
+            *bytes,
+            position};
+  }
+
+  // The problem's buffers and symbols with data of their own, together within `memory_bytes`.
+  std::vector<DataItem> items(std::uint64_t memory_bytes) const {
+    std::vector<DataItem> items;
+    std::uint64_t position = 0;
+    std::uint64_t total = 0;
+    const auto add = [&](DataItem item) {
+      const std::optional<std::uint64_t> sum = detail::checked_sum(total, item.bytes);
+      if (!sum || *sum > memory_bytes)
+        refuse(ErrorKind::invalid_argument, item.field + ".count",
+               std::to_string(item.count) + " " + std::string(to_string(item.type)) +
+                   " element(s) take " + std::to_string(item.bytes) +
+                   " bytes, which brings the problem's data to more than the " +
+                   std::to_string(memory_bytes) +
+                   " bytes it may take (the device's memory, else 256 GiB)");
+      total = *sum;
+      items.push_back(std::move(item));
+    };
+    const std::vector<ProblemArgument>& arguments = problem_.arguments();
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+      ++position;
+      const ProblemArgument& argument = arguments[i];
+      if (argument.kind != ProblemArgument::Kind::buffer) continue;
+      add(item(argument.name, argument.type, argument.init, "arguments[" + std::to_string(i) + "]",
+               *argument.count, position));
+    }
+    const std::vector<ProblemSymbol>& symbols = problem_.symbols();
+    for (std::size_t i = 0; i < symbols.size(); ++i) {
+      ++position;
+      const ProblemSymbol& symbol = symbols[i];
+      if (!symbol.from_argument.empty()) continue;
+      add(item(symbol.name, symbol.type, symbol.init, "symbols[" + std::to_string(i) + "]",
+               *symbol.count, position));
+    }
+    return items;
+  }
+
+  // The outputs verify.files compares with, each as its output argument counts it.
+  std::vector<DataItem> expected_items() const {
+    std::vector<DataItem> items;
+    for (const auto& entry : problem_.verification().files) {
+      const std::string& output = entry.first;  // a lambda captures it: no structured binding
+      const auto& arguments = problem_.arguments();
+      const auto found = std::find_if(arguments.begin(), arguments.end(),
+                                      [&](const ProblemArgument& a) { return a.name == output; });
+      items.push_back(item(output, found->type, DataInit::from_file(entry.second),
+                           "verify.files." + detail::printable(output), *found->count, 0));
+    }
+    return items;
+  }
+
+  // A data file's descriptor: a regular file of exactly the item's bytes.
+  detail::OpenedFile open_data_file(const DataItem& item) const {
+    std::optional<detail::OpenedFile> opened;
+    try {
+      opened = detail::open_regular_file(item.init.file, "data file");
+    } catch (const Error& error) {
+      refuse(ErrorKind::io, item.field, error.what());
+    }
+    const std::string file = "data file " + detail::quoted(item.init.file.string());
+    if (!opened) refuse(ErrorKind::io, item.field, file + " does not exist");
+    const auto size = static_cast<std::uint64_t>(opened->status.st_size);
+    if (size != item.bytes)
+      refuse(ErrorKind::invalid_argument, item.field,
+             file + " holds " + std::to_string(size) + " bytes, but " + std::to_string(item.count) +
+                 " " + std::string(to_string(item.type)) + " element(s) take " +
+                 std::to_string(item.bytes));
+    return *std::move(opened);
+  }
+
+  ProblemData::Array make(const DataItem& item) const {
+    try {
+      return make_array(item);
+    } catch (const std::bad_alloc&) {
+      refuse(ErrorKind::invalid_argument, item.field,
+             "cannot allocate " + std::to_string(item.bytes) + " bytes of host memory");
+    }
+  }
+
+ private:
+  ProblemData::Array make_array(const DataItem& item) const {
+    ProblemData::Array array{item.name, item.type, {}};
+    if (item.init.kind == DataInit::Kind::file) {
+      const detail::OpenedFile file = open_data_file(item);
+      const std::string content =
+          detail::read_opened_file(file, item.init.file, "data file", {.max_bytes = item.bytes});
+      array.bytes.resize(content.size());
+      std::memcpy(array.bytes.data(), content.data(), content.size());
+      return array;
+    }
+    array.bytes.resize(static_cast<std::size_t>(item.bytes));
+    fill(item, array.bytes.data());
     return array;
   }
-  array.bytes.resize(elements * size);
-  std::mt19937_64 generator(init.seed != 0 ? init.seed : position + 1);
-  std::uniform_real_distribution<double> uniform(init.low, init.high);
-  std::normal_distribution<double> normal(init.mean, init.deviation);
-  for (std::size_t i = 0; i < elements; ++i) {
-    double value = 0.0;
-    switch (init.kind) {
-      case DataInit::Kind::zeros:
-      case DataInit::Kind::file:
-        break;
-      case DataInit::Kind::constant:
-        value = init.value;
-        break;
-      case DataInit::Kind::iota:
-        value = init.value + init.step * static_cast<double>(i);
-        break;
-      case DataInit::Kind::uniform:
-        value = uniform(generator);
-        break;
-      case DataInit::Kind::normal:
-        value = normal(generator);
-        break;
+
+  static void fill(const DataItem& item, std::byte* elements) {
+    const DataInit& init = item.init;
+    const std::size_t size = element_bytes(item.type);
+    std::mt19937_64 generator(init.seed != 0 ? init.seed : item.position + 1);
+    std::uniform_real_distribution<double> uniform(init.low, init.high);
+    std::normal_distribution<double> normal(init.mean, init.deviation);
+    for (std::uint64_t i = 0; i < item.count; ++i) {
+      double value = 0.0;
+      switch (init.kind) {
+        case DataInit::Kind::zeros:
+        case DataInit::Kind::file:
+          break;
+        case DataInit::Kind::constant:
+          value = init.value;
+          break;
+        case DataInit::Kind::iota:
+          value = init.value + init.step * static_cast<double>(i);
+          break;
+        case DataInit::Kind::uniform:
+          value = uniform(generator);
+          break;
+        case DataInit::Kind::normal:
+          value = normal(generator);
+          break;
+      }
+      // Integers from a continuous distribution: its floor, so uniform(0, 10) gives 0..9.
+      if (!is_floating(item.type)) value = std::floor(value);
+      store(item.type, value, elements + i * size);
     }
-    // Integers from a continuous distribution: its floor, so uniform(0, 10) gives 0..9.
-    if (!is_floating(type)) value = std::floor(value);
-    store(type, value, array.bytes.data() + i * size);
   }
-  return array;
-}
+
+  const KernelProblem& problem_;
+  const ProblemSizes& sizes_;
+  std::string origin_;
+};
 
 }  // namespace
 
@@ -137,7 +308,7 @@ ElementType parse_element_type(std::string_view name) {
   std::string known;
   for (const auto& [value, spelling] : type_names) known += (known.empty() ? "" : ", ") + std::string(spelling);
   throw Error(ErrorKind::invalid_argument,
-              "type '" + std::string(name) + "' is unknown: expected one of " + known);
+              "type " + detail::quoted(name) + " is unknown: expected one of " + known);
 }
 
 std::size_t element_bytes(ElementType type) {
@@ -204,6 +375,53 @@ DataInit DataInit::from_file(std::filesystem::path file) {
   return init;
 }
 
+std::optional<std::string> DataInit::fault_for(ElementType type) const {
+  using detail::number_text;
+  const auto not_finite = [](const char* name, double number) -> std::optional<std::string> {
+    if (std::isfinite(number)) return std::nullopt;
+    return std::string(name) + " must be finite, got " + number_text(number);
+  };
+  // Integers take the floor of what they are given: `beyond` lets uniform's high, which is never
+  // reached, lie one past the range.
+  const auto outside = [&](const char* name, double number,
+                           double beyond) -> std::optional<std::string> {
+    const auto [lowest, highest] = integer_range(type);
+    if (is_floating(type) || (number >= lowest && number <= highest + beyond)) return std::nullopt;
+    return std::string(name) + " " + number_text(number) + " is outside the range of " +
+           std::string(to_string(type)) + " (" + number_text(lowest) + " to " +
+           number_text(highest) + ")";
+  };
+  switch (kind) {
+    case Kind::zeros:
+    case Kind::file:
+      return std::nullopt;
+    case Kind::constant:
+      if (is_floating(type)) return std::nullopt;  // a NaN or an infinity is a float's to hold
+      if (std::optional<std::string> fault = not_finite("fill", value)) return fault;
+      return outside("fill", value, 0.0);
+    case Kind::iota:
+      if (std::optional<std::string> fault = not_finite("start", value)) return fault;
+      return not_finite("step", step);
+    case Kind::uniform:
+      if (std::optional<std::string> fault = not_finite("low", low)) return fault;
+      if (std::optional<std::string> fault = not_finite("high", high)) return fault;
+      if (!(low <= high))
+        return "uniform needs low <= high, got low " + number_text(low) + " and high " +
+               number_text(high);
+      if (!std::isfinite(high - low))
+        return "uniform's range from " + number_text(low) + " to " + number_text(high) +
+               " is wider than a double holds";
+      if (std::optional<std::string> fault = outside("low", low, 0.0)) return fault;
+      return outside("high", high, 1.0);
+    case Kind::normal:
+      if (std::optional<std::string> fault = not_finite("mean", mean)) return fault;
+      if (!(deviation > 0.0) || !std::isfinite(deviation))
+        return "normal needs a finite deviation above 0, got " + number_text(deviation);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 const ProblemData::Array& ProblemData::at(std::string_view name) const {
   return const_cast<ProblemData*>(this)->at(name);
 }
@@ -214,8 +432,8 @@ ProblemData::Array& ProblemData::at(std::string_view name) {
     if (array.name == name) return array;
     names.push_back(array.name);
   }
-  throw Error(ErrorKind::not_found,
-              "the problem has no data named '" + std::string(name) + "' (it has: " + join(names) + ")");
+  throw Error(ErrorKind::not_found, "the problem has no data named " + detail::quoted(name) +
+                                        " (it has: " + join(names) + ")");
 }
 
 void ProblemData::throw_type_mismatch(const Array& array, ElementType asked) {
@@ -237,16 +455,16 @@ ProblemSizes parse_problem_sizes(std::string_view text) {
     std::int64_t value = 0;
     const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
     if (!is_identifier(name) || equals == std::string_view::npos)
-      throw Error(ErrorKind::invalid_argument, "size '" + std::string(part) +
-                                                   "': expected NAME=VALUE, as in W=4096,H=4096");
+      throw Error(ErrorKind::invalid_argument,
+                  "size " + detail::quoted(part) + ": expected NAME=VALUE, as in W=4096,H=4096");
     if (error != std::errc() || end != number.data() + number.size() || value < 1 ||
-        value > (std::int64_t{1} << 62))
-      throw Error(ErrorKind::invalid_argument, "size '" + std::string(part) + "': '" +
-                                                   std::string(number) +
-                                                   "' is not a whole number from 1 to 2^62");
+        value > max_problem_size)
+      throw Error(ErrorKind::invalid_argument, "size " + detail::quoted(part) + ": " +
+                                                   detail::quoted(number) +
+                                                   " is not a whole number from 1 to 2^62");
     if (!sizes.emplace(name, value).second)
-      throw Error(ErrorKind::invalid_argument, "size " + name + " is given twice in '" +
-                                                   std::string(text) + "'");
+      throw Error(ErrorKind::invalid_argument,
+                  "size " + detail::printable(name) + " is given twice in " + detail::quoted(text));
   }
   if (sizes.empty())
     throw Error(ErrorKind::invalid_argument, "no size given: expected NAME=VALUE[,NAME=VALUE...]");
@@ -260,42 +478,26 @@ std::string format_problem_sizes(const ProblemSizes& sizes) {
   return text;
 }
 
-ProblemData make_problem_data(const KernelProblem& problem, const ProblemSizes& sizes) {
+void check_problem_data(const KernelProblem& problem, const ProblemSizes& sizes,
+                        std::uint64_t memory_bytes) {
+  const DataPlan plan(problem, sizes);
+  for (const DataItem& item : plan.items(memory_bytes))
+    if (item.init.kind == DataInit::Kind::file) plan.open_data_file(item);
+  for (const DataItem& item : plan.expected_items()) plan.open_data_file(item);
+}
+
+ProblemData make_problem_data(const KernelProblem& problem, const ProblemSizes& sizes,
+                              std::uint64_t memory_bytes) {
+  const DataPlan plan(problem, sizes);
   ProblemData data;
-  std::uint64_t position = 0;
-  for (const ProblemArgument& argument : problem.arguments()) {
-    ++position;
-    if (argument.kind != ProblemArgument::Kind::buffer) continue;
-    const std::string what = problem.name() + ": argument " + argument.name;
-    data.arrays.push_back(make_array(
-        argument.name, argument.type,
-        problem.evaluate(*argument.count, sizes, {}, "arguments." + argument.name + ".count"),
-        argument.init, position, what));
-  }
-  for (const ProblemSymbol& symbol : problem.symbols()) {
-    ++position;
-    if (!symbol.from_argument.empty()) continue;
-    const std::string what = problem.name() + ": symbol " + symbol.name;
-    data.arrays.push_back(make_array(
-        symbol.name, symbol.type,
-        problem.evaluate(*symbol.count, sizes, {}, "symbols." + symbol.name + ".count"),
-        symbol.init, position, what));
-  }
+  for (const DataItem& item : plan.items(memory_bytes)) data.arrays.push_back(plan.make(item));
   return data;
 }
 
 ProblemData read_expected_files(const KernelProblem& problem, const ProblemSizes& sizes) {
+  const DataPlan plan(problem, sizes);
   ProblemData expected;
-  for (const auto& entry : problem.verification().files) {
-    const std::string& output = entry.first;  // a lambda captures it: no structured binding
-    const auto& file = entry.second;
-    const auto found = std::find_if(problem.arguments().begin(), problem.arguments().end(),
-                                    [&](const ProblemArgument& a) { return a.name == output; });
-    const std::int64_t count =
-        problem.evaluate(*found->count, sizes, {}, "arguments." + output + ".count");
-    expected.arrays.push_back(make_array(output, found->type, count, DataInit::from_file(file), 0,
-                                         problem.name() + ": verify.files." + output));
-  }
+  for (const DataItem& item : plan.expected_items()) expected.arrays.push_back(plan.make(item));
   return expected;
 }
 

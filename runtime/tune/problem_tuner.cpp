@@ -317,9 +317,10 @@ void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& g
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   check_arguments(problem, compile_entry(jit, problem.program(), options, problem.entry(), problem.name()),
                   all, problem.name());
-  make_problem_data(problem, sizes);  // counts and data files
+  check_problem_data(
+      problem, sizes,
+      device.global_memory_bytes > 0 ? device.global_memory_bytes : max_problem_data_bytes);
   const ProblemVerification& verification = problem.verification();
-  if (verification.kind == ProblemVerification::Kind::files) read_expected_files(problem, sizes);
   if (verification.kind == ProblemVerification::Kind::reference_config) {
     if (std::optional<std::string> reason = problem_space(problem, sizes, device).violation(verification.config))
       throw Error(ErrorKind::invalid_argument, problem.name() + ": the reference config " +

@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 #include <random>
+#include <unordered_map>
 
 #include "ptxrt/error.hpp"
 #include "tune/candidate_order.hpp"
@@ -356,30 +357,52 @@ TimingResult time_samples(const TimingPolicy& policy, std::optional<double> best
 }
 
 TunePlan plan_tune(const TuningSpace& space, const CandidateCompiler& compile,
-                   unsigned compile_threads) {
+                   const PlanOptions& options) {
+  const Clock::time_point start = Clock::now();
   TunePlan plan;
   plan.space_size = space.size();
   SpaceEnumeration enumeration = space.enumerate();
   plan.pruned_by_constraints = std::move(enumeration.pruned);
-  std::vector<Candidate> candidates =
-      detail::compile_all(enumeration.allowed, compile, compile_threads, nullptr);
-  // The pool hands compiles over as they finish: put them back in enumeration order.
-  std::vector<std::pair<std::size_t, Candidate>> ordered;
-  for (Candidate& candidate : candidates) {
-    const auto at =
-        std::find(enumeration.allowed.begin(), enumeration.allowed.end(), candidate.config);
-    ordered.emplace_back(static_cast<std::size_t>(at - enumeration.allowed.begin()),
-                         std::move(candidate));
+  const std::vector<TuningConfig>& allowed = enumeration.allowed;
+  const auto wants_more = [&] {
+    if (options.stop && options.stop->load()) return false;
+    return !options.time_limit_seconds || seconds_since(start) < *options.time_limit_seconds;
+  };
+  // The pool hands compiles over as they finish: each goes back to its place in enumeration
+  // order, found by its config in one lookup (a space may hold a million).
+  std::unordered_map<std::string, std::size_t> place;
+  for (std::size_t i = 0; i < allowed.size(); ++i) place.emplace(allowed[i].describe(), i);
+  std::vector<std::optional<Candidate>> compiled(allowed.size());
+  std::size_t done = 0;
+  const auto take = [&](Candidate candidate) {
+    compiled[place.at(candidate.config.describe())] = std::move(candidate);
+    ++done;
+    if (!options.progress) return;
+    const double elapsed = seconds_since(start);
+    options.progress(
+        {done, allowed.size(), std::nullopt, elapsed,
+         elapsed / static_cast<double>(done) * static_cast<double>(allowed.size() - done)});
+  };
+  if (options.compile_threads == 0) {
+    for (std::size_t i = 0; i < allowed.size() && wants_more(); ++i)
+      take(detail::compile_safely(compile, allowed[i]));
+  } else {
+    detail::CompilePool pool(allowed, compile, options.compile_threads);
+    while (wants_more()) {
+      std::optional<Candidate> candidate = pool.next();
+      if (!candidate) break;
+      take(std::move(*candidate));
+    }
   }
-  std::sort(ordered.begin(), ordered.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& [index, candidate] : ordered) {
-    if (detail::compile_failed(candidate))
-      plan.compile_failures.push_back({candidate.config, candidate.reason});
-    else if (candidate.state == Candidate::State::pruned)
-      plan.pruned_by_resources.push_back({candidate.config, candidate.reason});
+  for (std::optional<Candidate>& candidate : compiled) {
+    if (!candidate)
+      ++plan.not_compiled;
+    else if (detail::compile_failed(*candidate))
+      plan.compile_failures.push_back({candidate->config, candidate->reason});
+    else if (candidate->state == Candidate::State::pruned)
+      plan.pruned_by_resources.push_back({candidate->config, candidate->reason});
     else
-      plan.ready.push_back(std::move(candidate));
+      plan.ready.push_back(std::move(*candidate));
   }
   return plan;
 }

@@ -10,16 +10,17 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include "ptxrt/disk_cache.hpp"
 #include "ptxrt/error.hpp"
+#include "support/bounded_json.hpp"
 #include "support/private_folder.hpp"
+#include "support/regular_file.hpp"
 
 namespace ptxrt {
 
@@ -29,6 +30,8 @@ using nlohmann::json;
 namespace {
 
 constexpr std::string_view file_format = "ptxrt-tuning-1";
+// 256 MiB holds some 800,000 measurements; the parsed document takes several times the text.
+constexpr detail::ReadLimits database_limits{.max_bytes = std::uint64_t{256} << 20};
 
 constexpr std::pair<MeasurementStatus, std::string_view> status_names[] = {
     {MeasurementStatus::started, "started"}, {MeasurementStatus::ok, "ok"},
@@ -37,34 +40,70 @@ constexpr std::pair<MeasurementStatus, std::string_view> status_names[] = {
     {MeasurementStatus::compile_timeout, "compile_timeout"},
 };
 
-// A field of the wrong shape or out of range. Like nlohmann's own type errors, it becomes one
-// Error naming the file (parse) or the text (measurement_from_json).
+// A field of the wrong shape or out of range, with its path in the file
+// ("tunes[2].measurements[7].runs: ..."). It becomes one Error naming the file (parse) or the
+// text (measurement_from_json).
 class Malformed : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-MeasurementStatus parse_status(const std::string& name) {
+[[noreturn]] void malformed(const std::string& path, const std::string& what) {
+  throw Malformed(path + ": " + what);
+}
+
+std::string field_path(const std::string& object, std::string_view name) {
+  const std::string field = detail::printable(name);
+  return object.empty() ? field : object + "." + field;
+}
+
+// The member `name` of the object at `path`, or nothing when it has none.
+const json* find_member(const json& object, const std::string& path, const char* name) {
+  if (!object.is_object())
+    malformed(path.empty() ? "(the top)" : path,
+              "expected an object, got " + detail::describe_json(object));
+  const auto found = object.find(name);
+  return found == object.end() ? nullptr : &*found;
+}
+
+const json& member(const json& object, const std::string& path, const char* name) {
+  const json* found = find_member(object, path, name);
+  if (found == nullptr) malformed(field_path(path, name), "missing");
+  return *found;
+}
+
+std::string text_of(const json& value, const std::string& path) {
+  if (!value.is_string()) malformed(path, "expected a string, got " + detail::describe_json(value));
+  return value.get<std::string>();
+}
+
+std::string text_or(const json& object, const std::string& path, const char* name) {
+  const json* found = find_member(object, path, name);
+  return found == nullptr ? std::string() : text_of(*found, field_path(path, name));
+}
+
+MeasurementStatus parse_status(const json& value, const std::string& path) {
+  const std::string name = text_of(value, path);
   for (const auto& [status, spelling] : status_names)
     if (spelling == name) return status;
-  throw Malformed("unknown measurement status '" + name + "'");
+  malformed(path, "unknown measurement status " + detail::quoted(name));
 }
 
 // JSON has no infinity or NaN: those are written as null and read back as `absent`. (The parser
 // refuses a number that overflows a double.)
 json number(double value) { return std::isfinite(value) ? json(value) : json(); }
-double number_or(const json& object, const char* name, double absent) {
-  const auto found = object.find(name);
-  if (found == object.end() || found->is_null()) return absent;
+double number_or(const json& object, const std::string& path, const char* name, double absent) {
+  const json* found = find_member(object, path, name);
+  if (found == nullptr || found->is_null()) return absent;
   if (!found->is_number())
-    throw Malformed(std::string(name) + " is not a number: " + found->dump());
+    malformed(field_path(path, name), "expected a number, got " + detail::describe_json(*found));
   return found->get<double>();
 }
 
 // A JSON integer within Integer's range. nlohmann's get<int>() would convert 2.5 silently and
 // 1e300 with undefined behaviour, and wrap 3000000000.
 template <typename Integer>
-Integer integer_of(const json& value, const char* name) {
+Integer integer_of(const json& value, const std::string& path) {
   if (value.is_number_unsigned()) {
     if (const auto number = value.get<std::uint64_t>(); std::in_range<Integer>(number))
       return static_cast<Integer>(number);
@@ -72,16 +111,15 @@ Integer integer_of(const json& value, const char* name) {
     if (const auto number = value.get<std::int64_t>(); std::in_range<Integer>(number))
       return static_cast<Integer>(number);
   }
-  throw Malformed(std::string(name) + " is not an integer in the range of " +
-                  std::to_string(std::numeric_limits<Integer>::min()) + " to " +
-                  std::to_string(std::numeric_limits<Integer>::max()) + ": " + value.dump());
+  malformed(path, detail::describe_json(value) + " is not an integer from " +
+                      std::to_string(std::numeric_limits<Integer>::min()) + " to " +
+                      std::to_string(std::numeric_limits<Integer>::max()));
 }
 
 // nlohmann iterates a number or an object as if it were a list; the file's lists must be lists.
-const json& list_at(const json& object, const char* name) {
-  const json& list = object.at(name);
-  if (!list.is_array()) throw Malformed(std::string(name) + " is not a list: " + list.dump());
-  return list;
+const json& list_of(const json& value, const std::string& path) {
+  if (!value.is_array()) malformed(path, "expected a list, got " + detail::describe_json(value));
+  return value;
 }
 
 json config_to_json(const TuningConfig& config) {
@@ -90,11 +128,12 @@ json config_to_json(const TuningConfig& config) {
   return object;
 }
 
-TuningConfig config_from_json(const json& object) {
-  if (!object.is_object()) throw Malformed("config is not an object: " + object.dump());
+TuningConfig config_from(const json& object, const std::string& path) {
+  if (!object.is_object())
+    malformed(path, "expected an object, got " + detail::describe_json(object));
   std::vector<Define> defines;
   for (const auto& [name, value] : object.items())
-    defines.push_back({name, value.get<std::string>()});
+    defines.push_back({name, text_of(value, field_path(path, name))});
   return TuningConfig(std::move(defines));
 }
 
@@ -112,23 +151,25 @@ json to_json(const Measurement& measurement) {
   return object;
 }
 
-Measurement measurement_from(const json& object) {
+Measurement measurement_from(const json& object, const std::string& path) {
   Measurement measurement;
-  measurement.config = config_from_json(object.at("config"));
-  measurement.status = parse_status(object.at("status").get<std::string>());
-  measurement.median_ms = number_or(object, "median_ms", 0.0);
-  measurement.spread = number_or(object, "spread", 0.0);
-  measurement.runs = object.contains("runs") ? integer_of<int>(object.at("runs"), "runs") : 0;
-  measurement.rate = number_or(object, "rate", 0.0);
-  measurement.rate_unit = object.value("rate_unit", "");
-  measurement.max_error = number_or(object, "max_error", std::numeric_limits<double>::infinity());
-  measurement.detail = object.value("detail", "");
-  if (const auto device = object.find("device"); device != object.end())
-    measurement.device = integer_of<int>(*device, "device");
+  measurement.config = config_from(member(object, path, "config"), field_path(path, "config"));
+  measurement.status = parse_status(member(object, path, "status"), field_path(path, "status"));
+  measurement.median_ms = number_or(object, path, "median_ms", 0.0);
+  measurement.spread = number_or(object, path, "spread", 0.0);
+  if (const json* runs = find_member(object, path, "runs"))
+    measurement.runs = integer_of<int>(*runs, field_path(path, "runs"));
+  measurement.rate = number_or(object, path, "rate", 0.0);
+  measurement.rate_unit = text_or(object, path, "rate_unit");
+  measurement.max_error =
+      number_or(object, path, "max_error", std::numeric_limits<double>::infinity());
+  measurement.detail = text_or(object, path, "detail");
+  if (const json* device = find_member(object, path, "device"))
+    measurement.device = integer_of<int>(*device, field_path(path, "device"));
   // An ok measurement without a time would read as 0 ms and win every choice.
   if (measurement.status == MeasurementStatus::ok &&
       !(std::isfinite(measurement.median_ms) && measurement.median_ms > 0.0))
-    throw Malformed("an ok measurement needs a positive median_ms: " + object.dump());
+    malformed(field_path(path, "median_ms"), "an ok measurement needs a positive median_ms");
   return measurement;
 }
 
@@ -142,16 +183,22 @@ json to_json(const TuningKey& key) {
           {"size", key.size}};
 }
 
-TuningKey key_from(const json& object) {
-  TuningKey key{object.at("kernel").get<std::string>(),
-                object.at("source_hash").get<std::string>(),
-                object.at("space").get<std::string>(),
-                object.at("device").get<std::string>(),
-                object.at("compute_capability").get<std::string>(),
-                integer_of<int>(object.at("nvrtc_version"), "nvrtc_version"),
-                {}};
-  for (const json& extent : list_at(object, "size"))
-    key.size.push_back(integer_of<std::int64_t>(extent, "size"));
+TuningKey key_from(const json& object, const std::string& path) {
+  const auto text = [&](const char* name) {
+    return text_of(member(object, path, name), field_path(path, name));
+  };
+  TuningKey key{
+      text("kernel"),
+      text("source_hash"),
+      text("space"),
+      text("device"),
+      text("compute_capability"),
+      integer_of<int>(member(object, path, "nvrtc_version"), field_path(path, "nvrtc_version")),
+      {}};
+  const std::string size = field_path(path, "size");
+  const json& extents = list_of(member(object, path, "size"), size);
+  for (std::size_t i = 0; i < extents.size(); ++i)
+    key.size.push_back(integer_of<std::int64_t>(extents[i], size + "[" + std::to_string(i) + "]"));
   return key;
 }
 
@@ -163,23 +210,21 @@ std::string dump_text(const json& value, int indent = -1) {
 
 std::string system_error_text() { return std::strerror(errno); }
 
-// The file's text; nothing when it does not exist.
+// The file's text; nothing when it does not exist. Only a regular file is read: a FIFO or a
+// device at the path is one clear error, not a hang or an endless read.
 std::optional<std::string> read_text(const fs::path& path) {
-  std::error_code missing;
-  if (!fs::exists(path, missing) && !missing) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(ErrorKind::io,
-                "cannot read tuning database '" + path.string() + "': " + system_error_text());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return detail::read_regular_file_if_exists(path, "tuning database", database_limits);
 }
 
-TuningRecord record_from(const json& tune) {
-  TuningRecord record{key_from(tune.at("key")), {}, std::nullopt};
-  for (const json& measurement : list_at(tune, "measurements"))
-    record.measurements.push_back(measurement_from(measurement));
+TuningRecord record_from(const json& tune, const std::string& path) {
+  TuningRecord record{
+      key_from(member(tune, path, "key"), field_path(path, "key")), {}, std::nullopt};
+  const std::string measurements = field_path(path, "measurements");
+  const json& list = list_of(member(tune, path, "measurements"), measurements);
+  record.measurements.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i)
+    record.measurements.push_back(
+        measurement_from(list[i], measurements + "[" + std::to_string(i) + "]"));
   record.winner = fastest(record.measurements);
   return record;
 }
@@ -267,6 +312,35 @@ void write_atomically(const detail::PrivateFolder& folder, const fs::path& path,
   }
 }
 
+// merge()'s lookups.
+void hash_into(std::size_t& seed, std::string_view text) {
+  seed ^= std::hash<std::string_view>{}(text) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+}
+
+struct KeyHash {
+  std::size_t operator()(const TuningKey& key) const {
+    std::size_t seed = 0;
+    for (std::string_view text : {std::string_view(key.kernel), std::string_view(key.source_hash),
+                                  std::string_view(key.space), std::string_view(key.device),
+                                  std::string_view(key.compute_capability)})
+      hash_into(seed, text);
+    hash_into(seed, std::to_string(key.nvrtc_version));
+    for (std::int64_t extent : key.size) hash_into(seed, std::to_string(extent));
+    return seed;
+  }
+};
+
+struct ConfigHash {
+  std::size_t operator()(const TuningConfig& config) const {
+    std::size_t seed = 0;
+    for (const Define& define : config.defines()) {
+      hash_into(seed, define.name);
+      hash_into(seed, define.value);
+    }
+    return seed;
+  }
+};
+
 // merge()'s rule: whether `candidate` is kept in place of `kept`, a measurement of the same
 // config from an earlier source.
 bool supersedes(const Measurement& candidate, const Measurement& kept) {
@@ -333,16 +407,17 @@ std::string measurement_to_json(const Measurement& measurement) {
 }
 
 Measurement measurement_from_json(std::string_view text) {
-  const auto malformed = [&](const std::exception& error) {
-    return Error(ErrorKind::invalid_argument, "not a measurement: " + std::string(error.what()) +
-                                                  " in '" + std::string(text) + "'");
+  const auto refuse = [&](const std::string& what) {
+    return Error(ErrorKind::invalid_argument,
+                 "not a measurement: " + what + " in " + detail::quoted(text));
   };
+  detail::JsonFault fault;
+  const std::optional<json> object = detail::try_parse_json<json>(text, fault);
+  if (!object) throw refuse("column " + std::to_string(fault.column) + ": " + fault.problem);
   try {
-    return measurement_from(json::parse(text));
-  } catch (const json::exception& error) {
-    throw malformed(error);
+    return measurement_from(*object, "");
   } catch (const Malformed& error) {
-    throw malformed(error);
+    throw refuse(error.what());
   }
 }
 
@@ -415,23 +490,31 @@ TuningDatabase::TuningDatabase(fs::path path) : path_(std::move(path)) {
 }
 
 std::vector<TuningRecord> TuningDatabase::parse(std::string_view text, const fs::path& path) {
-  const auto corrupt = [&](const std::exception& error) {
+  const auto corrupt = [&](const std::string& what) {
     return Error(ErrorKind::io,
-                 "tuning database '" + path.string() + "' is corrupt: " + error.what());
+                 "tuning database " + detail::quoted_path(path) + " is corrupt: " + what);
   };
+  detail::JsonFault fault;
+  const std::optional<json> file = detail::try_parse_json<json>(text, fault);
+  if (!file)
+    throw corrupt("line " + std::to_string(fault.line) + ", column " +
+                  std::to_string(fault.column) + ": " + fault.problem);
+  const auto format = file->is_object() ? file->find("format") : file->end();
+  if (format == file->end() || !format->is_string() ||
+      format->get_ref<const std::string&>() != file_format)
+    throw Error(ErrorKind::io,
+                detail::quoted_path(path) + " is not a tuning database (format " +
+                    (format == file->end() ? "missing" : detail::describe_json(*format)) +
+                    ", expected '" + std::string(file_format) + "')");
   try {
-    const json file = json::parse(text);
-    if (file.value("format", "") != file_format)
-      throw Error(ErrorKind::io, "'" + path.string() + "' is not a tuning database (format '" +
-                                     file.value("format", "") + "', expected '" +
-                                     std::string(file_format) + "')");
     std::vector<TuningRecord> records;
-    for (const json& tune : list_at(file, "tunes")) records.push_back(record_from(tune));
+    const json& tunes = list_of(member(*file, "", "tunes"), "tunes");
+    records.reserve(tunes.size());
+    for (std::size_t i = 0; i < tunes.size(); ++i)
+      records.push_back(record_from(tunes[i], "tunes[" + std::to_string(i) + "]"));
     return records;
-  } catch (const json::exception& error) {
-    throw corrupt(error);
   } catch (const Malformed& error) {
-    throw corrupt(error);
+    throw corrupt(error.what());
   }
 }
 
@@ -451,19 +534,25 @@ std::string TuningDatabase::serialize(const std::vector<TuningRecord>& records) 
 std::vector<TuningRecord> TuningDatabase::merge(
     const std::vector<std::vector<TuningRecord>>& sources) {
   std::vector<TuningRecord> merged;
+  // Where each key's record and each of its configs' measurement are in `merged`: one lookup per
+  // measurement, so that merging is linear in the measurements.
+  std::unordered_map<TuningKey, std::size_t, KeyHash> record_at;
+  std::vector<std::unordered_map<TuningConfig, std::size_t, ConfigHash>> measurement_at;
   for (const std::vector<TuningRecord>& source : sources) {
     for (const TuningRecord& record : source) {
-      auto tune = std::find_if(merged.begin(), merged.end(),
-                               [&](const TuningRecord& each) { return each.key == record.key; });
-      if (tune == merged.end()) tune = merged.insert(merged.end(), {record.key, {}, std::nullopt});
+      const auto [found, added] = record_at.try_emplace(record.key, merged.size());
+      if (added) {
+        merged.push_back({record.key, {}, std::nullopt});
+        measurement_at.emplace_back();
+      }
+      std::vector<Measurement>& kept = merged[found->second].measurements;
+      auto& position = measurement_at[found->second];
       for (const Measurement& measurement : record.measurements) {
-        auto same = std::find_if(
-            tune->measurements.begin(), tune->measurements.end(),
-            [&](const Measurement& each) { return each.config == measurement.config; });
-        if (same == tune->measurements.end())
-          tune->measurements.push_back(measurement);
-        else if (supersedes(measurement, *same))
-          *same = measurement;
+        const auto [same, first] = position.try_emplace(measurement.config, kept.size());
+        if (first)
+          kept.push_back(measurement);
+        else if (supersedes(measurement, kept[same->second]))
+          kept[same->second] = measurement;
       }
     }
   }

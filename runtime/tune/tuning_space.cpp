@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ptxrt/error.hpp"
+#include "support/quoted.hpp"
 
 namespace ptxrt {
 
@@ -72,20 +73,24 @@ TuningSpace& TuningSpace::add_parameter(std::string name, std::vector<std::int64
                                         std::optional<std::int64_t> default_value) {
   if (!is_identifier(name))
     throw Error(ErrorKind::invalid_argument,
-                "tuning parameter '" + name + "' is not a C identifier");
+                "tuning parameter " + detail::quoted(name) + " is not a C identifier");
   for (const TuningParameter& parameter : parameters_)
     if (parameter.name == name)
       throw Error(ErrorKind::invalid_argument, "tuning parameter " + name + " is added twice");
   if (values.empty())
     throw Error(ErrorKind::invalid_argument, "tuning parameter " + name + " has no values");
-  for (std::size_t i = 0; i < values.size(); ++i)
-    if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) !=
-        values.begin() + static_cast<std::ptrdiff_t>(i))
-      throw Error(ErrorKind::invalid_argument,
-                  "tuning parameter " + name + " lists " + std::to_string(values[i]) + " twice");
+  // Sorted, a repeat sits beside itself: n log n, where a search of the values before each one
+  // took minutes for a list of a million.
+  std::vector<std::int64_t> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  if (const auto repeated = std::adjacent_find(sorted.begin(), sorted.end());
+      repeated != sorted.end())
+    throw Error(ErrorKind::invalid_argument,
+                "tuning parameter " + name + " lists " + std::to_string(*repeated) + " twice");
   if (default_value && std::find(values.begin(), values.end(), *default_value) == values.end())
     throw Error(ErrorKind::invalid_argument, "default " + std::to_string(*default_value) + " of " +
-                                                 name + " is not one of {" + join(values) + "}");
+                                                 name + " is not one of {" +
+                                                 detail::printable(join(values), 200) + "}");
   parameters_.push_back({std::move(name), std::move(values), default_value});
   return *this;
 }
@@ -102,10 +107,10 @@ TuningSpace& TuningSpace::add_constraint(const Expression& expression) {
     const bool fixed = std::any_of(fixed_.begin(), fixed_.end(),
                                    [&](const auto& entry) { return entry.first == name; });
     if (!parameter && !fixed)
-      throw Error(ErrorKind::invalid_argument, "constraint '" + expression.text() + "' names " +
-                                                   name +
-                                                   ", which is neither a tuning "
-                                                   "parameter nor a fixed value");
+      throw Error(ErrorKind::invalid_argument,
+                  "constraint " + detail::quoted(expression.text()) + " names " +
+                      detail::printable(name) +
+                      ", which is neither a tuning parameter nor a fixed value");
   }
   // The check captures a copy of the lookup state it needs, not `this`: spaces are copied.
   auto fixed = fixed_;
@@ -148,12 +153,20 @@ std::optional<std::string> TuningSpace::violation(const TuningConfig& config) co
 
 SpaceEnumeration TuningSpace::enumerate() const {
   const std::uint64_t count = size();
-  if (count > max_configs)
+  if (count > max_configs) {
+    // The parameters by their number of values, not every value: a space this large lists
+    // megabytes of them.
+    std::string counts;
+    for (const TuningParameter& parameter : parameters_)
+      counts += (counts.empty() ? "" : ", ") + parameter.name + ": " +
+                std::to_string(parameter.values.size()) + " values";
     throw Error(ErrorKind::invalid_argument,
-                "tuning space " + describe() + " has " +
+                "the tuning space has " +
                     (count == std::numeric_limits<std::uint64_t>::max() ? std::string("over 2^64")
                                                                         : std::to_string(count)) +
-                    " configs, over the limit of " + std::to_string(max_configs));
+                    " configs, over the limit of " + std::to_string(max_configs) + " (" +
+                    detail::printable(counts, 300) + ")");
+  }
   SpaceEnumeration result;
   std::vector<std::size_t> digits(parameters_.size(), 0);
   for (std::uint64_t index = 0; index < count; ++index) {

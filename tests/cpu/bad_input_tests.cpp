@@ -374,7 +374,7 @@ TEST_CASE("malformed point files: closest-pair --input exits 1 naming the file a
     if (have_cli()) cli.check_fails({"closest-pair", "--input", file.string()}, 1, row.message);
   }
   cli.check_fails({"closest-pair", "--input", "/nonexistent/points.csv"}, 1,
-                  "cannot open point file '/nonexistent/points.csv'");
+                  "point file '/nonexistent/points.csv': no such file");
   const fs::path good = cli.write("good.csv", "x,y\n0,0\n3,4\n10,10\n");
   CHECK(ptxrt::host::read_point_file(good).size() == 3);
   if (!have_cli()) return;

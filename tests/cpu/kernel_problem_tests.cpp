@@ -3,6 +3,7 @@
 // giving one error that names its place.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -240,5 +241,130 @@ TEST_CASE("the data of a problem's buffers and symbols is made as declared, the 
 
   problem.symbol("short_taps", ElementType::float32, "4", ptxrt::DataInit::from_file(data_file));
   check_error([&] { ptxrt::make_problem_data(problem, sizes); }, ErrorKind::invalid_argument,
-              "taps.bin has 12 bytes, expected 16");
+              "k.cu (k): symbols[1]: data file '" + data_file.string() +
+                  "' holds 12 bytes, but 4 float element(s) take 16");
+}
+
+TEST_CASE("a malformed problem file names each field once: the geometry, the rate, grid_div") {
+  ScratchDirectory scratch;
+  const auto field_error = [&](const std::function<void(nlohmann::ordered_json&)>& edit) {
+    nlohmann::ordered_json document = convolution_json();
+    edit(document);
+    return problem_error(scratch, document.dump());
+  };
+  // The origin once, however deep the field's reader sits.
+  CHECK(field_error([](auto& d) {
+          d["block"] = {1, 2, 3, 4};
+        }) == "broken.json: block: expected 1 to 3 dimensions, got a list of 4 item(s)");
+  CHECK(field_error([](auto& d) { d["block"][0] = true; }) ==
+        "broken.json: block[0]: expected an expression (a string or an integer), got true");
+  CHECK(field_error([](auto& d) { d["arguments"][2]["type"] = 5; }) ==
+        "broken.json: arguments[2].type: expected a string, got 5");
+  CHECK(field_error([](auto& d) { d["flops"] = "2 * W *"; }) ==
+        "broken.json: flops: expression '2 * W *': expected a value at column 8");
+  CHECK(field_error([](auto& d) {
+          d.erase("flops");
+          d["bytes"] = "W * Q";
+        }).starts_with("broken.json: bytes: 'W * Q' names Q, which is not among"));
+  CHECK(field_error([](auto& d) {
+          d.erase("flops");
+          d["rate"] = {{"work", "W *"}, {"unit", "Gpx/s"}};
+        }) == "broken.json: rate.work: expression 'W *': expected a value at column 4");
+  CHECK(field_error([](auto& d) {
+          d.erase("flops");
+          d["rate"] = {{"work", "W"}, {"unit", "Gpx/s"}, {"scale", -1}};
+        }) == "broken.json: rate.scale: must be a finite number above 0, got -1");
+  CHECK(field_error([](auto& d) { d["verify"]["atol"] = -1; }) ==
+        "broken.json: verify.atol: must be a finite number, 0 or more, got -1");
+  // grid_div_* divide problem_size's extents: beside "grid", or past the extents, they would be
+  // ignored.
+  CHECK(field_error([](auto& d) {
+          d.erase("problem_size");
+          d["grid"] = {"W", "H"};
+        }) == "broken.json: grid_div_x: applies with \"problem_size\", not with \"grid\"");
+  CHECK(field_error([](auto& d) { d["problem_size"] = {"W"}; }) ==
+        "broken.json: grid_div_y: divides extent 1, but \"problem_size\" has 1 extent(s)");
+  CHECK(field_error([](auto& d) { d["sizes"]["W"] = 18446744073709551615u; }) ==
+        "broken.json: sizes.W: expected an integer from -2^63 to 2^63-1, got 18446744073709551615");
+  CHECK(
+      field_error([](auto& d) { d["sizes"]["W"] = 1LL << 62 | 1; }) ==
+      "broken.json: sizes.W: the default 4611686018427387905 is not a whole number from 1 to 2^62");
+  // A huge or binary name is echoed cut and escaped, once.
+  const std::string message = field_error([](auto& d) { d[std::string(100000, 'x')] = 1; });
+  CHECK(message.starts_with("broken.json: " + std::string(200, 'x') +
+                            "... (100000 bytes): unknown field"));
+  CHECK(message.size() < 600);
+}
+
+TEST_CASE("how data starts must suit its type: a uniform range, a deviation, integer bounds") {
+  ScratchDirectory scratch;
+  const auto init_error = [&](nlohmann::ordered_json init) {
+    nlohmann::ordered_json document = convolution_json();
+    nlohmann::ordered_json& argument = document["arguments"][1];
+    argument.erase("low");
+    argument.erase("high");
+    argument.update(init);
+    return problem_error(scratch, document.dump());
+  };
+  CHECK(init_error({{"init", "uniform"}, {"low", 5}, {"high", 1}}) ==
+        "broken.json: arguments[1]: uniform needs low <= high, got low 5 and high 1");
+  CHECK(init_error({{"init", "uniform"}, {"low", -1e308}, {"high", 1e308}}) ==
+        "broken.json: arguments[1]: uniform's range from -1e+308 to 1e+308 is wider than a double "
+        "holds");
+  CHECK(init_error({{"init", "normal"}, {"deviation", 0}}) ==
+        "broken.json: arguments[1]: normal needs a finite deviation above 0, got 0");
+  CHECK(init_error({{"type", "uint8"}, {"init", "constant"}, {"fill", 300}}) ==
+        "broken.json: arguments[1]: fill 300 is outside the range of uint8 (0 to 255)");
+  CHECK(init_error({{"type", "int8"}, {"init", "uniform"}, {"low", -200}, {"high", 0}}) ==
+        "broken.json: arguments[1]: low -200 is outside the range of int8 (-128 to 127)");
+  // Integer data from a normal start saturates at the type's range rather than wrapping.
+  KernelProblem problem(ptxrt::Program::from_string("__global__ void k() {}", "k.cu"), "k");
+  problem.tune("B", {32}).buffer("wide", ElementType::int8, "1000",
+                                 ptxrt::DataInit::normal(0, 1e6, 1));
+  problem.validate();
+  bool saw_both_ends[2] = {false, false};
+  for (std::int8_t value : ptxrt::make_problem_data(problem, {}).span<std::int8_t>("wide")) {
+    saw_both_ends[0] |= value == -128;
+    saw_both_ends[1] |= value == 127;
+  }
+  CHECK(saw_both_ends[0]);
+  CHECK(saw_both_ends[1]);
+}
+
+TEST_CASE("buffer sizes are overflow-checked and held against the memory limit, data unmade") {
+  ScratchDirectory scratch;
+  const fs::path data_file = scratch.path() / "d.bin";
+  std::ofstream(data_file, std::ios::binary) << std::string(4000, '\0');
+  const auto problem_with = [&](const std::string& count, ptxrt::DataInit init) {
+    KernelProblem problem(ptxrt::Program::from_string("__global__ void k() {}", "k.cu"), "k");
+    problem.size("n", 1000).tune("B", {32}).buffer("x", ElementType::float32, count, init);
+    problem.validate();
+    return problem;
+  };
+  const ProblemSizes sizes{{"n", 1000}};
+  // 2^62 floats are 2^64 bytes: an overflow to 0, not a 0-byte buffer written past.
+  for (const char* count : {"4611686018427387904", "4611686018427387904 + 1000"})
+    for (const ptxrt::DataInit& init :
+         {ptxrt::DataInit::zeros(), ptxrt::DataInit::from_file(data_file)}) {
+      CAPTURE(count);
+      check_error([&] { ptxrt::check_problem_data(problem_with(count, init), sizes); },
+                  ErrorKind::invalid_argument, "k.cu (k): arguments[0].count: ");
+      check_error([&] { ptxrt::make_problem_data(problem_with(count, init), sizes); },
+                  ErrorKind::invalid_argument, " float element(s) take more than 2^64 bytes");
+    }
+  check_error([&] { ptxrt::make_problem_data(problem_with("1000000000000", {}), sizes); },
+              ErrorKind::invalid_argument,
+              "k.cu (k): arguments[0].count: 1000000000000 float element(s) take 4000000000000 "
+              "bytes, which brings the problem's data to more than the 274877906944 bytes it may "
+              "take (the device's memory, else 256 GiB)");
+  check_error([&] { ptxrt::check_problem_data(problem_with("n * n * n", {}), sizes, 1u << 30); },
+              ErrorKind::invalid_argument, "more than the 1073741824 bytes it may take");
+  check_error([&] { ptxrt::check_problem_data(problem_with("0", {}), sizes); },
+              ErrorKind::invalid_argument,
+              "k.cu (k): arguments[0].count: 0 float element(s): a buffer needs at least 1");
+  // 200 GiB fit the cap: checking them makes nothing (it would take minutes, or fail, if it did).
+  const auto start = std::chrono::steady_clock::now();
+  ptxrt::check_problem_data(problem_with("50000000000", {}), sizes);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  ptxrt::check_problem_data(problem_with("1000", ptxrt::DataInit::from_file(data_file)), sizes);
 }

@@ -206,7 +206,7 @@ TEST_CASE("inputs that are not device objects are refused naming them") {
   ScratchDirectory scratch;
   check_error([&] { ptxrt::DeviceObject::from_file(scratch.path() / "absent.a"); },
               ptxrt::ErrorKind::io,
-              "cannot read device object " + (scratch.path() / "absent.a").string());
+              "device object '" + (scratch.path() / "absent.a").string() + "': no such file");
   // A host program (the CLI) and a text file, each under a device-library name.
   fs::copy_file(PTXRT_CLI_PATH, scratch.path() / "host.a");
   check_error([&] { ptxrt::DeviceObject::from_file(scratch.path() / "host.a"); },

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,26 @@ TEST_CASE("CSV: a field that is not a finite float names the line and the field"
                        Error);
 }
 
+TEST_CASE("CSV: a first line of numbers that are not finite is a bad point, not a header") {
+  CHECK_THROWS_WITH_AS(parse_point_csv("nan,nan\n1,2\n", "p.csv"),
+                       "p.csv:1: 'nan' is not a finite float", Error);
+  CHECK_THROWS_WITH_AS(parse_point_csv("x,inf\n1,2\n", "p.csv"),
+                       "p.csv:1: 'x' is not a finite float", Error);
+  CHECK_THROWS_WITH_AS(parse_point_csv("1e39,-1e39\n1,2\n", "p.csv"),
+                       "p.csv:1: '1e39' is not a finite float", Error);
+  CHECK(parse_point_csv("x,y\n1,2\n", "p.csv") == std::vector<Point2>{{1, 2}});
+}
+
+TEST_CASE("CSV: a long or binary line is echoed cut and escaped") {
+  CHECK_THROWS_WITH_AS(
+      parse_point_csv("1,2\n1,\x01\xff" + std::string(10000, 'z') + "\n", "p.csv"),
+      ("p.csv:2: '\\x01\\xff" + std::string(98, 'z') + "... (10002 bytes)' is not a finite float")
+          .c_str(),
+      Error);
+  CHECK_THROWS_WITH_AS(parse_point_csv("1,2,3" + std::string(10000, ',') + "\n", "p.csv"),
+                       doctest::Contains("... (10005 bytes)'"), Error);
+}
+
 TEST_CASE("CSV: an empty file or a header alone has no points") {
   CHECK_THROWS_WITH_AS(parse_point_csv("", "p.csv"), "p.csv: no points in the file", Error);
   CHECK_THROWS_WITH_AS(parse_point_csv("x,y\n\n", "p.csv"), "p.csv: no points in the file", Error);
@@ -107,7 +128,7 @@ TEST_CASE("files: .bin is read as binary, anything else as CSV, a missing file i
     FAIL("expected an error");
   } catch (const Error& error) {
     CHECK(error.kind() == ErrorKind::io);
-    CHECK(std::string(error.what()) == "cannot open point file '/nonexistent/points.csv'");
+    CHECK(std::string(error.what()) == "point file '/nonexistent/points.csv': no such file");
   }
 }
 
@@ -119,7 +140,9 @@ TEST_CASE("binary ranges: a part read alone is that part of the whole file") {
   CHECK(read_binary_point_range(binary.path(), 4, 1) == std::vector<Point2>{{8, 9}});
   CHECK(read_binary_point_range(binary.path(), 5, 0).empty());
   CHECK_THROWS_WITH_AS(read_binary_point_range(binary.path(), 4, 2),
-                       doctest::Contains("cannot read points 4 to 5 of point file"), Error);
+                       doctest::Contains("': ends at byte 40, before bytes 32 to 47"), Error);
+  CHECK_THROWS_WITH_AS(read_binary_point_range(binary.path(), SIZE_MAX / 4, 1),
+                       doctest::Contains("beyond any file"), Error);
 }
 
 TEST_CASE(
@@ -132,5 +155,5 @@ TEST_CASE(
                        doctest::Contains("partial.bin: 12 bytes is not a whole number of points"),
                        Error);
   CHECK_THROWS_WITH_AS(count_binary_points("/nonexistent/points.bin"),
-                       "cannot open point file '/nonexistent/points.bin'", Error);
+                       "point file '/nonexistent/points.bin': no such file", Error);
 }

@@ -3,15 +3,18 @@
 // measurer driving a compiled problem through the tuner (wrong outputs never win, resume,
 // interrupt), the database round trip of its key, and a compile cancelled by its timeout.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
@@ -246,6 +249,120 @@ TEST_CASE("a kernel file's problem mistakes are one error each, before anything 
   CHECK(builtin_with_problem.exit_code == 1);
   CHECK(ptxrt::testing::contains(builtin_with_problem.output,
                                  "--problem describes a kernel file's problem"));
+}
+
+TEST_CASE("the dry run refuses counts that overflow or pass the memory cap, and makes no data") {
+  ScratchDirectory scratch;
+  const fs::path scale = kernels / "scale.cu";
+  write(scratch, "d.bin", std::string(4000, '\0'));
+  const auto problem = [](const std::string& count, nlohmann::ordered_json init) {
+    nlohmann::ordered_json buffer{{"name", "x"}, {"type", "float"}, {"count", count}};
+    buffer.update(init);
+    return nlohmann::ordered_json{
+        {"kernel", "scale"},
+        {"sizes", {{"n", 1000}}},
+        {"tune", {{"BLOCK", {64, 128}}}},
+        {"block", {"BLOCK"}},
+        {"grid", {"ceil_div(n, BLOCK)"}},
+        {"arguments",
+         {buffer,
+          {{"name", "y"}, {"type", "float"}, {"count", "n"}, {"role", "output"}},
+          {{"name", "f"}, {"type", "float"}, {"value", 2.0}},
+          {{"name", "n"}, {"type", "int32"}, {"value", "n"}}}}};
+  };
+  const nlohmann::ordered_json zeros{{"init", "zeros"}};
+  const nlohmann::ordered_json from_file{{"init", "file"}, {"file", "d.bin"}};
+  CHECK(dry_run_error(scratch, scale, problem("4611686018427387904", zeros)) ==
+        "ptxrt: error: p.json: arguments[0].count: 4611686018427387904 float element(s) take more "
+        "than 2^64 bytes\n");
+  // 2^62 + 1000 floats are 4000 bytes modulo 2^64: the size of the data file, which once passed.
+  CHECK(dry_run_error(scratch, scale, problem("4611686018427387904 + 1000", from_file)) ==
+        "ptxrt: error: p.json: arguments[0].count: 4611686018427388904 float element(s) take more "
+        "than 2^64 bytes\n");
+  CHECK(dry_run_error(scratch, scale, problem("1000000000000", {{"init", "uniform"}})) ==
+        "ptxrt: error: p.json: arguments[0].count: 1000000000000 float element(s) take "
+        "4000000000000 bytes, which brings the problem's data to more than the 274877906944 bytes "
+        "it may take (the device's memory, else 256 GiB)\n");
+  // 200 GB of random floats, under the cap: the dry run checks them and makes none.
+  const ptxrt::testing::ProcessResult planned =
+      cli(scratch,
+          {"tune", scale.string(), "--problem",
+           write(scratch, "p.json", problem("50000000000", {{"init", "uniform"}}).dump()).string(),
+           "--arch", "sm_90", "--dry-run"});
+  CHECK_MESSAGE(planned.exit_code == 0, planned.output);
+}
+
+TEST_CASE("a space over the config limit is refused in one short line, not with every value") {
+  ScratchDirectory scratch;
+  std::vector<std::int64_t> values(10000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::int64_t>(i + 1);
+  nlohmann::ordered_json document = problem_json("gaussian_sum");
+  document["tune"] = {{"block_size_x", {64, 128}},
+                      {"ITEMS_PER_THREAD", values},
+                      {"UNROLL", values},
+                      {"ALGORITHM", {0}}};
+  const std::string message =
+      dry_run_error(scratch, kernels / "gaussian_sum.cu", document, {"--size", "n=4096"});
+  CHECK(message ==
+        "ptxrt: error: the tuning space has 200000000 configs, over the limit of 1000000 "
+        "(block_size_x: 2 values, ITEMS_PER_THREAD: 10000 values, UNROLL: 10000 values, "
+        "ALGORITHM: 1 values)\n");
+}
+
+TEST_CASE("a dry run of a large space reports progress on stderr and stops at --time or Ctrl-C") {
+  ScratchDirectory scratch;
+  std::vector<std::int64_t> ignored(200);
+  for (std::size_t i = 0; i < ignored.size(); ++i) ignored[i] = static_cast<std::int64_t>(i);
+  // 600 configs, each a compile of its own (IGNORED is a define the kernel does not read).
+  const nlohmann::ordered_json problem{
+      {"kernel", "scale"},
+      {"sizes", {{"n", 1000}}},
+      {"tune", {{"BLOCK", {64, 128, 256}}, {"IGNORED", ignored}}},
+      {"block", {"BLOCK"}},
+      {"grid", {"ceil_div(n, BLOCK)"}},
+      {"arguments",
+       {{{"name", "x"}, {"type", "float"}, {"count", "n"}},
+        {{"name", "y"}, {"type", "float"}, {"count", "n"}, {"role", "output"}},
+        {{"name", "f"}, {"type", "float"}, {"value", 2.0}},
+        {{"name", "n"}, {"type", "int32"}, {"value", "n"}}}}};
+  const std::vector<std::string> dry_run{PTXRT_CLI_PATH,
+                                         "tune",
+                                         (kernels / "scale.cu").string(),
+                                         "--problem",
+                                         write(scratch, "p.json", problem.dump()).string(),
+                                         "--arch",
+                                         "sm_90",
+                                         "--dry-run"};
+  const std::vector<std::string> environment{
+      "PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string(), "PTXRT_LOG=warning"};
+
+  std::vector<std::string> timed = dry_run;
+  timed.insert(timed.end(), {"--time", "1"});
+  const std::optional<ptxrt::testing::ProcessResult> limited =
+      ptxrt::testing::run_process_within(timed, 60, environment);
+  REQUIRE(limited);
+  INFO(limited->output);
+  CHECK(limited->exit_code == 0);
+  CHECK(ptxrt::testing::contains(limited->output,
+                                 " configs (the dry run was stopped before their "
+                                 "compile)\n"));
+
+  ptxrt::testing::BackgroundProcess interrupted(dry_run, environment,
+                                                ptxrt::testing::BackgroundProcess::Group::own);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!ptxrt::testing::contains(interrupted.output(), "ptxrt: dry run: compiled ") &&
+         interrupted.running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE_MESSAGE(interrupted.running(), interrupted.output());
+  interrupted.signal_group(SIGINT);  // as a terminal's Ctrl-C reaches the job
+  while (interrupted.running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE_MESSAGE(!interrupted.running(), "still running a minute after Ctrl-C");
+  const ptxrt::testing::ProcessResult stopped = interrupted.wait();
+  INFO(stopped.output);
+  CHECK(stopped.exit_code == 130);
+  CHECK(ptxrt::testing::contains(stopped.output, "ptxrt: dry run interrupted by SIGINT: "));
+  CHECK(ptxrt::testing::contains(stopped.output, "would time "));
 }
 
 TEST_CASE("a stand-in measurer drives a compiled problem through the tuner: wrong never wins, "

@@ -2,7 +2,10 @@
 // before any GPU work, driven through the built binary.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,6 +110,92 @@ TEST_CASE("tune and run --tuned reject bad arguments before touching the GPU") {
   CHECK(silence_alone.exit_code == 2);
   CHECK(ptxrt::testing::contains(silence_alone.output, "--silence-limit requires --mpi"));
   CHECK(cli(scratch, {"tune", "matmul", "--mpi", "--silence-limit", "0"}).exit_code == 2);
+}
+
+TEST_CASE(
+    "a numeric option out of range names its bound as its type would, not as 2^64 or DBL_MAX") {
+  ptxrt::testing::ScratchDirectory scratch;
+  struct Row {
+    std::vector<std::string> arguments;
+    std::string message;
+  };
+  const std::vector<Row> rows{
+      {{"tune", "matmul", "--device", "-1"}, "--device: must be 0 or more, got -1"},
+      {{"run", "vecadd", "--device", "-1"}, "--device: must be 0 or more, got -1"},
+      {{"bench", "--device", "-2"}, "--device: must be 0 or more, got -2"},
+      {{"tune", "matmul", "--budget", "0"}, "--budget: must be at least 1, got 0"},
+      {{"tune", "matmul", "--budget", "-1"}, "--budget: must be at least 1, got -1"},
+      {{"tune", "matmul", "--budget", "many"}, "--budget: must be a whole number, at least 1"},
+      {{"tune", "matmul", "--time", "-1"}, "--time: must be more than 0 seconds, got -1"},
+      {{"tune", "matmul", "--time", "nan"}, "--time: must be a number of seconds, more than 0"},
+      {{"tune", "matmul", "--compile-timeout", "1e300"},
+       "--compile-timeout: must be at most 1e+09 seconds, got 1e+300"},
+      {{"tune", "matmul", "--mpi", "--silence-limit", "0"},
+       "--silence-limit: must be at least 1, got 0"},
+      {{"closest-pair", "--block", "0"}, "--block: must be at least 1, got 0"},
+  };
+  for (const Row& row : rows) {
+    const ptxrt::testing::ProcessResult result = cli(scratch, row.arguments);
+    CAPTURE(row.arguments);
+    INFO(result.output);
+    CHECK(result.exit_code == 2);
+    CHECK(result.output.starts_with(row.message + "\n"));
+    CHECK(result.output.size() < 200);
+  }
+}
+
+TEST_CASE(
+    "an argument echoed in an error is cut and escaped: a 100,000-byte share, kernel, command") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const std::string huge = std::string(100000, 'x') + "\n";
+  for (const std::vector<std::string>& arguments :
+       {std::vector<std::string>{"tune", "matmul", "--shard", huge},
+        std::vector<std::string>{"compile", huge, "--arch", "sm_90"},
+        std::vector<std::string>{"resources", "matmul_tiled", "--arch", huge},
+        std::vector<std::string>{huge}}) {
+    const ptxrt::testing::ProcessResult result = cli(scratch, arguments);
+    INFO(result.output.substr(0, 300));
+    CHECK(result.exit_code != 0);
+    CHECK(ptxrt::testing::contains(result.output,
+                                   "'" + std::string(100, 'x') + "... (100001 bytes)'"));
+    CHECK(result.output.size() < 600);
+  }
+}
+
+TEST_CASE("--json prints file names and defines that are not UTF-8, as U+FFFD") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const std::string file = (scratch.path() / "caf\xe9.cu").string();
+  std::ofstream(file) << "extern \"C\" __global__ void k(float* x) { x[0] = V; }\n";
+  const ptxrt::testing::ProcessResult listed =
+      cli(scratch, {"resources", file, "--arch", "sm_90", "-D", "V=1.0f/*\xff*/", "--json"});
+  REQUIRE_MESSAGE(listed.exit_code == 0, listed.output);
+  const json rows = json::parse(listed.output);
+  CHECK(ptxrt::testing::contains(rows.dump(), "\xef\xbf\xbd"));  // U+FFFD, in UTF-8
+}
+
+TEST_CASE("tune merge of two databases of 50,000 measurements each takes seconds, not minutes") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const auto database = [&](const std::string& name, int first, double median_ms) {
+    ptxrt::TuningRecord record{sample_key(), {}, std::nullopt};
+    for (int i = first; i < first + 50000; ++i)
+      record.measurements.push_back(sample(std::to_string(i), median_ms, 1.0));
+    const std::string path = (scratch.path() / name).string();
+    std::ofstream(path) << ptxrt::TuningDatabase::serialize({record});
+    return path;
+  };
+  const std::string first = database("first.json", 0, 2.0);
+  const std::string second = database("second.json", 25000, 1.0);
+  const std::string merged = (scratch.path() / "merged.json").string();
+  const auto start = std::chrono::steady_clock::now();
+  const std::optional<ptxrt::testing::ProcessResult> joined = ptxrt::testing::run_process_within(
+      {PTXRT_CLI_PATH, "tune", "merge", first, second, "-o", merged}, 60);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  REQUIRE_MESSAGE(joined, "still merging after a minute");
+  INFO(joined->output);
+  CHECK(joined->exit_code == 0);
+  CHECK(joined->output.starts_with("merged 2 database(s) into " + merged +
+                                   ": 1 tune(s), 75000 measurement(s)\n"));
+  CHECK_MESSAGE(took.count() < 30.0, took.count() << " s");
 }
 
 TEST_CASE("tune merge joins databases, keeping the better measurement of a config in several") {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -188,6 +189,30 @@ TEST_CASE("a reference that fails and an argument the driver's layout refuses st
       scratch, {"tune", kernel, "--problem", write(scratch, "shift.json", shift.dump(1))});
   CHECK(refused.exit_code == 1);
   CHECK(ptxrt::testing::contains(refused.output, "takes 2 parameter(s), but the problem gives 3"));
+}
+
+TEST_CASE("a problem whose data passes the device's memory is refused before any is made") {
+  Scratch scratch;
+  const std::uint64_t memory =
+      ptxrt::testing::test_context().device().properties().global_memory_bytes;
+  nlohmann::ordered_json problem = problem_json("gaussian_sum");
+  problem["tune"] = {
+      {"block_size_x", {128}}, {"ITEMS_PER_THREAD", {1}}, {"UNROLL", {1}}, {"ALGORITHM", {0}}};
+  // One float more than the device holds, in the input alone.
+  const std::uint64_t count = memory / sizeof(float) + 1;
+  problem["arguments"][0]["count"] = std::to_string(count);
+  const ptxrt::testing::ProcessResult refused = ptxrt::testing::run_cli(
+      scratch, {"tune", (kernels / "gaussian_sum.cu").string(), "--problem",
+                write(scratch, "big.json", problem.dump(1)), "--size", "n=4096"});
+  CHECK(refused.exit_code == 1);
+  CHECK_MESSAGE(
+      ptxrt::testing::contains(
+          refused.output, "big.json: arguments[0].count: " + std::to_string(count) +
+                              " float element(s) take " + std::to_string(count * sizeof(float)) +
+                              " bytes, which brings the problem's data to more than "
+                              "the " +
+                              std::to_string(memory) + " bytes it may take"),
+      refused.output);
 }
 
 TEST_CASE("a problem built in C++ tunes in worker processes and TunedKernel launches the winner") {

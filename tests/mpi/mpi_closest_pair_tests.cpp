@@ -224,7 +224,8 @@ TEST_CASE("distributed closest pair: an unreadable file ends the job with an err
              with_cache(scratch));
   CHECK(result.exit_code != 0);
   CHECK_MESSAGE(contains(result.output, "of 2 on "), result.output);
-  CHECK_MESSAGE(contains(result.output, "cannot open point file '" + missing + "'"), result.output);
+  CHECK_MESSAGE(contains(result.output, "point file '" + missing + "': no such file"),
+                result.output);
 }
 
 TEST_CASE(

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -162,6 +164,18 @@ std::string BackgroundProcess::output() const {
 ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::vector<std::string>& environment) {
   return BackgroundProcess(arguments, environment).wait();
+}
+
+std::optional<ProcessResult> run_process_within(const std::vector<std::string>& arguments,
+                                                int seconds,
+                                                const std::vector<std::string>& environment) {
+  BackgroundProcess process(arguments, environment);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (process.running()) {
+    if (std::chrono::steady_clock::now() > deadline) return std::nullopt;  // killed on return
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return process.wait();
 }
 
 }  // namespace ptxrt::testing

@@ -19,6 +19,11 @@ struct ProcessResult {
 // `environment` entries ("NAME=VALUE") are added to (or replace in) this process's environment.
 ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::vector<std::string>& environment = {});
+// The same for a program that must end within `seconds` (one that would block on a FIFO, or read
+// /dev/zero forever, if it regressed): nothing when it had to be killed.
+std::optional<ProcessResult> run_process_within(const std::vector<std::string>& arguments,
+                                                int seconds,
+                                                const std::vector<std::string>& environment = {});
 
 // A program started and left running; its stdout and stderr go to an unlinked temporary file,
 // so that it never blocks on a full pipe. With Group::own it leads a process group of its own,
