@@ -108,13 +108,11 @@ void list_entries(bool json) {
     nlohmann::json problems = nlohmann::json::array();
     for (const DiskCacheDamage& damage : damaged)
       problems.push_back({{"path", damage.path.string()}, {"problem", damage.problem}});
-    std::cout << nlohmann::json{{"directory", directory.string()},
-                                {"count", entries.size()},
-                                {"total_bytes", total},
-                                {"entries", listed},
-                                {"damaged", problems}}
-                     .dump(2)
-              << '\n';
+    print_json(std::cout, {{"directory", directory.string()},
+                           {"count", entries.size()},
+                           {"total_bytes", total},
+                           {"entries", listed},
+                           {"damaged", problems}});
     return;
   }
   std::vector<std::vector<std::string>> rows;

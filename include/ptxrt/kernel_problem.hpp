@@ -166,16 +166,19 @@ class PTXRT_API ProblemData {
   const Array& at(std::string_view name) const;  // Error (not_found) listing the names
   Array& at(std::string_view name);
   // The elements of `name` as T, which must be its type (Error (invalid_argument) naming both).
+  // A view into data that outlives it: never of a temporary ProblemData.
   template <typename T>
-  std::span<T> span(std::string_view name) {
+  std::span<T> span(std::string_view name) & {
     Array& array = checked<T>(name);
     return {reinterpret_cast<T*>(array.bytes.data()), array.count()};
   }
   template <typename T>
-  std::span<const T> span(std::string_view name) const {
+  std::span<const T> span(std::string_view name) const& {
     const Array& array = const_cast<ProblemData*>(this)->checked<T>(name);
     return {reinterpret_cast<const T*>(array.bytes.data()), array.count()};
   }
+  template <typename T>
+  std::span<const T> span(std::string_view name) const&& = delete;
 
   std::vector<Array> arrays;
 

@@ -323,7 +323,8 @@ TEST_CASE("how data starts must suit its type: a uniform range, a deviation, int
                                  ptxrt::DataInit::normal(0, 1e6, 1));
   problem.validate();
   bool saw_both_ends[2] = {false, false};
-  for (std::int8_t value : ptxrt::make_problem_data(problem, {}).span<std::int8_t>("wide")) {
+  const ptxrt::ProblemData data = ptxrt::make_problem_data(problem, {});
+  for (std::int8_t value : data.span<std::int8_t>("wide")) {
     saw_both_ends[0] |= value == -128;
     saw_both_ends[1] |= value == 127;
   }

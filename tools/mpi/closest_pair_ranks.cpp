@@ -16,6 +16,7 @@
 #include "host/closest_pair/point_generator.hpp"
 #include "host/common/device_selection.hpp"
 #include "ptxrt/error.hpp"
+#include "tools/cli.hpp"
 #include "tools/closest_pair.hpp"
 #include "tools/mpi/closest_pair_slabs.hpp"
 #include "tools/mpi/ranks.hpp"
@@ -187,7 +188,7 @@ void report(const ClosestPairArguments& arguments, const host::ClosestPairOption
         {"method", "cpu-dc, one process"}, {"distance", reference}, {"agrees", agrees}};
   }
   if (arguments.json) {
-    std::cout << json.dump(2) << '\n';
+    print_json(std::cout, json);
   } else {
     std::cout << "closest pair of " << found.points << " points (" << describe_input(arguments)
               << ") by " << to_string(method) << ", MPI ranks " << found.ranks.size() << ":\n"
