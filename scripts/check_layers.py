@@ -22,21 +22,31 @@ ALLOWED = {
 }
 
 
+def layer_folders(root: pathlib.Path) -> list:
+    """runtime/core/<layer>/ and runtime/<layer>/: the folders named after a layer."""
+    core = root / "runtime" / "core"
+    return sorted(core.glob("*/")) + sorted(path for path in root.glob("runtime/*/") if path != core)
+
+
 def main() -> int:
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
-    layer_of = {}
-    for source in root.glob("runtime/*/*.cpp"):
-        layer_of[f"ptxrt/{source.stem}.hpp"] = source.parent.name
-    for header in root.glob("runtime/*/*.hpp"):
-        layer_of[f"{header.parent.name}/{header.name}"] = header.parent.name
-    unknown = sorted({path.parent.name for path in root.glob("runtime/*/*")} - ALLOWED.keys())
+    folders = layer_folders(root)
+    unknown = sorted({folder.name for folder in folders} - ALLOWED.keys())
     if unknown:
-        print(f"check_layers: runtime/{unknown[0]}/ is not a known layer ({', '.join(ALLOWED)})")
+        print(f"check_layers: {unknown[0]}/ is not a known layer ({', '.join(ALLOWED)})")
         return 1
-    files = sorted(root.glob("runtime/*/*.[ch]pp")) + sorted(root.glob("include/ptxrt/*.hpp"))
+    layer_of = {}
+    runtime_files = []
+    for folder in folders:
+        for source in folder.glob("*.cpp"):
+            layer_of[f"ptxrt/{source.stem}.hpp"] = folder.name
+        for header in folder.glob("*.hpp"):
+            layer_of[f"{folder.name}/{header.name}"] = folder.name
+        runtime_files += sorted(folder.glob("*.[ch]pp"))
+    files = runtime_files + sorted(root.glob("include/ptxrt/*.hpp"))
     violations = []
     for path in files:
-        if path.parts[-3] == "runtime":
+        if path.parent in folders:
             layer = path.parent.name
         else:
             layer = layer_of.get(f"ptxrt/{path.name}")
