@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that the runtime's layers depend only downwards (README, "Layout"):
 
-    blas -> tune -> jit -> driver,  tune -> inspect -> driver,  every layer -> support
+    blas -> tune -> jit -> driver,  tune -> inspect -> driver,  mpi -> tune,  every layer -> support
 
 A public header include/ptxrt/X.hpp belongs to the layer whose folder holds runtime/<layer>/X.cpp;
 an internal header is included by its layer-qualified path ("driver/kernel_state.hpp"). Prints
@@ -19,6 +19,7 @@ ALLOWED = {
     "jit": {"jit", "driver", "support"},
     "tune": {"tune", "jit", "inspect", "driver", "support"},
     "blas": {"blas", "tune", "jit", "inspect", "driver", "support"},
+    "mpi": {"mpi", "tune", "jit", "inspect", "driver", "support"},
 }
 
 
