@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "host/common/benchmark.hpp"
+#include "apps/common/benchmark.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/manifest.hpp"

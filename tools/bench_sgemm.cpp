@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "host/matmul/sgemm_bench.hpp"
+#include "apps/matmul/sgemm_bench.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/tuning_database.hpp"
 #include "tools/cli.hpp"

@@ -11,8 +11,8 @@
 #include <optional>
 #include <sstream>
 
+#include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
-#include "host/common/kernel_defines.hpp"
 #include "ptxrt/builtin_kernels.hpp"
 #include "ptxrt/disk_cache.hpp"
 #include "ptxrt/error.hpp"

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "host/closest_pair/closest_pair.hpp"
-#include "host/closest_pair/closest_pair_bench.hpp"
-#include "host/closest_pair/point_file.hpp"
-#include "host/closest_pair/point_generator.hpp"
-#include "host/tune/tune_problems.hpp"
+#include "apps/closest_pair/closest_pair.hpp"
+#include "apps/closest_pair/closest_pair_bench.hpp"
+#include "apps/closest_pair/point_file.hpp"
+#include "apps/closest_pair/point_generator.hpp"
+#include "apps/tune/tune_problems.hpp"
 #include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"

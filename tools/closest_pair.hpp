@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "host/closest_pair/closest_pair.hpp"
+#include "apps/closest_pair/closest_pair.hpp"
 
 namespace ptxrt::cli {
 

@@ -5,9 +5,9 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/common/disassembly.hpp"
+#include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
-#include "host/common/disassembly.hpp"
-#include "host/common/kernel_defines.hpp"
 #include "ptxrt/error.hpp"
 
 namespace ptxrt::cli {

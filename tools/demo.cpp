@@ -7,8 +7,8 @@
 #include <iostream>
 #include <random>
 
+#include "apps/common/reference.hpp"
 #include "cli.hpp"
-#include "host/common/reference.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/occupancy.hpp"

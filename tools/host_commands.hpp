@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "host/common/run.hpp"
+#include "apps/common/run.hpp"
 #include "ptxrt/tuning_database.hpp"
 
 void add_run_command(CLI::App& app);

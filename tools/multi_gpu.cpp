@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 
-#include "host/closest_pair/multi_gpu_closest_pair.hpp"
-#include "host/closest_pair/point_generator.hpp"
-#include "host/matmul/multi_gpu.hpp"
+#include "apps/closest_pair/multi_gpu_closest_pair.hpp"
+#include "apps/closest_pair/point_generator.hpp"
+#include "apps/matmul/multi_gpu.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/memory.hpp"
 #include "tools/cli.hpp"

@@ -9,9 +9,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/disassembly.hpp"
+#include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
-#include "host/common/disassembly.hpp"
-#include "host/common/kernel_defines.hpp"
 #include "ptxrt/demangle.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"

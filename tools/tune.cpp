@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/device_selection.hpp"
+#include "apps/tune/stop_signal.hpp"
+#include "apps/tune/tune_problems.hpp"
 #include "cli.hpp"
-#include "host/common/device_selection.hpp"
-#include "host/tune/stop_signal.hpp"
-#include "host/tune/tune_problems.hpp"
 #include "ptxrt/device.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/problem_tuner.hpp"

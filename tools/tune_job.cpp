@@ -1,6 +1,6 @@
 #include "tune_job.hpp"
 
-#include "host/tune/tune_problems.hpp"
+#include "apps/tune/tune_problems.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/problem_session.hpp"
 #include "ptxrt/problem_tuner.hpp"

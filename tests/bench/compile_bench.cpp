@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "host/common/timing.hpp"
+#include "apps/common/timing.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/ptxrt.hpp"

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "apps/classic/histogram.hpp"
+#include "apps/classic/reduce.hpp"
+#include "apps/common/staged_copy.hpp"
+#include "apps/common/timing.hpp"
 #include "empty_kernel.hpp"
-#include "host/classic/histogram.hpp"
-#include "host/classic/reduce.hpp"
-#include "host/common/staged_copy.hpp"
-#include "host/common/timing.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/jit.hpp"
 #include "ptxrt/ptxrt.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "host/matmul/sgemm_bench.hpp"
+#include "apps/matmul/sgemm_bench.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/jit.hpp"

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "apps/classic/sort.hpp"
+#include "apps/common/random_data.hpp"
+#include "apps/common/timing.hpp"
 #include "cub_radix_sort.hpp"
-#include "host/classic/sort.hpp"
-#include "host/common/random_data.hpp"
-#include "host/common/timing.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/jit.hpp"

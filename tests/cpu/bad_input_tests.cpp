@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "apps/classic/sort.hpp"
+#include "apps/classic/vector_add.hpp"
+#include "apps/closest_pair/point_file.hpp"
+#include "apps/common/kernel_defines.hpp"
+#include "apps/common/sizes.hpp"
+#include "apps/matmul/matrix_add.hpp"
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
-#include "host/common/kernel_defines.hpp"
-#include "host/matmul/matrix_add.hpp"
-#include "host/closest_pair/point_file.hpp"
-#include "host/common/sizes.hpp"
-#include "host/classic/sort.hpp"
-#include "host/classic/vector_add.hpp"
 #include "process.hpp"
 #include "ptxrt/device.hpp"
 #include "ptxrt/disk_cache.hpp"

@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "host/closest_pair/point_generator.hpp"
-#include "host/closest_pair/point_slab.hpp"
+#include "apps/closest_pair/point_generator.hpp"
+#include "apps/closest_pair/point_slab.hpp"
 #include "ptx_src/closest_pair_slab.cuh"
 #include "ptx_src/point_generator.cuh"
 #include "ptxrt/error.hpp"

@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "host/classic/device_sort.hpp"
-#include "host/closest_pair/closest_pair.hpp"
-#include "host/closest_pair/closest_pair_cpu.hpp"
-#include "host/closest_pair/point_generator.hpp"
+#include "apps/classic/device_sort.hpp"
+#include "apps/closest_pair/closest_pair.hpp"
+#include "apps/closest_pair/closest_pair_cpu.hpp"
+#include "apps/closest_pair/point_generator.hpp"
 #include "ptx_src/closest_pair_math.cuh"
 #include "ptx_src/closest_pair_morton.cuh"
 #include "ptxrt/error.hpp"

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "host/classic/device_sort.hpp"
+#include "apps/classic/device_sort.hpp"
 #include "ptxrt/error.hpp"
 
 using ptxrt::host::DeviceSortLaunch;

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "apps/closest_pair/point_file.hpp"
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
-#include "host/closest_pair/point_file.hpp"
 #include "process.hpp"
 #include "ptxrt/kernel_problem.hpp"
 #include "ptxrt/program.hpp"

@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/disassembly.hpp"
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
-#include "host/common/disassembly.hpp"
-#include "tune/child_process.hpp"
 #include "process.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/fatbin.hpp"
 #include "ptxrt/program.hpp"
 #include "ptxrt/resources.hpp"
 #include "ptxrt/target.hpp"
+#include "tune/child_process.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::testing::contains;

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "host/matmul/multi_gpu.hpp"
-#include "host/closest_pair/multi_gpu_closest_pair.hpp"
+#include "apps/closest_pair/multi_gpu_closest_pair.hpp"
+#include "apps/matmul/multi_gpu.hpp"
 #include "ptx_src/closest_pair_math.cuh"
 #include "ptxrt/error.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "host/closest_pair/point_file.hpp"
+#include "apps/closest_pair/point_file.hpp"
 #include "ptxrt/error.hpp"
 
 using namespace ptxrt;

@@ -6,7 +6,7 @@
 #include <numbers>
 #include <vector>
 
-#include "host/common/reference.hpp"
+#include "apps/common/reference.hpp"
 #include "ptxrt/error.hpp"
 
 namespace host = ptxrt::host;

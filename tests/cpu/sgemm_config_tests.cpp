@@ -6,8 +6,8 @@
 #include <array>
 #include <string>
 
+#include "apps/matmul/sgemm.hpp"
 #include "device_profiles.hpp"
-#include "host/matmul/sgemm.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/program.hpp"
 #include "ptxrt/resources.hpp"

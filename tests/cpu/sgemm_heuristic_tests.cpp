@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "apps/tune/tune_problems.hpp"
 #include "device_profiles.hpp"
 #include "disk_cache_test_support.hpp"
-#include "host/tune/tune_problems.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/sgemm.hpp"
 #include "ptxrt/sgemm_config.hpp"

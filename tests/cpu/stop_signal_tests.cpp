@@ -11,7 +11,7 @@
 #include <string_view>
 #include <thread>
 
-#include "host/tune/stop_signal.hpp"
+#include "apps/tune/stop_signal.hpp"
 #include "error_checks.hpp"
 #include "process.hpp"
 #include "ptxrt/error.hpp"

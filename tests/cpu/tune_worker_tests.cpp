@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "host/tune/tune_problems.hpp"
+#include "apps/tune/tune_problems.hpp"
 #include "process.hpp"
 #include "ptxrt/driver.hpp"
 #include "ptxrt/error.hpp"

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "host/closest_pair/point_file.hpp"
+#include "apps/closest_pair/point_file.hpp"
 #include "ptxrt/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

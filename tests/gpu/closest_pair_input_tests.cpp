@@ -15,14 +15,14 @@
 #include <random>
 #include <vector>
 
+#include "apps/classic/radix_sort.hpp"
+#include "apps/classic/reduce.hpp"
+#include "apps/closest_pair/closest_pair.hpp"
+#include "apps/closest_pair/closest_pair_cpu.hpp"
+#include "apps/closest_pair/point_generator.hpp"
+#include "apps/common/kernel_defines.hpp"
+#include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
-#include "host/classic/radix_sort.hpp"
-#include "host/classic/reduce.hpp"
-#include "host/closest_pair/closest_pair.hpp"
-#include "host/closest_pair/closest_pair_cpu.hpp"
-#include "host/closest_pair/point_generator.hpp"
-#include "host/common/kernel_defines.hpp"
-#include "host/common/reference.hpp"
 #include "ptxrt/program.hpp"
 
 using namespace ptxrt;

@@ -13,11 +13,11 @@
 #include <random>
 #include <vector>
 
+#include "apps/closest_pair/closest_pair_cpu.hpp"
+#include "apps/closest_pair/device_slab.hpp"
+#include "apps/closest_pair/point_generator.hpp"
+#include "apps/closest_pair/point_slab.hpp"
 #include "gpu_fixture.hpp"
-#include "host/closest_pair/closest_pair_cpu.hpp"
-#include "host/closest_pair/device_slab.hpp"
-#include "host/closest_pair/point_generator.hpp"
-#include "host/closest_pair/point_slab.hpp"
 #include "ptxrt/error.hpp"
 
 using namespace ptxrt;

@@ -7,12 +7,12 @@
 #include <numeric>
 #include <vector>
 
+#include "apps/classic/device_sort.hpp"
+#include "apps/closest_pair/closest_pair.hpp"
+#include "apps/closest_pair/closest_pair_cpu.hpp"
+#include "apps/closest_pair/point_generator.hpp"
+#include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
-#include "host/classic/device_sort.hpp"
-#include "host/closest_pair/closest_pair.hpp"
-#include "host/closest_pair/closest_pair_cpu.hpp"
-#include "host/closest_pair/point_generator.hpp"
-#include "host/common/reference.hpp"
 
 using namespace ptxrt;
 using namespace ptxrt::host;

@@ -13,22 +13,22 @@
 #include <random>
 #include <string>
 
+#include "apps/classic/aos_soa.hpp"
+#include "apps/classic/histogram.hpp"
+#include "apps/classic/raytrace.hpp"
+#include "apps/classic/reduce.hpp"
+#include "apps/classic/simpson.hpp"
+#include "apps/classic/sort.hpp"
+#include "apps/classic/transpose.hpp"
+#include "apps/classic/vector_add.hpp"
+#include "apps/common/benchmark.hpp"
+#include "apps/common/random_data.hpp"
+#include "apps/common/reference.hpp"
+#include "apps/common/timing.hpp"
+#include "apps/matmul/cublas.hpp"
+#include "apps/matmul/matmul.hpp"
+#include "apps/matmul/matrix_add.hpp"
 #include "gpu_fixture.hpp"
-#include "host/classic/aos_soa.hpp"
-#include "host/classic/histogram.hpp"
-#include "host/classic/raytrace.hpp"
-#include "host/classic/reduce.hpp"
-#include "host/classic/simpson.hpp"
-#include "host/classic/sort.hpp"
-#include "host/classic/transpose.hpp"
-#include "host/classic/vector_add.hpp"
-#include "host/common/benchmark.hpp"
-#include "host/common/random_data.hpp"
-#include "host/common/reference.hpp"
-#include "host/common/timing.hpp"
-#include "host/matmul/cublas.hpp"
-#include "host/matmul/matmul.hpp"
-#include "host/matmul/matrix_add.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Define;

@@ -7,8 +7,8 @@
 
 #include <thread>
 
+#include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
-#include "host/common/reference.hpp"
 #include "ptxrt/library.hpp"
 
 using namespace ptxrt;

@@ -10,14 +10,14 @@
 #include <cstring>
 #include <random>
 
+#include "apps/closest_pair/closest_pair_cpu.hpp"
+#include "apps/closest_pair/closest_pair_gpu.hpp"
+#include "apps/closest_pair/multi_gpu_closest_pair.hpp"
+#include "apps/closest_pair/point_generator.hpp"
+#include "apps/common/reference.hpp"
+#include "apps/common/staged_copy.hpp"
+#include "apps/matmul/multi_gpu.hpp"
 #include "gpu_fixture.hpp"
-#include "host/closest_pair/closest_pair_cpu.hpp"
-#include "host/closest_pair/closest_pair_gpu.hpp"
-#include "host/matmul/multi_gpu.hpp"
-#include "host/closest_pair/multi_gpu_closest_pair.hpp"
-#include "host/closest_pair/point_generator.hpp"
-#include "host/common/reference.hpp"
-#include "host/common/staged_copy.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::random_floats;

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <vector>
 
+#include "apps/common/reference.hpp"
+#include "apps/matmul/sgemm.hpp"
 #include "gpu_fixture.hpp"
-#include "host/common/reference.hpp"
-#include "host/matmul/sgemm.hpp"
 #include "ptxrt/sgemm.hpp"
 #include "ptxrt/sgemm_heuristic.hpp"
 

@@ -18,8 +18,8 @@
 #include <random>
 #include <thread>
 
+#include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
-#include "host/common/reference.hpp"
 #include "ptxrt/library.hpp"
 
 using namespace ptxrt;

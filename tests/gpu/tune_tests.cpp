@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/tune/tune_problems.hpp"
 #include "gpu_fixture.hpp"
-#include "host/tune/tune_problems.hpp"
 #include "ptxrt/sgemm.hpp"
 #include "ptxrt/sgemm_heuristic.hpp"
 #include "ptxrt/tuning_database.hpp"

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "host/closest_pair/closest_pair.hpp"
-#include "host/closest_pair/point_file.hpp"
+#include "apps/closest_pair/closest_pair.hpp"
+#include "apps/closest_pair/point_file.hpp"
 #include "ptx_src/closest_pair_slab.cuh"
 #include "ptxrt/mpi.hpp"
 

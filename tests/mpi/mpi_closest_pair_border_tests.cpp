@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "apps/closest_pair/closest_pair.hpp"
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
-#include "host/closest_pair/closest_pair.hpp"
 #include "mpirun.hpp"
 
 using nlohmann::json;

@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "apps/closest_pair/closest_pair.hpp"
+#include "apps/closest_pair/point_generator.hpp"
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
-#include "host/closest_pair/closest_pair.hpp"
-#include "host/closest_pair/point_generator.hpp"
 #include "mpirun.hpp"
 
 using nlohmann::json;

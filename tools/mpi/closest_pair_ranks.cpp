@@ -12,9 +12,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "host/closest_pair/point_file.hpp"
-#include "host/closest_pair/point_generator.hpp"
-#include "host/common/device_selection.hpp"
+#include "apps/closest_pair/point_file.hpp"
+#include "apps/closest_pair/point_generator.hpp"
+#include "apps/common/device_selection.hpp"
 #include "ptxrt/error.hpp"
 #include "tools/cli.hpp"
 #include "tools/closest_pair.hpp"

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "host/closest_pair/point_slab.hpp"
+#include "apps/closest_pair/point_slab.hpp"
 
 namespace ptxrt::cli {
 

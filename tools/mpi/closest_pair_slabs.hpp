@@ -7,9 +7,9 @@
 #include <memory>
 #include <optional>
 
-#include "host/closest_pair/closest_pair.hpp"
-#include "host/closest_pair/device_slab.hpp"
-#include "host/closest_pair/point_generator.hpp"
+#include "apps/closest_pair/closest_pair.hpp"
+#include "apps/closest_pair/device_slab.hpp"
+#include "apps/closest_pair/point_generator.hpp"
 #include "ptxrt/mpi.hpp"
 
 namespace ptxrt::cli {

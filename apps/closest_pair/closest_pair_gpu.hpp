@@ -1,0 +1,152 @@
+// The GPU closest-pair methods and what they share: the kernels' result type, the points' box on
+// the device, the device scan, the block-minima reduction, the brute force over a range of tile
+// pairs, and event timing. Used by host/closest_pair/closest_pair.cpp and
+// host/closest_pair/multi_gpu_closest_pair.cpp; the methods validate nothing that closest_pair()
+// (or check_gpu_input) already checked. Each method takes points on the device (closest_pair()
+// uploads host points first and times that apart).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "apps/closest_pair/closest_pair.hpp"
+#include "apps/closest_pair/closest_pair_cpu.hpp"
+#include "ptx_src/closest_pair_math.cuh"
+#include "ptx_src/closest_pair_morton.cuh"
+#include "ptxrt/jit.hpp"
+#include "ptxrt/memory.hpp"
+#include "ptxrt/stream.hpp"
+
+namespace ptxrt::host {
+
+static_assert(sizeof(PairMinimum) == 24 && alignof(PairMinimum) == 8,
+              "PairMinimum must have the layout the kernels write");
+
+// Where and how the GPU methods run.
+struct GpuSetup {
+  Context context;
+  Jit* jit;
+  int base;  // divide & conquer and brute force: BASE
+};
+
+// What a GPU method found (a pair of input indices with its fp64 squared distance) and its GPU
+// times (events around its kernels).
+struct GpuResult {
+  PairFound pair;
+  double sort_ms = 0.0;
+  double rest_ms = 0.0;
+};
+
+// The corners of the points' bounding box.
+struct PointBox {
+  Point2 low;
+  Point2 high;
+};
+
+// What closest_pair() checks before a GPU method: n >= 2, n < 2^31, finite coordinates within
+// ±1e18, BASE a power of two from 32 to 1024. Throws Error(invalid_argument) naming the fault.
+void check_gpu_input(std::span<const Point2> points, int base);
+
+// closest_pair() of device points whose box is known (and so their coordinates finite), as a
+// kernel that made them computed it: the same answer and errors, without the check's pass.
+ClosestPair closest_pair_in_box(const DeviceBuffer<Point2>& points, const PointBox& box,
+                                ClosestPairMethod method, const ClosestPairOptions& options);
+
+GpuResult gpu_brute_force(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
+GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
+GpuResult gpu_grid(const DeviceBuffer<Point2>& points, const PointBox& box, const GpuSetup& setup);
+
+// Compiles (or finds in the Jit's caches) every kernel `method` runs, the bounds kernel included,
+// so that the method's own time is its work: closest_pair() reports this as set-up.
+void prepare_gpu_method(ClosestPairMethod method, const GpuSetup& setup);
+
+// closest_pair_grid.cu built for the grid method and for device_bounds.
+Module grid_module(const GpuSetup& setup);
+// The box of the finite points, and the first point that is not finite (its index; n when none),
+// from one kernel (its time added to gpu_ms) and a download.
+PointBounds device_bounds(const DeviceBuffer<Point2>& points, const GpuSetup& setup,
+                          double& gpu_ms);
+PointBox decode_box(const PointBounds& bounds);
+
+// Exclusive scan of ints (closest_pair_scan.cu): out[0, n) the prefix sums, out[n] the total.
+class DeviceScan {
+ public:
+  DeviceScan(const Context& context, Jit& jit);
+  void exclusive(CUdeviceptr in, CUdeviceptr out, std::size_t n) const;
+
+ private:
+  Context context_;
+  Kernel scan_blocks_;
+  Kernel scan_add_;
+};
+
+// The running total of a search on the device, folded from per-block minima by reduce_minima.
+class MinimumTotal {
+ public:
+  MinimumTotal(const Context& context, Kernel reduce_minima);
+  void fold(const DeviceBuffer<PairMinimum>& block_minima, std::size_t count) const;
+  PairMinimum read() const;  // waits for the work before it
+  PairFound pair() const;    // the best candidate as input indices
+
+ private:
+  Kernel reduce_minima_;
+  DeviceBuffer<PairMinimum> total_;
+};
+
+// The best candidate of a minimum as input indices.
+PairFound pair_found(const PairMinimum& minimum);
+
+// The brute force's tile pairs (a <= b) for n points in tiles of `base`: T(T+1)/2, T =
+// ceil(n/base).
+unsigned long long brute_force_tile_pairs(std::size_t n, int base);
+
+// The brute force over the tile pairs [first, end) of the triangle (in triangle_tile_pair's
+// order; [0, brute_force_tile_pairs(n, base)) holds every pair once) in one context, its kernels
+// taken from a Module (one device) or a Library (several). The constructor allocates, so that
+// search() is the search alone.
+class BruteForceRange {
+ public:
+  struct Kernels {
+    Kernel brute_force;
+    Kernel reduce_minima;
+  };
+  struct Found {
+    PairMinimum minimum;   // first = -1 when the range holds no pair
+    double kernel_ms = 0;  // the search and the fold of its block minima (events)
+  };
+
+  BruteForceRange(const Context& context, Kernels kernels, int base, std::size_t n,
+                  unsigned long long first, unsigned long long end);
+  // The best pair of the range among `points` (all n, on the device). Waits for the result.
+  Found search(const DeviceBuffer<Point2>& points);
+
+ private:
+  Context context_;
+  Kernel brute_force_;
+  unsigned base_;
+  long long n_;
+  long long first_;
+  long long end_;
+  unsigned blocks_;
+  DeviceBuffer<PairMinimum> block_minima_;
+  MinimumTotal total_;
+};
+
+// Milliseconds between two events recorded on the default stream around a piece of work.
+class GpuInterval {
+ public:
+  explicit GpuInterval(const Context& context) : start_(context), stop_(context) {
+    start_.record();
+  }
+  double stop() {
+    stop_.record();
+    return Event::elapsed_ms(start_, stop_);
+  }
+
+ private:
+  Event start_;
+  Event stop_;
+};
+
+}  // namespace ptxrt::host
