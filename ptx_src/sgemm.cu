@@ -31,7 +31,7 @@
 // The tuner searches 64- to 256-thread blocks with 32 to 256 rows and columns, at least 4×4
 // results per thread, BK 16 or 32, 3 or 4 stages, both ways of loading A, and the splits of K;
 // BK 8 and GROUP_M 8 measured slower (perf-notes). The host narrows that per shape and adds the
-// device's limits (sgemm_tuning_space in include/ptxrt/sgemm.hpp): small tiles only where large
+// device's limits (sgemm_tuning_space in include/ptxrt/blas/sgemm.hpp): small tiles only where large
 // ones cannot fill the GPU, splits only where K is deep enough to share.
 //
 // clang-format off

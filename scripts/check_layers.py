@@ -3,7 +3,7 @@
 
     blas -> tune -> jit -> driver,  tune -> inspect -> driver,  mpi -> tune,  every layer -> support
 
-A public header include/ptxrt/X.hpp belongs to the layer whose folder holds runtime/<layer>/X.cpp;
+A public header include/ptxrt/<component>/X.hpp belongs to the layer whose folder holds X.cpp;
 an internal header is included by its layer-qualified path ("driver/kernel_state.hpp"). Prints
 every include that points up or sideways and exits 1 if there is one.
     scripts/check_layers.py [SOURCE_DIR]
@@ -37,20 +37,25 @@ def main() -> int:
         print(f"check_layers: {unknown[0]}/ is not a known layer ({', '.join(ALLOWED)})")
         return 1
     layer_of = {}
+    layer_of_stem = {}
     runtime_files = []
     for folder in folders:
         for source in folder.glob("*.cpp"):
-            layer_of[f"ptxrt/{source.stem}.hpp"] = folder.name
+            layer_of_stem[source.stem] = folder.name
         for header in folder.glob("*.hpp"):
             layer_of[f"{folder.name}/{header.name}"] = folder.name
         runtime_files += sorted(folder.glob("*.[ch]pp"))
-    files = runtime_files + sorted(root.glob("include/ptxrt/*.hpp"))
+    public_headers = sorted(root.glob("include/ptxrt/**/*.hpp"))
+    for header in public_headers:
+        if header.stem in layer_of_stem:
+            layer_of[header.relative_to(root / "include").as_posix()] = layer_of_stem[header.stem]
+    files = runtime_files + public_headers
     violations = []
     for path in files:
         if path.parent in folders:
             layer = path.parent.name
         else:
-            layer = layer_of.get(f"ptxrt/{path.name}")
+            layer = layer_of.get(path.relative_to(root / "include").as_posix())
         if layer is None:
             continue  # umbrella and header-only helpers belong to no layer
         for included in re.findall(r'^#include "([^"]+)"', path.read_text(), re.MULTILINE):

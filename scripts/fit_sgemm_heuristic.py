@@ -38,7 +38,7 @@ MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 50.69, 45.67, 250),
         ((2, 2, 4, 8, 8, 16, 3, 3, True), 44.09, 39.7, 147),
         ((2, 2, 4, 8, 4, 16, 3, 4, True), 42.06, 37.85, 96),
         ((2, 2, 4, 4, 4, 16, 3, 4, True), 34.18, 30.78, 72)]
-# What an SM of CC 9.0 holds (include/ptxrt/occupancy.hpp's table): registers in 4
+# What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
 # sub-partitions, allocated per warp in units of 256; shared memory with 1 KiB reserved per
 # block, in units of 128.
 SM_WARPS, SM_BLOCKS, SM_REGISTERS, SM_SHARED = 64, 32, 65536, 228 * 1024

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "apps/common/benchmark.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/manifest.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/manifest.hpp"
 #include "tools/bench_sgemm.hpp"
 #include "tools/cli.hpp"
 #include "tools/host_commands.hpp"

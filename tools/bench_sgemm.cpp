@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "apps/matmul/sgemm_bench.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 #include "tools/cli.hpp"
 
 namespace ptxrt::tools {

@@ -13,11 +13,11 @@
 
 #include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
-#include "ptxrt/builtin_kernels.hpp"
-#include "ptxrt/disk_cache.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/manifest.hpp"
-#include "ptxrt/usable_cpus.hpp"
+#include "ptxrt/core/builtin_kernels.hpp"
+#include "ptxrt/core/disk_cache.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/manifest.hpp"
+#include "ptxrt/tune/usable_cpus.hpp"
 
 namespace ptxrt::cli {
 namespace {

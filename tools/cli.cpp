@@ -12,11 +12,11 @@
 #include <sstream>
 #include <thread>
 
-#include "ptxrt/builtin_kernels.hpp"
-#include "ptxrt/device.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/manifest.hpp"
+#include "ptxrt/core/builtin_kernels.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/manifest.hpp"
 #include "support/quoted.hpp"
 
 namespace ptxrt::cli {

@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "ptxrt/image.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/image.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/target.hpp"
 
 namespace ptxrt::cli {
 

@@ -8,7 +8,7 @@
 #include "apps/common/disassembly.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::cli {
 namespace {

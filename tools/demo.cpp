@@ -9,11 +9,11 @@
 
 #include "apps/common/reference.hpp"
 #include "cli.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/occupancy.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/occupancy.hpp"
+#include "ptxrt/core/resources.hpp"
 #include "ptxrt/ptxrt.hpp"
-#include "ptxrt/resources.hpp"
 
 namespace ptxrt::cli {
 namespace {

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "ptxrt/device.hpp"
-#include "ptxrt/driver.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/driver.hpp"
 
 namespace ptxrt::cli {
 namespace {

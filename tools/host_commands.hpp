@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/run.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

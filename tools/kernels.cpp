@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "ptxrt/builtin_kernels.hpp"
+#include "ptxrt/core/builtin_kernels.hpp"
 
 namespace ptxrt::cli {
 namespace {

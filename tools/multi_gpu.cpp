@@ -12,8 +12,8 @@
 #include "apps/closest_pair/multi_gpu_closest_pair.hpp"
 #include "apps/closest_pair/point_generator.hpp"
 #include "apps/matmul/multi_gpu.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/memory.hpp"
 #include "tools/cli.hpp"
 
 namespace ptxrt::cli {

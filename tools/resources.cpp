@@ -1,6 +1,6 @@
 // `ptxrt resources`: what each kernel of a compiled CUBIN costs the SM, and the occupancy that
 // follows, for every configuration of a sweep over compile-time constants. No GPU needed.
-#include "ptxrt/resources.hpp"
+#include "ptxrt/core/resources.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,11 +12,11 @@
 #include "apps/common/disassembly.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
-#include "ptxrt/demangle.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/manifest.hpp"
-#include "ptxrt/occupancy.hpp"
-#include "ptxrt/usable_cpus.hpp"
+#include "ptxrt/core/demangle.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/manifest.hpp"
+#include "ptxrt/core/occupancy.hpp"
+#include "ptxrt/tune/usable_cpus.hpp"
 
 namespace ptxrt::cli {
 namespace {

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <iostream>
 
-#include "ptxrt/problem_session.hpp"
-#include "ptxrt/problem_tuner.hpp"
+#include "ptxrt/tune/problem_session.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 #include "tools/cli.hpp"
 #include "tools/host_commands.hpp"
 #include "tools/tune_job.hpp"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/image.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/core/image.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace ptxrt::cli {
 

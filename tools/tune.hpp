@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/device.hpp"
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/tune/tuner.hpp"
 #include "tune_report.hpp"
 
 namespace ptxrt::cli {

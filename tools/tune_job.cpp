@@ -1,9 +1,9 @@
 #include "tune_job.hpp"
 
 #include "apps/tune/tune_problems.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/problem_session.hpp"
-#include "ptxrt/problem_tuner.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/problem_session.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 
 namespace ptxrt::cli {
 

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/device.hpp"
-#include "ptxrt/kernel_problem.hpp"
-#include "ptxrt/tune_worker.hpp"
-#include "ptxrt/tuner.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
+#include "ptxrt/tune/tune_worker.hpp"
+#include "ptxrt/tune/tuner.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace ptxrt::cli {
 

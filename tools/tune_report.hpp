@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/tuner.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/tune/tuner.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace ptxrt::cli {
 

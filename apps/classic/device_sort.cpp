@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt::host {
 

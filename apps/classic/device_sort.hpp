@@ -15,10 +15,10 @@
 #include <span>
 #include <vector>
 
-#include "ptxrt/context.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/kernel.hpp"
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/kernel.hpp"
+#include "ptxrt/core/memory.hpp"
 
 namespace ptxrt::host {
 

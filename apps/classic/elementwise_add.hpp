@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "apps/common/run.hpp"
-#include "ptxrt/context.hpp"
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/memory.hpp"
 
 namespace ptxrt::host {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

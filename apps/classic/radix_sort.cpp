@@ -8,8 +8,8 @@
 
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/sizes.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt::host {
 

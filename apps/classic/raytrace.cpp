@@ -8,7 +8,7 @@
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/sizes.hpp"
 #include "apps/common/timing.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

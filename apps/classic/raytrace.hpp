@@ -9,7 +9,7 @@
 
 #include "apps/common/reference.hpp"
 #include "apps/common/run.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace ptxrt::host {
 

@@ -15,7 +15,7 @@
 
 #include "apps/classic/device_sort.hpp"
 #include "apps/common/run.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace ptxrt::host {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "apps/common/run.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace ptxrt::host {
 

@@ -11,8 +11,8 @@
 
 #include "apps/closest_pair/closest_pair_cpu.hpp"
 #include "apps/closest_pair/closest_pair_gpu.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

@@ -23,9 +23,9 @@
 #include <string>
 #include <string_view>
 
-#include "ptxrt/context.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/memory.hpp"
 
 namespace ptxrt::host {
 

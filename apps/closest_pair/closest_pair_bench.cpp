@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/memory.hpp"
 
 namespace ptxrt::host {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ptx_src/closest_pair_math.cuh"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

@@ -6,7 +6,7 @@
 
 #include "apps/classic/device_sort.hpp"
 #include "apps/closest_pair/closest_pair_gpu.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt::host {
 

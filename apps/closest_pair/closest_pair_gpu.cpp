@@ -5,7 +5,7 @@
 
 #include "apps/classic/device_sort.hpp"
 #include "apps/classic/radix_sort.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt::host {
 

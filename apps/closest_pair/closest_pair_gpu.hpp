@@ -14,9 +14,9 @@
 #include "apps/closest_pair/closest_pair_cpu.hpp"
 #include "ptx_src/closest_pair_math.cuh"
 #include "ptx_src/closest_pair_morton.cuh"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/memory.hpp"
-#include "ptxrt/stream.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/memory.hpp"
+#include "ptxrt/core/stream.hpp"
 
 namespace ptxrt::host {
 

@@ -13,7 +13,7 @@
 #include "apps/closest_pair/closest_pair_gpu.hpp"
 #include "apps/common/sizes.hpp"
 #include "ptx_src/closest_pair_morton.cuh"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt::host {
 

@@ -10,8 +10,8 @@
 
 #include "apps/closest_pair/point_slab.hpp"
 #include "ptx_src/closest_pair_morton.cuh"
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt::host {
 

@@ -6,7 +6,7 @@
 
 #include "apps/closest_pair/closest_pair_gpu.hpp"
 #include "apps/common/staged_copy.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 namespace ptxrt::host {

@@ -18,7 +18,7 @@
 
 #include "apps/closest_pair/closest_pair.hpp"
 #include "apps/matmul/multi_gpu.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace ptxrt::host {
 

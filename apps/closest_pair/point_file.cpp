@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "support/checked_size.hpp"
 #include "support/quoted.hpp"
 #include "support/regular_file.hpp"

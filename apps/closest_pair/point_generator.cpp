@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

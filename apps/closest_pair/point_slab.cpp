@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

@@ -8,7 +8,7 @@
 #include "apps/common/timing.hpp"
 #include "apps/matmul/cublas.hpp"
 #include "apps/matmul/matmul.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

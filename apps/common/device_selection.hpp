@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ptxrt/device.hpp"
+#include "ptxrt/core/device.hpp"
 
 namespace ptxrt::host {
 

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <regex>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/target.hpp"
 #include "tune/child_process.hpp"
 
 namespace ptxrt::host {

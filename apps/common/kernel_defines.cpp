@@ -3,8 +3,8 @@
 #include <charconv>
 #include <string>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/manifest.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/manifest.hpp"
 
 namespace ptxrt::host {
 

@@ -4,8 +4,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ptxrt/image.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/image.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt::host {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "apps/common/reference.hpp"
-#include "ptxrt/manifest.hpp"
+#include "ptxrt/core/manifest.hpp"
 
 namespace ptxrt::host {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/image.hpp"
-#include "ptxrt/kernel.hpp"
+#include "ptxrt/core/image.hpp"
+#include "ptxrt/core/kernel.hpp"
 
 namespace ptxrt::host {
 

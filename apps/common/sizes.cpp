@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "ptxrt/memory.hpp"
-#include "ptxrt/stream.hpp"
+#include "ptxrt/core/memory.hpp"
+#include "ptxrt/core/stream.hpp"
 
 namespace ptxrt::host {
 

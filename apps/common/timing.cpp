@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/stream.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/stream.hpp"
 
 namespace ptxrt::host {
 

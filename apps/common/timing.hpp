@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "ptxrt/context.hpp"
+#include "ptxrt/core/context.hpp"
 
 namespace ptxrt::host {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "ptxrt/context.hpp"
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/memory.hpp"
 
 namespace ptxrt::host {
 

@@ -5,7 +5,7 @@
 #include "apps/common/reference.hpp"
 #include "apps/common/sizes.hpp"
 #include "apps/common/timing.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

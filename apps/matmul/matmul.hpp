@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "apps/common/run.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace ptxrt::host {
 

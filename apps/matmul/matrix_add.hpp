@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "apps/common/run.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace ptxrt::host {
 

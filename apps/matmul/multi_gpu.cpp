@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "apps/common/staged_copy.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 namespace ptxrt::host {

@@ -28,7 +28,7 @@
 
 #include "apps/common/device_selection.hpp"
 #include "apps/common/run.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace ptxrt::host {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "apps/matmul/cublas.hpp"
-#include "ptxrt/context.hpp"
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/memory.hpp"
 
 namespace ptxrt::host {
 

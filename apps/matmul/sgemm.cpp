@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "ptxrt/sgemm_heuristic.hpp"
+#include "ptxrt/blas/sgemm_heuristic.hpp"
 
 namespace ptxrt::host {
 

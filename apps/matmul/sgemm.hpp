@@ -8,8 +8,8 @@
 
 #include <vector>
 
-#include "ptxrt/device.hpp"
-#include "ptxrt/sgemm_config.hpp"
+#include "ptxrt/blas/sgemm_config.hpp"
+#include "ptxrt/core/device.hpp"
 
 namespace ptxrt::host {
 

@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "apps/matmul/sgemm.hpp"
-#include "ptxrt/context.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/sgemm_config.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/blas/sgemm_config.hpp"
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace ptxrt::host {
 

@@ -8,9 +8,9 @@
 #include "apps/common/timing.hpp"
 #include "apps/matmul/matmul.hpp"
 #include "apps/matmul/product_check.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/sgemm_heuristic.hpp"
-#include "ptxrt/sgemm_tuning.hpp"
+#include "ptxrt/blas/sgemm_heuristic.hpp"
+#include "ptxrt/blas/sgemm_tuning.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "apps/common/run.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/sgemm.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/blas/sgemm.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace ptxrt::host {
 

@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::host {
 

@@ -14,13 +14,13 @@
 #include "apps/common/run.hpp"
 #include "apps/matmul/cublas.hpp"
 #include "apps/matmul/matmul.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/launch_timer.hpp"
-#include "ptxrt/log.hpp"
-#include "ptxrt/sgemm.hpp"
-#include "ptxrt/sgemm_tuning.hpp"
-#include "ptxrt/stream.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/blas/sgemm.hpp"
+#include "ptxrt/blas/sgemm_tuning.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
+#include "ptxrt/core/stream.hpp"
+#include "ptxrt/core/target.hpp"
+#include "ptxrt/tune/launch_timer.hpp"
 
 namespace ptxrt::host {
 

@@ -22,11 +22,11 @@
 #include <vector>
 
 #include "apps/matmul/matmul.hpp"
-#include "ptxrt/context.hpp"
-#include "ptxrt/device.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/tune_worker.hpp"
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/tune/tune_worker.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 namespace ptxrt::host {
 

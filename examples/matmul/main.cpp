@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 namespace {

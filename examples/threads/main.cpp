@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 namespace {

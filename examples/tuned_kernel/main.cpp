@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/problem_tuner.hpp"
 #include "ptxrt/ptxrt.hpp"
-#include "ptxrt/tuned_kernel.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
+#include "ptxrt/tune/tuned_kernel.hpp"
 
 int main(int argc, char** argv) try {
   // The tune starts this program again as its worker: serve, and nothing else, then.

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 int main(int argc, char** argv) try {

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "ptxrt/export.hpp"
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 namespace ptxrt::mpi {
 

@@ -1,13 +1,13 @@
-#include "ptxrt/sgemm.hpp"
+#include "ptxrt/blas/sgemm.hpp"
 
 #include <string>
 #include <utility>
 
 #include "blas/sgemm_family.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/sgemm_heuristic.hpp"
-#include "ptxrt/sgemm_tuning.hpp"
+#include "ptxrt/blas/sgemm_heuristic.hpp"
+#include "ptxrt/blas/sgemm_tuning.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt {
 

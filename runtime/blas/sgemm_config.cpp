@@ -1,4 +1,4 @@
-#include "ptxrt/sgemm_config.hpp"
+#include "ptxrt/blas/sgemm_config.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "blas/sgemm_family.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt {
 

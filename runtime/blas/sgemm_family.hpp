@@ -2,7 +2,7 @@
 // of K a split may leave (below it the fill of each block and the reduction dominate).
 #pragma once
 
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt {
 

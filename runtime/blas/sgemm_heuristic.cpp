@@ -1,13 +1,13 @@
-#include "ptxrt/sgemm_heuristic.hpp"
+#include "ptxrt/blas/sgemm_heuristic.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
 #include "blas/sgemm_family.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/occupancy.hpp"
-#include "ptxrt/resources.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/occupancy.hpp"
+#include "ptxrt/core/resources.hpp"
 
 namespace ptxrt {
 

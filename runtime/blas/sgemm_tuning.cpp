@@ -1,4 +1,4 @@
-#include "ptxrt/sgemm_tuning.hpp"
+#include "ptxrt/blas/sgemm_tuning.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -6,11 +6,11 @@
 #include <string>
 
 #include "blas/sgemm_family.hpp"
-#include "ptxrt/log.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/sgemm_config.hpp"
-#include "ptxrt/sgemm_heuristic.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/blas/sgemm_config.hpp"
+#include "ptxrt/blas/sgemm_heuristic.hpp"
+#include "ptxrt/core/log.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/target.hpp"
 
 namespace ptxrt {
 

@@ -3,7 +3,7 @@
 #include <climits>
 #include <numeric>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::mpi::detail {
 

@@ -11,7 +11,7 @@
 
 #include "mpi/communicator.hpp"
 #include "mpi/slab_split.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "ptxrt/mpi.hpp"
 
 namespace ptxrt::mpi {

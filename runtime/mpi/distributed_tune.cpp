@@ -5,7 +5,7 @@
 #include "mpi/communicator.hpp"
 #include "mpi/rank_exchange.hpp"
 #include "mpi/tune_report_exchange.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "ptxrt/mpi.hpp"
 
 namespace ptxrt::mpi {

@@ -2,10 +2,10 @@
 #include <thread>
 
 #include "mpi/communicator.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/log.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
 #include "ptxrt/mpi.hpp"
-#include "ptxrt/usable_cpus.hpp"
+#include "ptxrt/tune/usable_cpus.hpp"
 
 namespace ptxrt::mpi {
 

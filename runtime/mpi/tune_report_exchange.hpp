@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 namespace ptxrt::mpi::detail {
 

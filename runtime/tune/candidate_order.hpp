@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 namespace ptxrt::detail {
 

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <utility>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 extern char** environ;
 

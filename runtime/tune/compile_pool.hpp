@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 namespace ptxrt::detail {
 

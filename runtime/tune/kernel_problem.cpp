@@ -1,11 +1,11 @@
-#include "ptxrt/kernel_problem.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "ptxrt/hash.hpp"
-#include "ptxrt/manifest.hpp"
+#include "jit/hash.hpp"
+#include "ptxrt/core/manifest.hpp"
 #include "support/quoted.hpp"
 
 namespace ptxrt {

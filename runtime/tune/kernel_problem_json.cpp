@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "ptxrt/kernel_problem.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
 #include "support/bounded_json.hpp"
 #include "support/regular_file.hpp"
 

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "jit/include_scanner.hpp"
-#include "ptxrt/builtin_kernels.hpp"
-#include "ptxrt/kernel_problem.hpp"
+#include "ptxrt/core/builtin_kernels.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
 
 namespace ptxrt {
 

@@ -1,4 +1,4 @@
-#include "ptxrt/launch_timer.hpp"
+#include "ptxrt/tune/launch_timer.hpp"
 
 #include <algorithm>
 

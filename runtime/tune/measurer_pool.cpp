@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
 

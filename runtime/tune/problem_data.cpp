@@ -9,8 +9,8 @@
 #include <random>
 #include <type_traits>
 
-#include "ptxrt/kernel_problem.hpp"
-#include "ptxrt/manifest.hpp"
+#include "ptxrt/core/manifest.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
 #include "support/checked_size.hpp"
 #include "support/quoted.hpp"
 #include "support/regular_file.hpp"

@@ -1,4 +1,4 @@
-#include "ptxrt/problem_session.hpp"
+#include "ptxrt/tune/problem_session.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "ptxrt/launch_timer.hpp"
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/memory.hpp"
+#include "ptxrt/tune/launch_timer.hpp"
 
 namespace ptxrt {
 

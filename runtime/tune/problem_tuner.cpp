@@ -1,4 +1,4 @@
-#include "ptxrt/problem_tuner.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 
 #include <cxxabi.h>
 #include <stdlib.h>
@@ -11,10 +11,10 @@
 #include <memory>
 #include <sstream>
 
-#include "ptxrt/occupancy.hpp"
-#include "ptxrt/problem_session.hpp"
-#include "ptxrt/resources.hpp"
-#include "ptxrt/tune_worker.hpp"
+#include "ptxrt/core/occupancy.hpp"
+#include "ptxrt/core/resources.hpp"
+#include "ptxrt/tune/problem_session.hpp"
+#include "ptxrt/tune/tune_worker.hpp"
 
 namespace ptxrt {
 

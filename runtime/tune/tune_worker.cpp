@@ -1,4 +1,4 @@
-#include "ptxrt/tune_worker.hpp"
+#include "ptxrt/tune/tune_worker.hpp"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/log.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
 #include "tune/child_process.hpp"
 
 namespace ptxrt {

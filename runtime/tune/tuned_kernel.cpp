@@ -1,7 +1,7 @@
-#include "ptxrt/tuned_kernel.hpp"
+#include "ptxrt/tune/tuned_kernel.hpp"
 
-#include "ptxrt/log.hpp"
-#include "ptxrt/problem_tuner.hpp"
+#include "ptxrt/core/log.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 
 namespace ptxrt {
 

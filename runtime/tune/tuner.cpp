@@ -1,4 +1,4 @@
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <random>
 #include <unordered_map>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "tune/candidate_order.hpp"
 #include "tune/compile_pool.hpp"
 #include "tune/measurer_pool.hpp"

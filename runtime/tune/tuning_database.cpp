@@ -1,4 +1,4 @@
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "ptxrt/disk_cache.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/disk_cache.hpp"
+#include "ptxrt/core/error.hpp"
 #include "support/bounded_json.hpp"
 #include "support/private_folder.hpp"
 #include "support/regular_file.hpp"

@@ -1,10 +1,10 @@
-#include "ptxrt/tuning_space.hpp"
+#include "ptxrt/tune/tuning_space.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <limits>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "support/quoted.hpp"
 
 namespace ptxrt {

@@ -1,4 +1,4 @@
-#include "ptxrt/usable_cpus.hpp"
+#include "ptxrt/tune/usable_cpus.hpp"
 
 #include <sched.h>
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "apps/common/timing.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 namespace {

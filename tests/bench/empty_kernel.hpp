@@ -3,7 +3,7 @@
 // that a run leaves no files behind.
 #pragma once
 
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 namespace ptxrt::bench {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "process.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace {
 

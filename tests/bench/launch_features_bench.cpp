@@ -21,8 +21,8 @@
 #include "apps/common/staged_copy.hpp"
 #include "apps/common/timing.hpp"
 #include "empty_kernel.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 namespace host = ptxrt::host;

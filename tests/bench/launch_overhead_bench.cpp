@@ -7,8 +7,8 @@
 
 #include "driver/driver_api.hpp"
 #include "empty_kernel.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
 
 namespace {

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "apps/matmul/sgemm_bench.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace host = ptxrt::host;
 

@@ -21,10 +21,10 @@
 #include "apps/common/random_data.hpp"
 #include "apps/common/timing.hpp"
 #include "cub_radix_sort.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/memory.hpp"
 
 namespace host = ptxrt::host;
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "tune_replay.hpp"
 
 namespace {

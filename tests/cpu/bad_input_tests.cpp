@@ -25,14 +25,14 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "process.hpp"
-#include "ptxrt/device.hpp"
-#include "ptxrt/disk_cache.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/kernel.hpp"
-#include "ptxrt/memory.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/disk_cache.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/kernel.hpp"
+#include "ptxrt/core/memory.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::CompileOptions;

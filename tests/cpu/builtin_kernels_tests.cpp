@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "ptxrt/builtin_kernels.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/target.hpp"
-#include "ptxrt/usable_cpus.hpp"
+#include "ptxrt/core/builtin_kernels.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/target.hpp"
+#include "ptxrt/tune/usable_cpus.hpp"
 
 namespace {
 

@@ -16,9 +16,9 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "process.hpp"
-#include "ptxrt/builtin_kernels.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/builtin_kernels.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -13,7 +13,7 @@
 #include "apps/closest_pair/point_slab.hpp"
 #include "ptx_src/closest_pair_slab.cuh"
 #include "ptx_src/point_generator.cuh"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 using namespace ptxrt::host;
 

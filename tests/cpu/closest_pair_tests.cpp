@@ -14,7 +14,7 @@
 #include "apps/closest_pair/point_generator.hpp"
 #include "ptx_src/closest_pair_math.cuh"
 #include "ptx_src/closest_pair_morton.cuh"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 using namespace ptxrt;
 using namespace ptxrt::host;

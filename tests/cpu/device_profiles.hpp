@@ -2,7 +2,7 @@
 // SGEMM configs, heuristic and tuning space).
 #pragma once
 
-#include "ptxrt/device.hpp"
+#include "ptxrt/core/device.hpp"
 
 namespace ptxrt::testing {
 

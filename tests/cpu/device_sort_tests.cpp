@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "apps/classic/device_sort.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 using ptxrt::host::DeviceSortLaunch;
 

@@ -16,7 +16,7 @@
 
 #include "disk_cache_test_support.hpp"
 #include "process.hpp"
-#include "ptxrt/disk_cache.hpp"
+#include "ptxrt/core/disk_cache.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::DiskCache;

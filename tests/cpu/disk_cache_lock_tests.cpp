@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
-#include "ptxrt/disk_cache.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/disk_cache.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::CachedImage;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
-#include "ptxrt/disk_cache.hpp"
+#include "ptxrt/core/disk_cache.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::DiskCache;

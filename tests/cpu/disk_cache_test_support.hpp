@@ -22,9 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "jit/hash.hpp"
 #include "log_capture.hpp"
-#include "ptxrt/hash.hpp"
-#include "ptxrt/image.hpp"
+#include "ptxrt/core/image.hpp"
 
 namespace ptxrt::testing {
 

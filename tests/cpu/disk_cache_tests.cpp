@@ -10,8 +10,8 @@
 #include <string>
 
 #include "disk_cache_test_support.hpp"
-#include "ptxrt/disk_cache.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/disk_cache.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::DiskCache;

@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include "process.hpp"
-#include "ptxrt/device.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
 
 using ptxrt::testing::run_process;
 

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "ptxrt/device.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/error.hpp"
 
 using namespace ptxrt;
 

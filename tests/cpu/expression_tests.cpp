@@ -5,9 +5,9 @@
 #include <random>
 #include <string>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/expression.hpp"
-#include "ptxrt/manifest.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/expression.hpp"
+#include "ptxrt/core/manifest.hpp"
 
 namespace {
 

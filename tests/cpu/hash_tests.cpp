@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "ptxrt/hash.hpp"
+#include "jit/hash.hpp"
 
 TEST_CASE("sha256 matches the FIPS 180-2 test vectors") {
   CHECK(ptxrt::sha256_hex("") ==

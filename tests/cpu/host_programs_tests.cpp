@@ -26,7 +26,7 @@
 #include "apps/common/timing.hpp"
 #include "apps/matmul/matmul.hpp"
 #include "apps/matmul/matrix_add.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Error;

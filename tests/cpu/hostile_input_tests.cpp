@@ -15,9 +15,9 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "process.hpp"
-#include "ptxrt/kernel_problem.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 #include "support/quoted.hpp"
 #include "watchdog.hpp"
 

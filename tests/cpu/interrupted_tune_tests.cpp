@@ -17,9 +17,9 @@
 
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/tuner.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/tuner.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::Error;

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/jit.hpp"
 
 using namespace ptxrt;
 

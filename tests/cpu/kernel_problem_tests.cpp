@@ -13,7 +13,7 @@
 
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
-#include "ptxrt/kernel_problem.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::ElementType;

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/kernel.hpp"
-#include "ptxrt/occupancy.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/kernel.hpp"
+#include "ptxrt/core/occupancy.hpp"
 
 using namespace ptxrt;
 

@@ -2,8 +2,8 @@
 // same code the GPU launch path runs, exercised without a GPU.
 #include <doctest/doctest.h>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/kernel.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/kernel.hpp"
 
 using namespace ptxrt;
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "log_capture.hpp"
-#include "ptxrt/log.hpp"
+#include "ptxrt/core/log.hpp"
 
 namespace log = ptxrt::log;
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/manifest.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/manifest.hpp"
 
 namespace {
 

@@ -12,11 +12,11 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "process.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/fatbin.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/resources.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/fatbin.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/resources.hpp"
+#include "ptxrt/core/target.hpp"
 #include "tune/child_process.hpp"
 
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include "apps/closest_pair/multi_gpu_closest_pair.hpp"
 #include "apps/matmul/multi_gpu.hpp"
 #include "ptx_src/closest_pair_math.cuh"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 using ptxrt::host::RowBlock;
 using ptxrt::host::split_rows;

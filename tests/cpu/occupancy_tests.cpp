@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/occupancy.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/occupancy.hpp"
 
 namespace {
 

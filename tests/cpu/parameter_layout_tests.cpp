@@ -11,8 +11,8 @@
 
 #include "error_checks.hpp"
 #include "parameter_layout_kernels.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/parameter_layout.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/parameter_layout.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::check_error;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "apps/closest_pair/point_file.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 using namespace ptxrt;
 using namespace ptxrt::host;

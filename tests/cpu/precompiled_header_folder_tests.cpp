@@ -14,9 +14,9 @@
 
 #include "disk_cache_test_support.hpp"
 #include "jit/precompiled_headers.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/target.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::detail::PrivateFolder;

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "disk_cache_test_support.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "support/private_folder.hpp"
 
 namespace fs = std::filesystem;

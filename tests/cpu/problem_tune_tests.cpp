@@ -20,8 +20,8 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "process.hpp"
-#include "ptxrt/problem_tuner.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/error.hpp"
 #include "error_checks.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/target.hpp"
 
 using ptxrt::testing::contains;
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "apps/common/reference.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace host = ptxrt::host;
 

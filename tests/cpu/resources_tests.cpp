@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/demangle.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/resources.hpp"
+#include "ptxrt/core/demangle.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/resources.hpp"
 
 namespace {
 

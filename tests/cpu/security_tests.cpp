@@ -14,8 +14,8 @@
 
 #include "disk_cache_test_support.hpp"
 #include "process.hpp"
-#include "ptxrt/jit.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/target.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::testing::give_away;

@@ -8,11 +8,11 @@
 
 #include "apps/matmul/sgemm.hpp"
 #include "device_profiles.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/resources.hpp"
-#include "ptxrt/sgemm_config.hpp"
-#include "ptxrt/sgemm_heuristic.hpp"
+#include "ptxrt/blas/sgemm_config.hpp"
+#include "ptxrt/blas/sgemm_heuristic.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/resources.hpp"
 
 using ptxrt::SgemmConfig;
 using ptxrt::testing::h100;

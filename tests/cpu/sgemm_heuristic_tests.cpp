@@ -10,11 +10,11 @@
 #include "apps/tune/tune_problems.hpp"
 #include "device_profiles.hpp"
 #include "disk_cache_test_support.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/sgemm.hpp"
-#include "ptxrt/sgemm_config.hpp"
-#include "ptxrt/sgemm_heuristic.hpp"
-#include "ptxrt/sgemm_tuning.hpp"
+#include "ptxrt/blas/sgemm.hpp"
+#include "ptxrt/blas/sgemm_config.hpp"
+#include "ptxrt/blas/sgemm_heuristic.hpp"
+#include "ptxrt/blas/sgemm_tuning.hpp"
+#include "ptxrt/core/error.hpp"
 
 using ptxrt::SgemmConfig;
 using ptxrt::testing::h100;

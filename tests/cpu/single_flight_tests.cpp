@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "ptxrt/single_flight.hpp"
+#include "support/single_flight.hpp"
 
 using ptxrt::SingleFlight;
 using namespace std::chrono_literals;

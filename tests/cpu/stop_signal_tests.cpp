@@ -14,7 +14,7 @@
 #include "apps/tune/stop_signal.hpp"
 #include "error_checks.hpp"
 #include "process.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 using ptxrt::host::StopSignal;
 using ptxrt::testing::BackgroundProcess;

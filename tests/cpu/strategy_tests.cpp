@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/tune/tuner.hpp"
 #include "tune_replay.hpp"
 
 using ptxrt::testing::RecordedConfig;

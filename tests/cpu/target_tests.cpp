@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <string>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/target.hpp"
 
 namespace {
 

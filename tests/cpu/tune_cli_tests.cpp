@@ -12,7 +12,7 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "process.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 using nlohmann::json;
 

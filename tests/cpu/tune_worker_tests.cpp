@@ -16,9 +16,9 @@
 
 #include "apps/tune/tune_problems.hpp"
 #include "process.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/tune_worker.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/tune_worker.hpp"
 #include "tune/child_process.hpp"
 
 using nlohmann::json;

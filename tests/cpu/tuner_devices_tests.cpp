@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 using ptxrt::Candidate;
 using ptxrt::Measurement;

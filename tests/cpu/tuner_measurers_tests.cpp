@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/tuner.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 using ptxrt::Candidate;
 using ptxrt::Measurement;

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::ChoiceLevel;

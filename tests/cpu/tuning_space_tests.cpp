@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/tuning_space.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/tune/tuning_space.hpp"
 
 namespace {
 

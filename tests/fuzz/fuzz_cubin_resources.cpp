@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/resources.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/resources.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/manifest.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/manifest.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

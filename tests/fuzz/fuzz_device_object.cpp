@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/fatbin.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/fatbin.hpp"
+#include "ptxrt/core/program.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

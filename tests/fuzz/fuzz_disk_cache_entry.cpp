@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "jit/disk_cache_entry.hpp"
-#include "ptxrt/hash.hpp"
-#include "ptxrt/image.hpp"
+#include "jit/hash.hpp"
+#include "ptxrt/core/image.hpp"
 
 namespace {
 const std::string fuzz_key(64, 'a');

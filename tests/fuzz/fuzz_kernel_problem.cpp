@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/kernel_problem.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
 
 namespace {
 

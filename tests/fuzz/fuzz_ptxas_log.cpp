@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "ptxrt/resources.hpp"
+#include "ptxrt/core/resources.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ptxrt::parse_ptxas_info(std::string_view(reinterpret_cast<const char*>(data), size));

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 using ptxrt::TuningDatabase;
 using ptxrt::TuningRecord;

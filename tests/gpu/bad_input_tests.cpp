@@ -22,10 +22,10 @@
 #include <thread>
 #include <vector>
 
-#include "gpu_fixture.hpp"
 #include "error_checks.hpp"
+#include "gpu_fixture.hpp"
 #include "process.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::load_source;

@@ -23,7 +23,7 @@
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/program.hpp"
 
 using namespace ptxrt;
 using namespace ptxrt::host;

@@ -18,7 +18,7 @@
 #include "apps/closest_pair/point_generator.hpp"
 #include "apps/closest_pair/point_slab.hpp"
 #include "gpu_fixture.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 using namespace ptxrt;
 using namespace ptxrt::host;

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 
 namespace ptxrt::testing {
 

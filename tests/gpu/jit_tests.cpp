@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "gpu_fixture.hpp"
-#include "ptxrt/builtin_kernels.hpp"
-#include "ptxrt/occupancy.hpp"
-#include "ptxrt/resources.hpp"
+#include "ptxrt/core/builtin_kernels.hpp"
+#include "ptxrt/core/occupancy.hpp"
+#include "ptxrt/core/resources.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::test_context;

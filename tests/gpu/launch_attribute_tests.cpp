@@ -9,8 +9,8 @@
 
 #include "error_checks.hpp"
 #include "gpu_fixture.hpp"
-#include "ptxrt/occupancy.hpp"
-#include "ptxrt/resources.hpp"
+#include "ptxrt/core/occupancy.hpp"
+#include "ptxrt/core/resources.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::check_error;

@@ -9,7 +9,7 @@
 
 #include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
-#include "ptxrt/library.hpp"
+#include "ptxrt/core/library.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::poison_word;

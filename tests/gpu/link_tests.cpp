@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gpu_fixture.hpp"
-#include "ptxrt/fatbin.hpp"
+#include "ptxrt/core/fatbin.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::test_context;

@@ -6,8 +6,8 @@
 
 #include <cstdio>
 
-#include "ptxrt/driver.hpp"
-#include "ptxrt/problem_tuner.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 
 int main(int argc, char** argv) {
   if (std::optional<int> code = ptxrt::serve_tune_worker(argc, argv)) return *code;

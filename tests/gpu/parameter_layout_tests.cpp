@@ -15,7 +15,7 @@
 
 #include "gpu_fixture.hpp"
 #include "parameter_layout_kernels.hpp"
-#include "ptxrt/library.hpp"
+#include "ptxrt/core/library.hpp"
 
 using namespace ptxrt;
 using namespace ptxrt::testing::layouts;

@@ -24,7 +24,7 @@
 #include "apps/matmul/matrix_add.hpp"
 #include "apps/matmul/sgemm.hpp"
 #include "gpu_fixture.hpp"
-#include "ptxrt/sgemm.hpp"
+#include "ptxrt/blas/sgemm.hpp"
 
 namespace host = ptxrt::host;
 using ptxrt::Define;

@@ -11,8 +11,8 @@
 #include "apps/common/reference.hpp"
 #include "apps/matmul/sgemm.hpp"
 #include "gpu_fixture.hpp"
-#include "ptxrt/sgemm.hpp"
-#include "ptxrt/sgemm_heuristic.hpp"
+#include "ptxrt/blas/sgemm.hpp"
+#include "ptxrt/blas/sgemm_heuristic.hpp"
 
 using namespace ptxrt;
 using ptxrt::testing::poison_word;

@@ -15,9 +15,9 @@
 
 #include "error_checks.hpp"
 #include "gpu_fixture.hpp"
-#include "ptxrt/problem_session.hpp"
-#include "ptxrt/problem_tuner.hpp"
-#include "ptxrt/tuned_kernel.hpp"
+#include "ptxrt/tune/problem_session.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
+#include "ptxrt/tune/tuned_kernel.hpp"
 #include "tune_cli.hpp"
 
 namespace fs = std::filesystem;

@@ -13,9 +13,9 @@
 
 #include "apps/tune/tune_problems.hpp"
 #include "gpu_fixture.hpp"
-#include "ptxrt/sgemm.hpp"
-#include "ptxrt/sgemm_heuristic.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/blas/sgemm.hpp"
+#include "ptxrt/blas/sgemm_heuristic.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 #include "tune_cli.hpp"
 
 namespace fs = std::filesystem;

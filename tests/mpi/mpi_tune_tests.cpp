@@ -14,7 +14,7 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "mpirun.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 using nlohmann::json;
 using ptxrt::testing::contains;

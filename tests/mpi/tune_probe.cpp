@@ -28,10 +28,10 @@
 #include <string>
 #include <thread>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "ptxrt/mpi.hpp"
-#include "ptxrt/tuner.hpp"
-#include "ptxrt/tuning_database.hpp"
+#include "ptxrt/tune/tuner.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace {
 

@@ -43,7 +43,7 @@ case "$mode" in
 install)
   prefix="$scratch/prefix"
   cmake --install "$build" --prefix "$prefix" >/dev/null
-  for expected in include/ptxrt/ptxrt.hpp include/ptxrt/jit.hpp include/ptxrt/export.hpp bin/ptxrt \
+  for expected in include/ptxrt/ptxrt.hpp include/ptxrt/core/jit.hpp include/ptxrt/export.hpp bin/ptxrt \
                   lib/cmake/ptxrt/ptxrtConfig.cmake lib/cmake/ptxrt/ptxrtConfigVersion.cmake \
                   lib/cmake/ptxrt/ptxrtTargets.cmake lib/pkgconfig/ptxrt.pc; do
     [ -e "$prefix/$expected" ] || fail "the installed tree lacks $expected"

@@ -2,9 +2,9 @@
 // the CPU tests under a changed LD_LIBRARY_PATH (a toolkit stub, no driver at all).
 #include <cstdio>
 
-#include "ptxrt/device.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
 
 int main() {
   const ptxrt::DriverStatus status = ptxrt::driver_status();

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string_view>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::testing {
 

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "ptxrt/log.hpp"
+#include "ptxrt/core/log.hpp"
 
 namespace ptxrt::testing {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "process.hpp"
-#include "ptxrt/image.hpp"
-#include "ptxrt/parameter_layout.hpp"
+#include "ptxrt/core/image.hpp"
+#include "ptxrt/core/parameter_layout.hpp"
 
 namespace ptxrt::testing::layouts {
 

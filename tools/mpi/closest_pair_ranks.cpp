@@ -15,7 +15,7 @@
 #include "apps/closest_pair/point_file.hpp"
 #include "apps/closest_pair/point_generator.hpp"
 #include "apps/common/device_selection.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "tools/cli.hpp"
 #include "tools/closest_pair.hpp"
 #include "tools/mpi/closest_pair_slabs.hpp"

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "ptxrt/device.hpp"
+#include "ptxrt/core/device.hpp"
 #include "ptxrt/mpi.hpp"
 
 namespace ptxrt::cli {

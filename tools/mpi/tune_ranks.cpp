@@ -5,8 +5,8 @@
 #include <string>
 #include <thread>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/usable_cpus.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/usable_cpus.hpp"
 #include "tools/mpi/ranks.hpp"
 #include "tools/tune.hpp"
 

@@ -2,7 +2,7 @@
 #include <string>
 #include <string_view>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "tools/closest_pair.hpp"
 #include "tools/tune.hpp"
 

@@ -1,7 +1,7 @@
-#include "ptxrt/context.hpp"
+#include "ptxrt/core/context.hpp"
 
 #include "driver/driver_api.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace detail {

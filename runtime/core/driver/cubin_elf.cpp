@@ -1,6 +1,6 @@
 #include "driver/cubin_elf.hpp"
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "ptxrt/demangle.hpp"
+#include "ptxrt/core/demangle.hpp"
 
 #include <cxxabi.h>
 

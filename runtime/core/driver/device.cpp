@@ -1,10 +1,10 @@
-#include "ptxrt/device.hpp"
+#include "ptxrt/core/device.hpp"
 
 #include <sstream>
 
 #include "driver/driver_api.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace {

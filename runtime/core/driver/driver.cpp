@@ -1,4 +1,4 @@
-#include "ptxrt/driver.hpp"
+#include "ptxrt/core/driver.hpp"
 
 #include <dlfcn.h>
 
@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "driver/driver_api.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace detail {

@@ -1,9 +1,9 @@
-#include "ptxrt/fatbin.hpp"
+#include "ptxrt/core/fatbin.hpp"
 
 #include <cstdint>
 #include <cstring>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace {

@@ -1,4 +1,4 @@
-#include "ptxrt/graph.hpp"
+#include "ptxrt/core/graph.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -9,8 +9,8 @@
 #include "driver/driver_api.hpp"
 #include "driver/graph_owner.hpp"
 #include "driver/launch_attributes.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/stream.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/stream.hpp"
 
 namespace ptxrt {
 namespace {

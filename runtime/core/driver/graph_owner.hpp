@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "ptxrt/context.hpp"
-#include "ptxrt/kernel.hpp"
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/kernel.hpp"
 
 namespace ptxrt::detail {
 

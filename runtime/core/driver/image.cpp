@@ -1,4 +1,4 @@
-#include "ptxrt/image.hpp"
+#include "ptxrt/core/image.hpp"
 
 namespace ptxrt {
 

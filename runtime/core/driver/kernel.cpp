@@ -1,4 +1,4 @@
-#include "ptxrt/kernel.hpp"
+#include "ptxrt/core/kernel.hpp"
 
 #include <cxxabi.h>
 
@@ -7,9 +7,9 @@
 #include "driver/driver_api.hpp"
 #include "driver/kernel_state.hpp"
 #include "driver/launch_attributes.hpp"
-#include "ptxrt/device.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/log.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
 
 namespace ptxrt {
 namespace {

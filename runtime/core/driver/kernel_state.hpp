@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ptxrt/context.hpp"
-#include "ptxrt/kernel.hpp"
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/kernel.hpp"
 
 namespace ptxrt::detail {
 

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace detail {

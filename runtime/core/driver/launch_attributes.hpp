@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "ptxrt/kernel.hpp"
+#include "ptxrt/core/kernel.hpp"
 
 namespace ptxrt::detail {
 

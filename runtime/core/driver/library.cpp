@@ -1,4 +1,4 @@
-#include "ptxrt/library.hpp"
+#include "ptxrt/core/library.hpp"
 
 #include <map>
 #include <memory>
@@ -7,8 +7,8 @@
 #include "driver/driver_api.hpp"
 #include "driver/kernel_state.hpp"
 #include "driver/load_log.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/target.hpp"
 
 namespace ptxrt {
 namespace detail {

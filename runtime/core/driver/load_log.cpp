@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/module.hpp"
+#include "ptxrt/core/module.hpp"
 
 namespace ptxrt::detail {
 

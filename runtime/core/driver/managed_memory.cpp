@@ -1,7 +1,7 @@
-#include "ptxrt/managed_memory.hpp"
+#include "ptxrt/core/managed_memory.hpp"
 
 #include "driver/driver_api.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace {

@@ -1,12 +1,12 @@
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/memory.hpp"
 
 #include <cstdint>
 #include <utility>
 
 #include "driver/driver_api.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/log.hpp"
-#include "ptxrt/peer.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
+#include "ptxrt/core/peer.hpp"
 
 namespace ptxrt {
 namespace {

@@ -1,9 +1,9 @@
-#include "ptxrt/memory_pool.hpp"
+#include "ptxrt/core/memory_pool.hpp"
 
 #include <utility>
 
 #include "driver/driver_api.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace {

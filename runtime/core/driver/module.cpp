@@ -1,11 +1,11 @@
-#include "ptxrt/module.hpp"
+#include "ptxrt/core/module.hpp"
 
 #include "driver/driver_api.hpp"
 #include "driver/load_log.hpp"
 #include "driver/module_state.hpp"
-#include "ptxrt/demangle.hpp"
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/demangle.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace detail {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "driver/kernel_state.hpp"
-#include "ptxrt/context.hpp"
+#include "ptxrt/core/context.hpp"
 
 namespace ptxrt::detail {
 

@@ -1,11 +1,11 @@
-#include "ptxrt/parameter_layout.hpp"
+#include "ptxrt/core/parameter_layout.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 
 #include "driver/cubin_elf.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace {

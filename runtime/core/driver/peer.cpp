@@ -1,4 +1,4 @@
-#include "ptxrt/peer.hpp"
+#include "ptxrt/core/peer.hpp"
 
 #include <mutex>
 #include <set>
@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "driver/driver_api.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace {

@@ -1,10 +1,10 @@
-#include "ptxrt/stream.hpp"
+#include "ptxrt/core/stream.hpp"
 
 #include <utility>
 
 #include "driver/driver_api.hpp"
 #include "driver/graph_owner.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 

@@ -1,8 +1,8 @@
-#include "ptxrt/symbol.hpp"
+#include "ptxrt/core/symbol.hpp"
 
 #include "driver/module_state.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/memory.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/memory.hpp"
 
 namespace ptxrt {
 

@@ -1,4 +1,4 @@
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/target.hpp"
 
 #include <dlfcn.h>
 #include <nvrtc.h>
@@ -9,9 +9,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "ptxrt/driver.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/fatbin.hpp"
+#include "ptxrt/core/driver.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/fatbin.hpp"
 
 namespace ptxrt {
 namespace {

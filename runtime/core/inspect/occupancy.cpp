@@ -1,11 +1,11 @@
-#include "ptxrt/occupancy.hpp"
+#include "ptxrt/core/occupancy.hpp"
 
 #include <algorithm>
 #include <array>
 #include <limits>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/kernel.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/kernel.hpp"
 
 namespace ptxrt {
 namespace {

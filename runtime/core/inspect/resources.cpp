@@ -1,4 +1,4 @@
-#include "ptxrt/resources.hpp"
+#include "ptxrt/core/resources.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "driver/cubin_elf.hpp"
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace {

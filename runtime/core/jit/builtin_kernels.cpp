@@ -1,4 +1,4 @@
-#include "ptxrt/builtin_kernels.hpp"
+#include "ptxrt/core/builtin_kernels.hpp"
 
 #include "jit/embedded_files.hpp"
 

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <span>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/fatbin.hpp"
-#include "ptxrt/program.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/fatbin.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/core/target.hpp"
 #include "support/regular_file.hpp"
 
 namespace ptxrt {

@@ -1,4 +1,4 @@
-#include "ptxrt/disk_cache.hpp"
+#include "ptxrt/core/disk_cache.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -17,8 +17,8 @@
 #include "jit/disk_cache_entry.hpp"
 #include "jit/elapsed.hpp"
 #include "jit/entry_lock.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/log.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
 #include "support/file_descriptor.hpp"
 #include "support/private_folder.hpp"
 

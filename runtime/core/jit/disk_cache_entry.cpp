@@ -9,8 +9,8 @@
 #include <functional>
 #include <thread>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/hash.hpp"
+#include "jit/hash.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "ptxrt/image.hpp"
+#include "ptxrt/core/image.hpp"
 #include "support/private_folder.hpp"
 #include "support/regular_file.hpp"
 

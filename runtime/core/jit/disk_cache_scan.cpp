@@ -9,9 +9,9 @@
 
 #include "jit/disk_cache_entry.hpp"
 #include "jit/entry_lock.hpp"
-#include "ptxrt/disk_cache.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/log.hpp"
+#include "ptxrt/core/disk_cache.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
 #include "support/private_folder.hpp"
 
 namespace ptxrt {

@@ -10,7 +10,7 @@
 #include <optional>
 #include <thread>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
 namespace {

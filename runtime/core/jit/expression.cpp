@@ -1,4 +1,4 @@
-#include "ptxrt/expression.hpp"
+#include "ptxrt/core/expression.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 #include <charconv>
 #include <limits>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "support/quoted.hpp"
 
 namespace ptxrt {

@@ -1,8 +1,8 @@
 // One fatbin from per-architecture images, with nvFatbin.
 #include <nvFatbin.h>
 
-#include "ptxrt/error.hpp"
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt {
 namespace {

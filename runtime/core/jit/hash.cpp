@@ -1,4 +1,4 @@
-#include "ptxrt/hash.hpp"
+#include "jit/hash.hpp"
 
 #include <bit>
 #include <cstring>

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
 namespace {

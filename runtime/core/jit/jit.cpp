@@ -1,4 +1,4 @@
-#include "ptxrt/jit.hpp"
+#include "ptxrt/core/jit.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -11,11 +11,11 @@
 
 #include "driver/driver_api.hpp"
 #include "jit/elapsed.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/log.hpp"
-#include "ptxrt/manifest.hpp"
-#include "ptxrt/single_flight.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
+#include "ptxrt/core/manifest.hpp"
+#include "ptxrt/core/target.hpp"
+#include "support/single_flight.hpp"
 
 namespace ptxrt {
 namespace {

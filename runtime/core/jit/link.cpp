@@ -7,7 +7,7 @@
 #include <memory>
 #include <regex>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
 namespace {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ptxrt/image.hpp"
+#include "ptxrt/core/image.hpp"
 
 namespace ptxrt::detail {
 

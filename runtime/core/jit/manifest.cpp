@@ -1,11 +1,11 @@
-#include "ptxrt/manifest.hpp"
+#include "ptxrt/core/manifest.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace {

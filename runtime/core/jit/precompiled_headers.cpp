@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <string_view>
 
-#include "ptxrt/disk_cache.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/log.hpp"
-#include "ptxrt/target.hpp"
+#include "ptxrt/core/disk_cache.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
+#include "ptxrt/core/target.hpp"
 
 namespace ptxrt::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "ptxrt/program.hpp"
+#include "ptxrt/core/program.hpp"
 
 #include <cuda.h>
 #include <nvrtc.h>
@@ -14,14 +14,14 @@
 
 #include "jit/compile_diagnostics.hpp"
 #include "jit/elapsed.hpp"
+#include "jit/hash.hpp"
 #include "jit/include_scanner.hpp"
 #include "jit/link.hpp"
 #include "jit/precompiled_headers.hpp"
 #include "jit/std_headers.hpp"
-#include "ptxrt/builtin_kernels.hpp"
-#include "ptxrt/error.hpp"
-#include "ptxrt/hash.hpp"
-#include "ptxrt/log.hpp"
+#include "ptxrt/core/builtin_kernels.hpp"
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/core/log.hpp"
 
 namespace ptxrt {
 namespace {

@@ -1,4 +1,4 @@
-#include "ptxrt/log.hpp"
+#include "ptxrt/core/log.hpp"
 
 #include <atomic>
 #include <cctype>

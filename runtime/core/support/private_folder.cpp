@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
 

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ptxrt/error.hpp"
+#include "ptxrt/core/error.hpp"
 #include "support/quoted.hpp"
 
 namespace ptxrt::detail {

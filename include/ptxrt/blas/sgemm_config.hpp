@@ -1,0 +1,101 @@
+// The configurations of the builtin SGEMM kernel family (ptx_src/sgemm.cu) as values: its
+// compile-time constants, which of them suit a device, and the launches a config implies.
+//
+// Everything here is a pure function of its arguments (no GPU); thread-safe.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/image.hpp"
+#include "ptxrt/core/kernel.hpp"
+#include "ptxrt/export.hpp"
+
+namespace ptxrt {
+
+// One specialization of sgemm.cu, field for define (see the file's manifest). The block tile is
+// block_m() × block_n() × block_k; each thread holds thread_m × thread_n results; with
+// split_k > 1, K is cut into split_k slices, one block each, summed by sgemm_split_reduce.
+// The field defaults are sgemm.cu's: 128×128×16, 256 threads, 8×8 per thread, no split.
+struct PTXRT_API SgemmConfig {
+  int warps_m = 4;               // WARPS_M: warps of a block along M
+  int warps_n = 2;               // WARPS_N: along N
+  int lanes_m = 4;               // LANES_M: lanes of a warp along M (32 / lanes_m along N)
+  int thread_m = 8;              // TM
+  int thread_n = 8;              // TN
+  int block_k = 16;              // BK
+  int stages = 3;                // STAGES: shared-memory buffers in the cp.async ring
+  int min_blocks = 2;            // MIN_BLOCKS: blocks per SM promised to __launch_bounds__
+  int group_m = 1;               // GROUP_M: tile rows consecutive blocks walk down (1: by row)
+  bool vector_a = false;         // VECTOR_A: A by 16-byte loads through registers (aligned entry)
+  bool skip_idle_warps = false;  // SKIP_IDLE_WARPS: no FFMAs for warps wholly outside C
+  int split_k = 1;               // SPLIT_K: slices of K, summed in order by a second kernel
+
+  int lanes_n() const { return 32 / lanes_m; }
+  int block_m() const { return warps_m * lanes_m * thread_m; }
+  int block_n() const { return warps_n * lanes_n() * thread_n; }
+  int threads() const { return 32 * warps_m * warps_n; }
+  // The cp.async ring: per stage BK rows of A (transposed, padded by 4 floats) and of B.
+  std::size_t shared_bytes() const;
+  // The most registers a thread may use under __launch_bounds__(threads, min_blocks).
+  int register_cap(const DeviceProperties& device) const;
+
+  std::vector<Define> defines() const;
+  // "128x128x16 8x8/thread 4x2 warps lanes 4x8 3 stages min 2 blocks/SM", then those of
+  // " group 8", " vector A", " skip idle warps", " split 4" that are on; for tables and messages.
+  std::string describe() const;
+
+  bool operator==(const SgemmConfig&) const = default;
+};
+
+// `base` with the constants `defines` names set from their integer values (WARPS_M=4, TM=8,
+// VECTOR_A=1, SPLIT_K=4, ...): how a tuning database's config or a command line's -D become a
+// config. Throws Error (invalid_argument) for a name sgemm.cu does not declare or a value that
+// is not an integer; whether the values are declared ones is sgemm_config_problem's business.
+PTXRT_API SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defines);
+
+// Why `config` cannot run, or should not be tried, on `device`; nothing when it can. Checked:
+// each constant is in sgemm.cu's declared set; the block's threads; the ring's shared memory
+// against the per-block opt-in limit; min_blocks blocks fitting in one SM (threads, shared
+// memory with the per-block reserve); and the register cap leaving room for the thread_m ×
+// thread_n accumulators plus one A and one B fragment (below that the compiler must spill).
+PTXRT_API std::optional<std::string> sgemm_config_problem(const SgemmConfig& config,
+                                                          const DeviceProperties& device);
+
+// The block_m() × block_n() tiles that cover an m×n C.
+PTXRT_API long long sgemm_tiles(const SgemmConfig& config, int m, int n);
+
+// The depth of each of split_k slices of K, as sgemm.cu cuts them: whole block_k tiles, as even
+// as that allows (k itself when split_k is 1, and never more than k).
+PTXRT_API int sgemm_slice_depth(const SgemmConfig& config, int k);
+
+// The floats of workspace an m×n product with `config` needs: split_k stacked m×n partial
+// products, or none without a split.
+PTXRT_API std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, int n);
+
+// The launch for an m×n product (K is walked inside a block): one block per block_m()×block_n()
+// tile of C (x along N, y along M) and slice of K (z), threads() threads, shared_bytes() of
+// dynamic shared memory, and the entry point: "sgemm_aligned" when `aligned`, else "sgemm".
+struct PTXRT_API SgemmLaunch {
+  LaunchConfig launch;
+  std::string entry;
+};
+PTXRT_API SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned);
+
+// The launch of sgemm_split_reduce over an m×n C: 256 threads a block, enough blocks for one
+// float4 each, at most 16 per SM of `device` (the kernel's grid-stride loop does the rest).
+PTXRT_API LaunchConfig sgemm_reduce_launch(const DeviceProperties& device, int m, int n);
+
+// Whether sgemm_aligned may run `config` on these addresses, where `c` is what the product
+// writes (the workspace when split): n % 4 == 0 and B and C 16-byte aligned, and with
+// config.vector_a also k % 4 == 0 and A 16-byte aligned (otherwise A is read a float at a time,
+// so its alignment does not matter).
+PTXRT_API bool sgemm_alignment_allows_vectors(const SgemmConfig& config, CUdeviceptr a,
+                                              CUdeviceptr b, CUdeviceptr c, int n, int k);
+
+}  // namespace ptxrt

@@ -1,0 +1,71 @@
+// The shape-aware default of the SGEMM family: a config for any m×n×k on any device with no
+// tuning database, from a model of the time each config of a short menu would take
+// (docs/perf-notes.md, "SGEMM on every shape"):
+//
+//   The product runs as tiles(C) × split_k blocks, in rounds of sm_count × the blocks an SM
+//   holds (the occupancy model's count from the config's registers, threads and shared memory:
+//   often more than its min_blocks). A full round takes those blocks' 2·BM·BN·depth flop each
+//   at the SM's share of the config's rate, plus an overhead (a fixed part, and the ring's first
+//   tiles arriving before the first FFMA: what makes deep rings and large tiles cost at short
+//   K); in the last, partial round the busiest SM holds ceil(rest / sm_count) blocks and runs at
+//   its occupancy's share of the rate (the square root of its resident warps over about 8, at
+//   most 1: two warps per scheduler hide the latencies of these tiles). A split adds its
+//   reduction: the partial products written and read once at memory speed, and a second launch.
+//
+// The menu's rates are full-round throughputs on an H100, per device, fitted with the model's
+// constants to a bench of every menu config on twelve shapes (docs/perf-data/sgemm-bench-h100.txt,
+// scripts/fit_sgemm_heuristic.py; each entry says what its config measured on its own).
+// docs/perf-notes.md, "Round 3", gives the derivation and the bench and tune commands that check
+// the choices; a CPU test checks the choice for a table of shapes. Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ptxrt/blas/sgemm_config.hpp"
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/export.hpp"
+
+namespace ptxrt {
+
+struct PTXRT_API SgemmMenuEntry {
+  SgemmConfig config;                 // split_k 1; the heuristic picks the split
+  double tflops = 0.0;                // on full rounds of a large product, all 132 SMs of an H100
+  double any_alignment_tflops = 0.0;  // the same through the any-alignment entry (N % 4 != 0)
+  int registers = 0;                  // per thread, the larger of the two entries' on sm_90
+  std::string source;                 // where the rates come from
+};
+
+// The configs the heuristic chooses among, largest tiles first.
+PTXRT_API const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu();
+
+struct PTXRT_API SgemmEstimate {
+  SgemmConfig config;
+  long long tiles = 0;        // of C
+  long long blocks = 0;       // tiles × split_k
+  int resident_blocks = 0;    // per SM, by the occupancy model
+  long long slots = 0;        // blocks resident at once: sm_count × resident_blocks
+  double rounds = 0.0;        // blocks / slots
+  double milliseconds = 0.0;  // predicted
+};
+
+// The model's prediction for `config` (its split included) at m×n×k on `device`, for a config
+// whose full-round rate on an H100 is `tflops` and whose kernel takes `registers` per thread.
+PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int registers,
+                                       const DeviceProperties& device, int m, int n, int k);
+
+// How much slower than predicted sgemm_estimates counts a split, so that it must win clearly to
+// be chosen (it needs a workspace and a second launch).
+inline constexpr double sgemm_split_penalty = 1.04;
+
+// Every menu config that suits `device` at every split worth trying (slices at least 256 deep),
+// predicted, fastest first, a split's time times sgemm_split_penalty.
+PTXRT_API std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m, int n,
+                                                     int k);
+
+// The first of sgemm_estimates, with VECTOR_A only where K and N are multiples of 4 (elsewhere
+// the any-alignment entry runs, which never loads A by vectors). Sizes below 1 count as 1.
+// Throws Error (invalid_argument) naming the device when no menu config suits it.
+PTXRT_API SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n, int k);
+
+}  // namespace ptxrt

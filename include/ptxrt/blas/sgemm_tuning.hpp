@@ -1,0 +1,34 @@
+// The tuning problem of the SGEMM family, shared by `ptxrt tune sgemm` (which records winners in
+// the tuning database) and the tuned choice (which reads them), so that both name a tune alike:
+// its space and its database key. Pure functions, but sgemm_tuned_choice reads a file;
+// thread-safe.
+#pragma once
+
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/export.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
+#include "ptxrt/tune/tuning_space.hpp"
+
+namespace ptxrt {
+
+// sgemm.cu's tunable constants and constraints, narrowed to what suits an m×n×k product on
+// `device`: each config passes sgemm_config_problem; no tile side beyond the product's (rounded
+// up to a power of two, at least 32); tiles smaller than 64×64, with fewer than 8×8 results per
+// thread, 64 threads or more than 2 blocks per SM only where 128×128 tiles would fill fewer than
+// two rounds of 2 blocks per SM; a split only where the config's tiles fill fewer than 4
+// rounds, each slice is at least 256 deep, and all slices together make at most 16 rounds. The
+// constraint's description names no size, so that tunes of different sizes share one space in
+// the database (for its nearest-size choice).
+PTXRT_API TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, int n, int k);
+
+// The database key of `ptxrt tune sgemm --size MxNxK` on `device`.
+PTXRT_API TuningKey sgemm_tuning_key(const DeviceProperties& device, int m, int n, int k);
+
+// The database's pick for m×n×k on `device` (TuningDatabase's choose: this size, the nearest
+// size tuned on this device, another device of the same compute capability), else the
+// heuristic's config (level declared_default); said in the log at info level. Throws Error (io)
+// for a corrupt database.
+PTXRT_API TunedChoice sgemm_tuned_choice(const DeviceProperties& device, int m, int n, int k,
+                                         const TuningDatabase& database);
+
+}  // namespace ptxrt

@@ -1,0 +1,41 @@
+// How the tuner times one launch on the GPU: CUDA events around the launch alone on the default
+// stream, with the L2 flushed before (twice its size written), so that no run finds its inputs
+// in L2 left there by the one before. And the Measurement a timing makes.
+//
+// Thread safety: a LaunchTimer belongs to one thread; it holds its context's memory and events.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "ptxrt/core/context.hpp"
+#include "ptxrt/core/memory.hpp"
+#include "ptxrt/core/stream.hpp"
+#include "ptxrt/export.hpp"
+#include "ptxrt/tune/tuner.hpp"
+
+namespace ptxrt {
+
+class PTXRT_API LaunchTimer {
+ public:
+  explicit LaunchTimer(const Context& context);
+  // Writes over the L2 (twice its size): what sample() does before each run.
+  void flush_l2();
+  // One run of `launch` in milliseconds, the L2 flushed first.
+  double sample(const std::function<void()>& launch);
+
+ private:
+  DeviceMemory scratch_;
+  std::uint8_t value_ = 0;
+  Event start_;
+  Event end_;
+};
+
+// A timed config's Measurement: ok (or cut) with the timing's median, spread and runs, and the
+// rate `work` per run makes in units of `unit_scale` per second ("GFLOP/s": 1e9); what the
+// timing says about itself (cut, a spread that did not settle) goes in the detail.
+PTXRT_API Measurement timed_measurement(const TimingResult& timing, double work,
+                                        double unit_scale, std::string unit);
+
+}  // namespace ptxrt

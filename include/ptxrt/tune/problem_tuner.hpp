@@ -1,0 +1,97 @@
+// Tuning a KernelProblem: its space with the launch geometry as a constraint, the compiler of
+// its configs, its database key, the checks that need no GPU, and the one call that tunes it,
+// each config in a worker process of the calling program:
+//
+//   int main(int argc, char** argv) {
+//     if (std::optional<int> code = ptxrt::serve_tune_worker(argc, argv)) return *code;
+//     ...
+//     ptxrt::ProblemTuneOptions options;
+//     options.tune.database = &database;
+//     ptxrt::TuneReport report = ptxrt::tune_problem(problem, {{"n", 1 << 24}}, options);
+//
+// Thread safety: the functions are as thread-safe as the Jit they are given; tune_problem runs
+// a tune (tuner.hpp) on the calling thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+#include "ptxrt/core/device.hpp"
+#include "ptxrt/core/jit.hpp"
+#include "ptxrt/core/target.hpp"
+#include "ptxrt/export.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
+#include "ptxrt/tune/tuner.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
+
+namespace ptxrt {
+
+// The limits of compute capability major.minor as a device would report them (the occupancy
+// table's, and CUDA's block and grid limits), for planning without that device. Throws Error
+// (invalid_argument) for a capability the occupancy table does not know.
+PTXRT_API DeviceProperties device_model(int major, int minor);
+
+// Why `config` cannot launch as the problem's geometry makes it at `sizes` on `device` (a
+// dimension below 1 or above the device's, too many threads, too much shared memory), or
+// nothing.
+PTXRT_API std::optional<std::string> launch_geometry_problem(const KernelProblem& problem,
+                                                             const TuningConfig& config,
+                                                             const ProblemSizes& sizes,
+                                                             const DeviceProperties& device);
+
+// The problem's space at `sizes`, with its launch geometry on `device` as the last constraint
+// ("launch geometry: ..." in what it prunes).
+PTXRT_API TuningSpace problem_space(const KernelProblem& problem, const ProblemSizes& sizes,
+                                    const DeviceProperties& device);
+
+// Compiles each config for `target` (the fixed defines, the config's, the entry and symbols as
+// name expressions) and checks its resources against `device` for the config's launch
+// (jit_candidate_compiler), cancelling a compile that runs past `timeout`.
+PTXRT_API CandidateCompiler problem_compiler(
+    Jit& jit, const KernelProblem& problem, const ProblemSizes& sizes, const Target& target,
+    const DeviceProperties& device,
+    std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+
+// Its key in a tuning database: the problem's name, key_hash(), the space, the device, NVRTC
+// and the size values in declared order.
+PTXRT_API TuningKey problem_key(const KernelProblem& problem, const ProblemSizes& sizes,
+                                const DeviceProperties& device);
+
+// What can be found wrong before a GPU is touched, each as one Error naming the place: sizes
+// missing or unknown; no config the constraints allow, or none whose geometry the device takes;
+// the entry not in the file (Error (not_found) listing its kernels, demangled) or a symbol not
+// in it; arguments that do not match the kernel's parameters (their number and sizes where the
+// entry's C++ signature tells them, their total bytes against the CUBIN's parameter bytes
+// always); a reference kernel that does not compile or is not found; data beyond the device's
+// memory or data files of the wrong size (check_problem_data, which makes no data). Compiles the
+// fallback config (and the reference) for `target` through `jit`.
+PTXRT_API void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& sizes,
+                             const Target& target, const DeviceProperties& device);
+
+struct PTXRT_API ProblemTuneOptions {
+  TuneOptions tune = [] {
+    TuneOptions options;
+    options.strategy = TuningStrategy::model;
+    return options;
+  }();
+  int device = 0;  // the ordinal to tune on
+  std::optional<std::chrono::milliseconds> compile_timeout = std::chrono::seconds(120);
+  // Each config in a worker process (this program, started again: it must call
+  // serve_tune_worker at the top of main), so that a faulting config costs a worker. A problem
+  // with a reference callback is measured in this process whatever this says.
+  bool isolated = true;
+};
+
+// Tunes `problem` at `sizes` on options.device: check_problem, then tune() with the problem's
+// space and compiler and, when options.tune.database is set, its key. Throws what
+// check_problem throws, and Error when the device or a worker cannot be used.
+PTXRT_API TuneReport tune_problem(const KernelProblem& problem, const ProblemSizes& sizes,
+                                  ProblemTuneOptions options,
+                                  const std::function<void(const TuneProgress&)>& progress = {});
+
+// When this process was started by tune_problem as its worker, serves as one (on stdin and
+// stdout) and returns the exit code for main to return; otherwise returns nothing at once.
+PTXRT_API std::optional<int> serve_tune_worker(int argc, char** argv);
+
+}  // namespace ptxrt
