@@ -1,13 +1,10 @@
-// The library's one exception type and the single place where driver, NVRTC, nvJitLink and
-// nvFatbin results are checked. Every failure names the call, the result code (name and
-// description) and what ptxrt was doing at the time ("launching 'matmul_tiled' (TILE_WIDTH=32) on
-// device 0").
+// The library's one exception type, and the check of driver results (NVRTC's, nvJitLink's and
+// nvFatbin's are checked inside the library, whose API never takes their types). Every failure
+// names the call, the result code (name and description) and what ptxrt was doing at the time
+// ("launching 'matmul_tiled' (TILE_WIDTH=32) on device 0").
 #pragma once
 
 #include <cuda.h>
-#include <nvFatbin.h>
-#include <nvJitLink.h>
-#include <nvrtc.h>
 
 #include <stdexcept>
 #include <string>
@@ -67,28 +64,8 @@ PTXRT_API bool is_sticky_result(CUresult result) noexcept;
 [[noreturn]] PTXRT_API void throw_driver_error(CUresult result, std::string_view call,
                                                std::string_view context);
 inline void check(CUresult result, std::string_view call, std::string_view context = {}) {
-  if (result != CUDA_SUCCESS) [[unlikely]] throw_driver_error(result, call, context);
-}
-
-[[noreturn]] PTXRT_API void throw_nvrtc_error(nvrtcResult result, std::string_view call,
-                                              std::string_view context);
-inline void check(nvrtcResult result, std::string_view call, std::string_view context = {}) {
-  if (result != NVRTC_SUCCESS) [[unlikely]] throw_nvrtc_error(result, call, context);
-}
-
-// nvJitLink's own log says what failed to link; `context` should carry it (see runtime/jit/link).
-[[noreturn]] PTXRT_API void throw_nvjitlink_error(nvJitLinkResult result, std::string_view call,
-                                                  std::string_view context);
-inline void check(nvJitLinkResult result, std::string_view call, std::string_view context = {}) {
-  if (result != NVJITLINK_SUCCESS) [[unlikely]]
-    throw_nvjitlink_error(result, call, context);
-}
-
-[[noreturn]] PTXRT_API void throw_nvfatbin_error(nvFatbinResult result, std::string_view call,
-                                                 std::string_view context);
-inline void check(nvFatbinResult result, std::string_view call, std::string_view context = {}) {
-  if (result != NVFATBIN_SUCCESS) [[unlikely]]
-    throw_nvfatbin_error(result, call, context);
+  if (result != CUDA_SUCCESS) [[unlikely]]
+    throw_driver_error(result, call, context);
 }
 
 }  // namespace ptxrt

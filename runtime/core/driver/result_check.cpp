@@ -1,5 +1,6 @@
 // The one place where driver, NVRTC, nvJitLink and nvFatbin results become ptxrt::Error.
 #include "driver/driver_api.hpp"
+#include "driver/toolkit_check.hpp"
 #include "ptxrt/core/error.hpp"
 
 namespace ptxrt {

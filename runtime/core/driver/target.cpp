@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "driver/toolkit_check.hpp"
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/fatbin.hpp"

@@ -1,6 +1,7 @@
 // One fatbin from per-architecture images, with nvFatbin.
 #include <nvFatbin.h>
 
+#include "driver/toolkit_check.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <regex>
 
+#include "driver/toolkit_check.hpp"
 #include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
