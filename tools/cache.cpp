@@ -17,7 +17,7 @@
 #include "ptxrt/core/disk_cache.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/manifest.hpp"
-#include "ptxrt/tune/usable_cpus.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -29,7 +29,7 @@ struct WarmArguments {
   std::vector<std::string> kernels;
   std::vector<std::string> defines;
   bool all_values = false;
-  unsigned jobs = usable_cpu_count();
+  unsigned jobs = default_compile_threads();
   std::string fatbin_directory;  // --fatbin-dir: also one fatbin per kernel and configuration
 };
 

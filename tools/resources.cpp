@@ -16,7 +16,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/manifest.hpp"
 #include "ptxrt/core/occupancy.hpp"
-#include "ptxrt/tune/usable_cpus.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -155,7 +155,7 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
   const ArchLimits& limits = arch_limits(major, minor);
 
   std::vector<std::vector<Row>> per_configuration(defines.size());
-  run_parallel(defines.size(), usable_cpu_count(), [&](std::size_t index) {
+  run_parallel(defines.size(), default_compile_threads(), [&](std::size_t index) {
     CompileOptions options;
     options.defines = defines[index];
     arguments.nvrtc.apply_to(options);

@@ -11,7 +11,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
 #include "ptxrt/core/target.hpp"
-#include "tune/child_process.hpp"
+#include "support/child_process.hpp"
 
 namespace ptxrt::host {
 namespace {

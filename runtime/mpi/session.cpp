@@ -5,7 +5,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/log.hpp"
 #include "ptxrt/mpi.hpp"
-#include "ptxrt/tune/usable_cpus.hpp"
+#include "support/usable_cpus.hpp"
 
 namespace ptxrt::mpi {
 

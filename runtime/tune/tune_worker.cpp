@@ -9,7 +9,7 @@
 
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/log.hpp"
-#include "tune/child_process.hpp"
+#include "support/child_process.hpp"
 
 namespace ptxrt {
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "ptxrt/core/error.hpp"
+#include "support/usable_cpus.hpp"
 #include "tune/candidate_order.hpp"
 #include "tune/compile_pool.hpp"
 #include "tune/measurer_pool.hpp"
@@ -214,6 +215,8 @@ std::vector<TuningConfig> still_to_run(const std::vector<TuningConfig>& allowed,
 }
 
 }  // namespace
+
+unsigned default_compile_threads() { return usable_cpu_count(); }
 
 std::string_view to_string(TuningStrategy strategy) {
   switch (strategy) {

@@ -15,7 +15,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
 #include "ptxrt/core/target.hpp"
-#include "ptxrt/tune/usable_cpus.hpp"
+#include "support/usable_cpus.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include "ptxrt/core/program.hpp"
 #include "ptxrt/core/resources.hpp"
 #include "ptxrt/core/target.hpp"
-#include "tune/child_process.hpp"
+#include "support/child_process.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::testing::contains;

@@ -19,7 +19,7 @@
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/tune/tune_worker.hpp"
-#include "tune/child_process.hpp"
+#include "support/child_process.hpp"
 
 using nlohmann::json;
 using ptxrt::Measurement;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "ptxrt/tune/usable_cpus.hpp"
+#include "support/usable_cpus.hpp"
 
 TEST_CASE("usable cpu count: a thread bound to one CPU counts one, unbound it counts its mask") {
   cpu_set_t given;

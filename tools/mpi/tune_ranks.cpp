@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "ptxrt/core/error.hpp"
-#include "ptxrt/tune/usable_cpus.hpp"
+#include "ptxrt/tune/tuner.hpp"
 #include "tools/mpi/ranks.hpp"
 #include "tools/tune.hpp"
 
@@ -33,7 +33,7 @@ void require_one_model_across_ranks(const DeviceProperties& device) {
 // A launcher that binds ranks (mpirun --map-by slot:PE=N, Slurm --cpus-per-task) gives each its
 // own CPUs; unbound (mpirun --bind-to none), the ranks of a node share all of its CPUs.
 unsigned compile_threads(const mpi::Placement& placement) {
-  const unsigned usable = usable_cpu_count();
+  const unsigned usable = default_compile_threads();
   if (usable < std::thread::hardware_concurrency()) return usable;
   return std::max(1u, usable / static_cast<unsigned>(placement.node_size));
 }

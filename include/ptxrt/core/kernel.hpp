@@ -145,10 +145,6 @@ decltype(auto) with_kernel_parameters(Action&& action, const Args&... args) {
 
 class PTXRT_API Kernel {
  public:
-  // `owner` is what keeps the function loaded: the Module's or the Library's shared state.
-  Kernel(std::shared_ptr<detail::KernelState> state, std::shared_ptr<const void> owner)
-      : state_(std::move(state)), owner_(std::move(owner)) {}
-
   const std::string& name() const noexcept;
   CUfunction handle() const noexcept;
   const Context& context() const noexcept;
@@ -187,7 +183,7 @@ class PTXRT_API Kernel {
         args...);
   }
 
-  // Checks an argument list against the layout, throwing as a launch would (for tests and tools).
+  // Checks an argument list against the layout, throwing as a launch would, without launching.
   void check_arguments(const ArgumentSignature& signature) const;
   // Every check a launch of `config` with these arguments makes, and the opt-ins it does, without
   // launching: what a graph's kernel node needs before the driver sees it.
@@ -199,6 +195,12 @@ class PTXRT_API Kernel {
                       std::span<const std::size_t> sizes) const;
 
  private:
+  friend class Module;
+  friend class Library;
+  // `owner` is what keeps the function loaded: the Module's or the Library's shared state.
+  Kernel(std::shared_ptr<detail::KernelState> state, std::shared_ptr<const void> owner)
+      : state_(std::move(state)), owner_(std::move(owner)) {}
+
   void launch_raw(const LaunchConfig& config, const ArgumentSignature& signature,
                   void** parameters) const;
   // Geometry, arguments and the shared memory opt-in: what every launch checks.
@@ -214,8 +216,8 @@ class PTXRT_API Kernel {
 };
 
 // Checks `signature` against a parameter layout; throws Error(invalid_argument) naming the kernel
-// (`who`), the position, both sizes and the C++ type (when `signature.types` lists them).
-// Exposed for tests: no GPU needed.
+// (`who`), the position, both sizes and the C++ type (when `signature.types` lists them). Every
+// launch makes this check; it needs no GPU.
 PTXRT_API void check_arguments_against_layout(const std::vector<ParameterInfo>& layout,
                                               const ArgumentSignature& signature,
                                               std::string_view who);

@@ -29,7 +29,6 @@
 #include "ptxrt/export.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 #include "ptxrt/tune/tuning_space.hpp"
-#include "ptxrt/tune/usable_cpus.hpp"
 
 namespace ptxrt {
 
@@ -136,6 +135,10 @@ struct PTXRT_API TuneShare {
   std::size_t count = 1;
 };
 
+// One compile thread per CPU this process may run on: its affinity mask, which mpirun and Slurm
+// narrow, not the machine's count.
+PTXRT_API unsigned default_compile_threads();
+
 struct PTXRT_API TuneOptions {
   TuningStrategy strategy = TuningStrategy::exhaustive;
   // Time at most this many configs; a share times its part (budget / count, the first
@@ -145,7 +148,7 @@ struct PTXRT_API TuneOptions {
   std::uint64_t seed = 1;                    // of the random order
   // Threads compiling ahead of the measurer; 0 compiles each config on the calling thread just
   // before it is timed (no overlap, for comparison).
-  unsigned compile_threads = usable_cpu_count();
+  unsigned compile_threads = default_compile_threads();
   // Once this is true (set from any thread or a signal handler), start no further config: the
   // one being measured finishes and is recorded, the rest count as not reached. May be null.
   const std::atomic<bool>* stop = nullptr;

@@ -1,4 +1,4 @@
-#include "tune/child_process.hpp"
+#include "support/child_process.hpp"
 
 #include <poll.h>
 #include <signal.h>

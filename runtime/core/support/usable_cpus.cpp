@@ -1,4 +1,4 @@
-#include "ptxrt/tune/usable_cpus.hpp"
+#include "support/usable_cpus.hpp"
 
 #include <sched.h>
 
