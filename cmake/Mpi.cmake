@@ -1,4 +1,4 @@
-# MPI: the optional library ptxrt::mpi (include/ptxrt/mpi.hpp, runtime/mpi/) and the CLI's --mpi
+# MPI: the optional component ptxrt::mpi (include/ptxrt/mpi.hpp, runtime/mpi/) and the CLI's --mpi
 # (tools/mpi/). PTXRT_MPI is on where CMake finds an MPI (Debian: libopenmpi-dev, which
 # scripts/setup.sh installs); off, nothing needs MPI and `--mpi` says that this ptxrt was built
 # without it. The library uses MPI's C API only: MPI_CXX_SKIP_MPICXX keeps the old C++ bindings'
@@ -11,21 +11,12 @@ option(PTXRT_MPI "Build ptxrt::mpi and the CLI's --mpi (needs an MPI)" ${MPI_CXX
 
 if(PTXRT_MPI)
   find_package(MPI REQUIRED COMPONENTS CXX)
-  add_library(ptxrt_mpi
-    runtime/mpi/rank_exchange.cpp runtime/mpi/communicator.cpp runtime/mpi/distributed_closest_pair.cpp
-    runtime/mpi/distributed_tune.cpp runtime/mpi/host_slab.cpp runtime/mpi/session.cpp
-    runtime/mpi/slab_split.cpp
+  ptxrt_add_component(mpi
+    runtime/mpi/rank_exchange.cpp runtime/mpi/communicator.cpp
+    runtime/mpi/distributed_closest_pair.cpp runtime/mpi/distributed_tune.cpp
+    runtime/mpi/host_slab.cpp runtime/mpi/session.cpp runtime/mpi/slab_split.cpp
     runtime/mpi/tune_report_exchange.cpp)
-  add_library(ptxrt::mpi ALIAS ptxrt_mpi)
-  set_target_properties(ptxrt_mpi PROPERTIES
-    EXPORT_NAME mpi
-    CXX_VISIBILITY_PRESET hidden
-    VISIBILITY_INLINES_HIDDEN ON
-    VERSION ${PROJECT_VERSION}
-    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
-  # Its own headers by path ("mpi/communicator.hpp"); the public one comes with ptxrt.
-  target_include_directories(ptxrt_mpi PRIVATE ${PROJECT_SOURCE_DIR}/runtime)
-  target_link_libraries(ptxrt_mpi PUBLIC ptxrt MPI::MPI_CXX PRIVATE $<BUILD_INTERFACE:ptxrt_json>)
+  target_link_libraries(ptxrt_mpi PUBLIC ptxrt_tune MPI::MPI_CXX PRIVATE $<BUILD_INTERFACE:ptxrt_json>)
 endif()
 
 if(TARGET ptxrt_cli)

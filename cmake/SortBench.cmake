@@ -18,4 +18,4 @@ add_custom_command(
   VERBATIM)
 add_executable(ptxrt_sort_bench EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/tests/bench/sort_bench.cpp
                ${PTXRT_CUB_SORT_OBJECT})
-target_link_libraries(ptxrt_sort_bench PRIVATE ptxrt ptxrt_host CLI11::CLI11 CUDA::cudart_static)
+target_link_libraries(ptxrt_sort_bench PRIVATE ptxrt ptxrt_apps CLI11::CLI11 CUDA::cudart_static)

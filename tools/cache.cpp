@@ -11,9 +11,9 @@
 #include <optional>
 #include <sstream>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
-#include "ptxrt/core/builtin_kernels.hpp"
 #include "ptxrt/core/disk_cache.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/manifest.hpp"
@@ -166,7 +166,7 @@ std::vector<std::vector<Define>> warm_configurations(const Manifest& manifest,
 }
 
 std::vector<Program> warm_programs(const std::vector<std::string>& kernels) {
-  std::vector<std::string> names = kernels.empty() ? builtin_kernel_names() : kernels;
+  std::vector<std::string> names = kernels.empty() ? host::builtin_kernel_names() : kernels;
   if (names.empty())
     throw Error(ErrorKind::not_found,
                 "no builtin kernels to warm (ptx_src/ held none at build time): name a file with "

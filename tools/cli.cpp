@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "ptxrt/core/builtin_kernels.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "ptxrt/core/device.hpp"
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/error.hpp"
@@ -24,7 +24,7 @@ namespace {
 
 std::string builtin_list() {
   std::string list;
-  for (const std::string& name : builtin_kernel_names()) list += (list.empty() ? "" : ", ") + name;
+  for (const std::string& name : host::builtin_kernel_names()) list += (list.empty() ? "" : ", ") + name;
   return list.empty() ? "(none)" : list;
 }
 
@@ -126,12 +126,12 @@ Program load_program(const std::string& kernel_or_file) {
     return Program::from_file(kernel_or_file);
   std::string name = kernel_or_file;
   if (name.ends_with(".cu")) name.resize(name.size() - 3);
-  const std::vector<std::string> builtins = builtin_kernel_names();
+  const std::vector<std::string> builtins = host::builtin_kernel_names();
   if (std::find(builtins.begin(), builtins.end(), name) == builtins.end())
     throw Error(ErrorKind::not_found,
                 detail::quoted(kernel_or_file) +
                     " is neither a file nor a builtin kernel (builtin: " + builtin_list() + ")");
-  return Program::builtin(name);
+  return host::builtin_program(name);
 }
 
 std::vector<Define> parse_defines(const std::vector<std::string>& texts) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <random>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/reference.hpp"
 #include "cli.hpp"
 #include "ptxrt/core/driver.hpp"
@@ -21,7 +22,7 @@ namespace {
 constexpr int tile_widths[] = {8, 16, 32};
 
 void show_resources(const Target& target) {
-  const Program program = Program::builtin("matmul_tiled");
+  const Program program = host::builtin_program("matmul_tiled");
   const auto [major, minor] = compute_capability_of(target.arch);
   std::vector<std::vector<std::string>> rows;
   for (int tile : tile_widths) {
@@ -69,7 +70,7 @@ bool run_on_gpu() {
   std::vector<std::vector<std::string>> rows;
   for (int tile : tile_widths) {
     const Kernel kernel = Jit::shared().kernel(
-        Program::builtin("matmul_tiled"), {.defines = {{"TILE_WIDTH", std::to_string(tile)}}},
+        host::builtin_program("matmul_tiled"), {.defines = {{"TILE_WIDTH", std::to_string(tile)}}},
         context, "matmul_tiled");
     const auto t = static_cast<unsigned>(tile);
     const LaunchConfig config{.grid = {blocks_for(n, t), blocks_for(m, t)}, .block = {t, t}};

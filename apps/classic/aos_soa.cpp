@@ -1,5 +1,6 @@
 #include "apps/classic/aos_soa.hpp"
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/random_data.hpp"
 #include "apps/common/reference.hpp"
@@ -16,7 +17,7 @@ constexpr double bytes_per_point = 3 * sizeof(float) + sizeof(float);
 AosSoaPlan plan_aos_soa(std::int64_t n, std::vector<Define> defines) {
   const std::size_t count = positive_size("aos-soa n", n);
   checked_product("aos-soa n", {count}, sizeof(Point));
-  Program program = Program::builtin("aos_soa");
+  Program program = host::builtin_program("aos_soa");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   return {count, std::move(program), std::move(resolved)};
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
 
@@ -33,7 +34,7 @@ unsigned grid_of(std::size_t blocks) {
 
 Kernel bitonic_kernel(const Context& context, Jit& jit, int block_size, std::string_view entry) {
   require_block_size(block_size);
-  return jit.kernel(Program::builtin("bitonic_sort"),
+  return jit.kernel(host::builtin_program("bitonic_sort"),
                     {.defines = {{"BLOCK_SIZE", std::to_string(block_size)}}}, context, entry);
 }
 

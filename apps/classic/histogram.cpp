@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/random_data.hpp"
 #include "apps/common/reference.hpp"
@@ -64,7 +65,7 @@ HistogramPlan plan_histogram(std::int64_t n, HistogramVariant variant,
                              std::vector<Define> defines) {
   const std::size_t count = positive_size("histogram n", n);
   checked_product("histogram n", {count}, sizeof(std::uint32_t));
-  Program program = Program::builtin("histogram");
+  Program program = host::builtin_program("histogram");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto bins = static_cast<unsigned>(define_int(resolved, "BINS"));
   const auto block_size = static_cast<unsigned>(define_int(resolved, "BLOCK_SIZE"));

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "apps/classic/ppm.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/sizes.hpp"
 #include "apps/common/timing.hpp"
@@ -46,7 +47,7 @@ RaytracePlan plan_raytrace(std::int64_t width, std::int64_t height, std::int64_t
   checked_product("raytrace width*height",
                   {static_cast<std::size_t>(width), static_cast<std::size_t>(height)}, 4);
   const int count = positive_int("raytrace spheres", spheres);
-  Program program = Program::builtin("raytrace");
+  Program program = host::builtin_program("raytrace");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const int max_spheres = define_int(resolved, "MAX_SPHERES");
   if (count > max_spheres)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/random_data.hpp"
 #include "apps/common/reference.hpp"
@@ -59,7 +60,7 @@ double sum_error_bound(const std::vector<ReducePass>& passes, unsigned block_siz
 ReducePlan plan_reduce(std::int64_t n, ReduceVariant variant, std::vector<Define> defines) {
   const std::size_t count = positive_size("reduce n", n);
   checked_product("reduce n", {count}, sizeof(float));
-  Program program = Program::builtin("reduce");
+  Program program = host::builtin_program("reduce");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto block_size = static_cast<unsigned>(define_int(resolved, "BLOCK_SIZE"));
   return {count,

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numbers>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/timing.hpp"
 #include "ptxrt/core/error.hpp"
@@ -59,7 +60,7 @@ SimpsonPlan plan_simpson(std::int64_t n, Integrand integrand, std::vector<Define
                     std::to_string(n));
   if (n == std::numeric_limits<std::int64_t>::max() - 1)
     throw Error(ErrorKind::invalid_argument, "simpson n = " + std::to_string(n) + " is too large");
-  Program program = Program::builtin("simpson");
+  Program program = host::builtin_program("simpson");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto block_size = static_cast<unsigned>(define_int(resolved, "BLOCK_SIZE"));
   const std::uint64_t samples = static_cast<std::uint64_t>(n) + 1;

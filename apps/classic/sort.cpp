@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "apps/classic/radix_sort.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/random_data.hpp"
 #include "apps/common/reference.hpp"
@@ -63,7 +64,7 @@ SortPlan plan_sort(std::int64_t n, SortVariant variant, std::vector<Define> defi
                 "sort n = " + std::to_string(count) + " exceeds " +
                     std::to_string(RadixSort::max_keys) +
                     " for the radix sort (its look-back counts in 30 bits)");
-  Program program = Program::builtin(is_radix(variant) ? "radix_sort" : "bitonic_sort");
+  Program program = host::builtin_program(is_radix(variant) ? "radix_sort" : "bitonic_sort");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto block_size = static_cast<unsigned>(define_int(resolved, "BLOCK_SIZE"));
   SortPlan plan{.n = count,

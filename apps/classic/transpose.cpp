@@ -1,5 +1,6 @@
 #include "apps/classic/transpose.hpp"
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/random_data.hpp"
 #include "apps/common/reference.hpp"
@@ -36,7 +37,7 @@ TransposePlan plan_transpose(std::int64_t rows, std::int64_t cols, TransposeVari
   const std::size_t elements = checked_product(
       "transpose rows*cols", {static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)},
       sizeof(float));
-  Program program = Program::builtin("transpose");
+  Program program = host::builtin_program("transpose");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const int tile = define_int(resolved, "TILE_DIM");
   const int block_rows = define_int(resolved, "BLOCK_ROWS");

@@ -1,6 +1,7 @@
 #include "apps/classic/vector_add.hpp"
 
 #include "apps/classic/elementwise_add.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/reference.hpp"
 #include "apps/common/sizes.hpp"
@@ -16,7 +17,7 @@ constexpr unsigned elements_per_thread = 4;
 VectorAddPlan plan_vector_add(std::int64_t n, std::vector<Define> defines) {
   const std::size_t count = positive_size("vecadd n", n);
   checked_product("vecadd n", {count}, 3 * sizeof(float));
-  Program program = Program::builtin("vector_add");
+  Program program = host::builtin_program("vector_add");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   return {count, std::move(program), std::move(resolved)};
 }

@@ -11,6 +11,7 @@
 
 #include "apps/classic/radix_sort.hpp"
 #include "apps/closest_pair/closest_pair_gpu.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/sizes.hpp"
 #include "ptx_src/closest_pair_morton.cuh"
 #include "ptxrt/core/program.hpp"
@@ -71,7 +72,7 @@ GridFrame frame_of(const PointBox& box) {
 }  // namespace
 
 Module grid_module(const GpuSetup& setup) {
-  return setup.jit->module(Program::builtin("closest_pair_grid"),
+  return setup.jit->module(host::builtin_program("closest_pair_grid"),
                            {.defines = {{"BLOCK_SIZE", std::to_string(grid_block)}}},
                            setup.context);
 }

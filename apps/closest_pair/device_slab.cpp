@@ -9,6 +9,7 @@
 #include <string>
 
 #include "apps/closest_pair/point_slab.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "ptx_src/closest_pair_morton.cuh"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
@@ -80,7 +81,7 @@ void SlabKernels::ResidentKernel::launch(std::uint64_t blocks_of_work, const Arg
 
 SlabKernels::SlabKernels(const Context& context, Jit& jit)
     : context_(context),
-      module_(jit.module(Program::builtin("closest_pair_slab"),
+      module_(jit.module(host::builtin_program("closest_pair_slab"),
                          {.defines = {{"BLOCK_SIZE", std::to_string(slab_block)},
                                       {"ITEMS", std::to_string(slab_items)}}},
                          context)),

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "apps/closest_pair/closest_pair_gpu.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/staged_copy.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/ptxrt.hpp"
@@ -16,7 +17,7 @@ namespace {
 // every device of an arch).
 BruteForceRange::Kernels brute_force_kernels(Jit& jit, int base, const Context& context) {
   const Library library =
-      jit.library(Program::builtin("closest_pair"),
+      jit.library(host::builtin_program("closest_pair"),
                   Jit::target_for({.defines = {{"BASE", std::to_string(base)}}}, context));
   return {library.kernel("brute_force", context), library.kernel("reduce_minima", context)};
 }

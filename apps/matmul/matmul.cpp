@@ -1,5 +1,6 @@
 #include "apps/matmul/matmul.hpp"
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/random_data.hpp"
 #include "apps/common/reference.hpp"
@@ -37,7 +38,7 @@ MatmulPlan plan_matmul(std::int64_t m, std::int64_t n, std::int64_t k, MatmulVar
   const auto [rows, cols, inner] = checked_product_sizes("matmul", m, n, k);
 
   const bool tiled = variant == MatmulVariant::tiled;
-  Program program = Program::builtin(tiled ? "matmul_tiled" : "matmul_naive");
+  Program program = host::builtin_program(tiled ? "matmul_tiled" : "matmul_naive");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto tile =
       static_cast<unsigned>(define_int(resolved, tiled ? "TILE_WIDTH" : "BLOCK_SIZE"));

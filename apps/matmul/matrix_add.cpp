@@ -1,6 +1,7 @@
 #include "apps/matmul/matrix_add.hpp"
 
 #include "apps/classic/elementwise_add.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/reference.hpp"
 #include "apps/common/sizes.hpp"
@@ -13,7 +14,7 @@ MatrixAddPlan plan_matrix_add(std::int64_t rows, std::int64_t cols, std::vector<
   const std::size_t elements = checked_product(
       "matadd rows*cols", {static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)},
       3 * sizeof(float));
-  Program program = Program::builtin("matrix_add");
+  Program program = host::builtin_program("matrix_add");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto block_x = static_cast<unsigned>(define_int(resolved, "BLOCK_X"));
   const auto block_y = static_cast<unsigned>(define_int(resolved, "BLOCK_Y"));

@@ -7,6 +7,7 @@
 #include <exception>
 #include <thread>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/staged_copy.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/ptxrt.hpp"
@@ -55,7 +56,7 @@ class DeviceWork : public DevicePart {
         share_(share),
         transfers_(options.transfers),
         context_(Context::primary(share.device)),
-        kernel_(jit.library(Program::builtin("matmul_tiled"),
+        kernel_(jit.library(host::builtin_program("matmul_tiled"),
                             Jit::target_for(
                                 {.defines = {{"TILE_WIDTH", std::to_string(options.tile_width)}}},
                                 context_))

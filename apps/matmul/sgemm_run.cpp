@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/reference.hpp"
 #include "apps/common/timing.hpp"
@@ -71,7 +72,7 @@ SgemmRunPlan plan_sgemm_run(std::int64_t m, std::int64_t n, std::int64_t k,
   const ProductSizes sizes = checked_product_sizes("sgemm", m, n, k);
   if (tuned && !defines.empty())
     throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
-  resolve_defines(Program::builtin("sgemm"), defines);
+  resolve_defines(host::builtin_program("sgemm"), defines);
   if (tuned) tuned->records();
   return {sizes.m, sizes.n, sizes.k, std::move(defines), std::move(tuned)};
 }

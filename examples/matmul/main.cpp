@@ -1,14 +1,14 @@
-// The README's library example, whole: upload two matrices, JIT-compile ptxrt's builtin tiled
-// matmul for this GPU, launch it, download the product and check it against the CPU.
+// The README's library example, whole: upload two matrices, JIT-compile ptx_src/matmul_tiled.cu
+// for this GPU, launch it, download the product and check it against the CPU.
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
-#include "ptxrt/core/jit.hpp"
-#include "ptxrt/ptxrt.hpp"
+#include "ptxrt/core.hpp"
 
 namespace {
 
@@ -33,7 +33,8 @@ double relative_error(const std::vector<float>& a, const std::vector<float>& b,
 
 }  // namespace
 
-int main() try {
+int main(int argc, char** argv) try {
+  const std::string kernel_file = argc > 1 ? argv[1] : KERNEL_FILE;
   // Not multiples of the tile: the kernel guards every edge.
   const int m = 1000, n = 777, k = 513, tile = 16;
   std::mt19937 generator(std::random_device{}());
@@ -44,7 +45,7 @@ int main() try {
 
   ptxrt::Context context = ptxrt::Context::primary(0);
   ptxrt::Kernel matmul = ptxrt::Jit::shared().kernel(
-      ptxrt::Program::builtin("matmul_tiled"), {.defines = {{"TILE_WIDTH", std::to_string(tile)}}},
+      ptxrt::Program::from_file(kernel_file), {.defines = {{"TILE_WIDTH", std::to_string(tile)}}},
       context, "matmul_tiled");
 
   ptxrt::DeviceBuffer<float> a(context, std::span<const float>(host_a));

@@ -1,4 +1,4 @@
-// Eight threads, one Jit, three specializations of the builtin tiled matmul (TILE_WIDTH 8, 16,
+// Eight threads, one Jit, three specializations of the tiled matmul of ptx_src/ (TILE_WIDTH 8, 16,
 // 32), all asked for at once: the Jit compiles (or loads from its disk cache) each specialization
 // once and every other request waits for that one result. Each thread multiplies matrices of its
 // own ragged sizes on its own stream and checks every product against the CPU.
@@ -13,8 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "ptxrt/core/jit.hpp"
-#include "ptxrt/ptxrt.hpp"
+#include "ptxrt/core.hpp"
 
 namespace {
 
@@ -22,8 +21,9 @@ constexpr int thread_count = 8, rounds = 4;
 constexpr unsigned tiles[] = {8, 16, 32};
 
 // One product on `stream`, checked element by element against a double-precision CPU product.
-bool multiply_and_check(ptxrt::Jit& jit, const ptxrt::Context& context, const ptxrt::Stream& stream,
-                        unsigned tile, std::mt19937& generator) {
+bool multiply_and_check(ptxrt::Jit& jit, const ptxrt::Program& program,
+                        const ptxrt::Context& context, const ptxrt::Stream& stream, unsigned tile,
+                        std::mt19937& generator) {
   std::uniform_int_distribution<int> size(33, 300);
   const int m = size(generator), n = size(generator), k = size(generator);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
@@ -31,9 +31,8 @@ bool multiply_and_check(ptxrt::Jit& jit, const ptxrt::Context& context, const pt
   for (float& value : a) value = uniform(generator);
   for (float& value : b) value = uniform(generator);
 
-  ptxrt::Kernel matmul =
-      jit.kernel(ptxrt::Program::builtin("matmul_tiled"),
-                 {.defines = {{"TILE_WIDTH", std::to_string(tile)}}}, context, "matmul_tiled");
+  ptxrt::Kernel matmul = jit.kernel(program, {.defines = {{"TILE_WIDTH", std::to_string(tile)}}},
+                                    context, "matmul_tiled");
   ptxrt::DeviceBuffer<float> device_a(context, std::span<const float>(a));
   ptxrt::DeviceBuffer<float> device_b(context, std::span<const float>(b));
   const std::vector<float> poison(std::size_t(m) * n, std::numeric_limits<float>::quiet_NaN());
@@ -58,9 +57,11 @@ bool multiply_and_check(ptxrt::Jit& jit, const ptxrt::Context& context, const pt
 
 }  // namespace
 
-int main() try {
+int main(int argc, char** argv) try {
   ptxrt::Context context = ptxrt::Context::primary(0);
   ptxrt::Jit jit;  // shared by every thread: its caches are thread-safe and single-flight
+  // Read once and shared by every thread, as an application would.
+  const ptxrt::Program program = ptxrt::Program::from_file(argc > 1 ? argv[1] : KERNEL_FILE);
   std::atomic<int> right{0}, wrong{0};
   std::vector<std::jthread> threads;
   for (int index = 0; index < thread_count; ++index)
@@ -69,7 +70,7 @@ int main() try {
       ptxrt::Stream stream(context);  // a stream belongs to one thread at a time
       for (int round = 0; round < rounds; ++round) {
         const unsigned tile = tiles[(index + round) % std::size(tiles)];
-        (multiply_and_check(jit, context, stream, tile, generator) ? right : wrong)++;
+        (multiply_and_check(jit, program, context, stream, tile, generator) ? right : wrong)++;
       }
     });
   threads.clear();  // joins

@@ -11,9 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/ptxrt.hpp"
-#include "ptxrt/tune/problem_tuner.hpp"
-#include "ptxrt/tune/tuned_kernel.hpp"
+#include "ptxrt/tune.hpp"
 
 int main(int argc, char** argv) try {
   // The tune starts this program again as its worker: serve, and nothing else, then.

@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/core/jit.hpp"
-#include "ptxrt/ptxrt.hpp"
+#include "ptxrt/core.hpp"
 
 int main(int argc, char** argv) try {
   const std::string kernel_file = argc > 1 ? argv[1] : KERNEL_FILE;

@@ -3,16 +3,32 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <span>
+#include <string>
 #include <utility>
 
 #include "blas/sgemm_family.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
+#include "support/embedded_files.hpp"
 
 namespace ptxrt {
 
+namespace detail {
+// Generated from ptx_src/sgemm.cu by cmake/EmbedKernels.cmake.
+std::span<const EmbeddedFile> embedded_sgemm_files();
+}  // namespace detail
+
 const Program& sgemm_program() {
-  static const Program program = Program::builtin("sgemm");
+  static const Program program = [] {
+    const std::span<const detail::EmbeddedFile> files = detail::embedded_sgemm_files();
+    const auto source =
+        std::find_if(files.begin(), files.end(),
+                     [](const detail::EmbeddedFile& file) { return file.path == "sgemm.cu"; });
+    if (source == files.end())
+      throw Error(ErrorKind::not_found, "ptxrt::blas was built without sgemm.cu");
+    return Program::from_string(std::string(source->text()), "sgemm.cu");
+  }();
   return program;
 }
 

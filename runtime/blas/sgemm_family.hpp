@@ -6,7 +6,7 @@
 
 namespace ptxrt {
 
-// Program::builtin("sgemm"), built once.
+// ptx_src/sgemm.cu, embedded in ptxrt::blas, as one Program (one identity).
 const Program& sgemm_program();
 
 inline constexpr int sgemm_min_slice_depth = 256;

@@ -29,7 +29,10 @@ class FieldError : public Error {
 
 class Reader {
  public:
-  Reader(std::string origin, fs::path base) : origin_(std::move(origin)), base_(std::move(base)) {}
+  Reader(std::string origin, fs::path base, ProgramsByName programs_by_name = {})
+      : origin_(std::move(origin)),
+        base_(std::move(base)),
+        programs_by_name_(std::move(programs_by_name)) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
     throw FieldError(ErrorKind::invalid_argument,
@@ -325,7 +328,12 @@ class Reader {
   // "builtin" (what to_json writes).
   Program program(const json& document, std::optional<Program> given) const {
     if (given) return std::move(*given);
-    if (document.contains("builtin")) return Program::builtin(text(document["builtin"], "builtin"));
+    if (document.contains("builtin")) {
+      const std::string name = text(document["builtin"], "builtin");
+      std::optional<Program> named = programs_by_name_ ? programs_by_name_(name) : std::nullopt;
+      if (!named) fail("builtin", "no program named " + detail::quoted(name) + " is known here");
+      return *std::move(named);
+    }
     if (document.contains("source")) return Program::from_file(file(document["source"], "source"));
     if (document.contains("source_text")) {
       Program program = Program::from_string(
@@ -419,6 +427,7 @@ class Reader {
  private:
   std::string origin_;
   fs::path base_;
+  ProgramsByName programs_by_name_;
 };
 
 json parse_document(std::string_view text, const std::string& origin,
@@ -437,8 +446,9 @@ json parse_document(std::string_view text, const std::string& origin,
 }  // namespace
 
 KernelProblem KernelProblem::from_json(std::string_view text, std::optional<Program> program,
-                                       std::string_view origin, const fs::path& base_directory) {
-  const Reader reader(std::string(origin), base_directory);
+                                       std::string_view origin, const fs::path& base_directory,
+                                       const ProgramsByName& programs_by_name) {
+  const Reader reader(std::string(origin), base_directory, programs_by_name);
   KernelProblem problem = reader.read(parse_document(text, std::string(origin)), std::move(program), false);
   problem.origin_ = std::string(origin);
   problem.validate();

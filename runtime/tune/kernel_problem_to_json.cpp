@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "jit/include_scanner.hpp"
-#include "ptxrt/core/builtin_kernels.hpp"
 #include "ptxrt/tune/kernel_problem.hpp"
 
 namespace ptxrt {
@@ -55,14 +54,15 @@ constexpr const char* role_names[] = {"input", "output", "input_output"};
 
 // How to find the program again: its file when it is one unchanged, a builtin by name, or its
 // text with its headers.
-void program_json(json& document, const Program& program) {
+void program_json(json& document, const Program& program, const ProgramsByName& programs_by_name) {
   std::string stem = program.name();
   if (stem.ends_with(".cu")) stem.resize(stem.size() - 3);
-  const std::vector<std::string> builtins = builtin_kernel_names();
-  if (std::find(builtins.begin(), builtins.end(), stem) != builtins.end() &&
-      Program::builtin(stem).identity() == program.identity()) {
-    document["builtin"] = stem;
-    return;
+  if (programs_by_name) {
+    const std::optional<Program> named = programs_by_name(stem);
+    if (named && named->identity() == program.identity()) {
+      document["builtin"] = stem;
+      return;
+    }
   }
   const fs::path file = program.directory() / program.name();
   if (program.headers().empty() && detail::read_source_if_readable(file) == program.source()) {
@@ -79,12 +79,12 @@ void program_json(json& document, const Program& program) {
 
 }  // namespace
 
-std::string KernelProblem::to_json() const {
+std::string KernelProblem::to_json(const ProgramsByName& programs_by_name) const {
   if (!is_declarative())
     throw Error(ErrorKind::invalid_argument,
                 name_ + ": a problem with a reference callback has no JSON form");
   json document{{"name", name_}, {"kernel", entry_}};
-  program_json(document, program_);
+  program_json(document, program_, programs_by_name);
   json sizes = json::object();
   for (const auto& [name, fallback] : sizes_) sizes[name] = fallback ? json(*fallback) : json();
   document["sizes"] = sizes;

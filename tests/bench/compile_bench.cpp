@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/timing.hpp"
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/jit.hpp"
@@ -131,7 +132,7 @@ int main(int argc, char** argv) {
   std::printf("%-28s %10s %14s %12s %9s\n", "kernel", "plain", "creating PCH", "warm PCH",
               "speed-up");
   bool created = true;
-  created &= bench_precompiled_headers("matmul_tiled", ptxrt::Program::builtin("matmul_tiled"),
+  created &= bench_precompiled_headers("matmul_tiled", ptxrt::host::builtin_program("matmul_tiled"),
                                        rounds, scratch / "pch-matmul");
   created &= bench_precompiled_headers(
       "cooperative_groups reduce",

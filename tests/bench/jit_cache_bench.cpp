@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "process.hpp"
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/jit.hpp"
@@ -35,7 +36,7 @@ const ptxrt::CompileOptions options{.defines = {{"TILE_WIDTH", "16"}},
 
 // In a fresh process: one fetch from the disk cache (and, with a GPU, the module load).
 int child(const std::filesystem::path& directory) {
-  const ptxrt::Program program = ptxrt::Program::builtin("matmul_tiled");
+  const ptxrt::Program program = ptxrt::host::builtin_program("matmul_tiled");
   ptxrt::Jit jit = make_jit(directory);
   auto start = Clock::now();
   auto image = jit.image(program, options);
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
   const auto directory =
       std::filesystem::temp_directory_path() / ("ptxrt-jit-bench-" + std::to_string(getpid()));
   std::filesystem::remove_all(directory);
-  const ptxrt::Program program = ptxrt::Program::builtin("matmul_tiled");
+  const ptxrt::Program program = ptxrt::host::builtin_program("matmul_tiled");
 
   ptxrt::Jit jit = make_jit(directory);
   auto start = Clock::now();

@@ -19,6 +19,7 @@
 #include "apps/classic/sort.hpp"
 #include "apps/classic/vector_add.hpp"
 #include "apps/closest_pair/point_file.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/sizes.hpp"
 #include "apps/matmul/matrix_add.hpp"
@@ -127,8 +128,8 @@ TEST_CASE("broken kernel source: a compile error at the file's line, then a good
 }
 
 TEST_CASE("an unknown kernel is not_found, naming it and the builtin kernels") {
-  check_error([] { Program::builtin("no_such_kernel"); }, ErrorKind::not_found, "no_such_kernel");
-  CHECK(Program::builtin("matmul_tiled").name() == "matmul_tiled.cu");
+  check_error([] { host::builtin_program("no_such_kernel"); }, ErrorKind::not_found, "no_such_kernel");
+  CHECK(host::builtin_program("matmul_tiled").name() == "matmul_tiled.cu");
   if (!have_cli()) return;
   Cli cli;
   cli.check_fails({"compile", "no_such_kernel", "--arch", "sm_80"}, 1,
@@ -139,7 +140,7 @@ TEST_CASE("an unknown kernel is not_found, naming it and the builtin kernels") {
 }
 
 TEST_CASE("TILE_WIDTH=0, =33 and =abc are refused before NVRTC, listing the valid values") {
-  const Program matmul = Program::builtin("matmul_tiled");
+  const Program matmul = host::builtin_program("matmul_tiled");
   for (const char* value : {"0", "33", "abc"}) {
     CAPTURE(value);
     check_error(
@@ -171,7 +172,7 @@ TEST_CASE("a missing required define, an unknown one and a bad name are each nam
               "name '1TILE' is not a C identifier");
   check_error(
       [] {
-        ptxrt::host::resolve_defines(Program::builtin("matmul_tiled"), {{"NOPE", "1"}});
+        ptxrt::host::resolve_defines(host::builtin_program("matmul_tiled"), {{"NOPE", "1"}});
       },
       ErrorKind::invalid_argument, "-D NOPE: matmul_tiled.cu declares no such constant");
   CHECK_FALSE(compile(program, options_for("sm_80", {{"WIDTH", "2"}})).data.empty());

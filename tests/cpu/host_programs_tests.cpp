@@ -20,6 +20,7 @@
 #include "apps/classic/sort.hpp"
 #include "apps/classic/transpose.hpp"
 #include "apps/classic/vector_add.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/random_data.hpp"
 #include "apps/common/sizes.hpp"
@@ -79,7 +80,7 @@ TEST_CASE("median takes the middle sample, or the mean of the middle two") {
 }
 
 TEST_CASE("resolve_defines fills defaults and rejects constants the kernel file does not declare") {
-  const auto program = ptxrt::Program::builtin("matmul_tiled");
+  const auto program = ptxrt::host::builtin_program("matmul_tiled");
   const auto defaults = host::resolve_defines(program, {});
   REQUIRE(defaults.size() == 1);
   CHECK(defaults[0] == ptxrt::Define{"TILE_WIDTH", "16"});
@@ -87,9 +88,9 @@ TEST_CASE("resolve_defines fills defaults and rejects constants the kernel file 
       host::resolve_defines(program, {{"TILE_WIDTH", "33"}}),
       "TILE_WIDTH=33 is not valid for matmul_tiled.cu: expected one of 4, 8, 16, 32", Error);
   CHECK_THROWS_WITH_AS(
-      host::resolve_defines(ptxrt::Program::builtin("matmul_naive"), {{"TILE_WIDTH", "16"}}),
+      host::resolve_defines(ptxrt::host::builtin_program("matmul_naive"), {{"TILE_WIDTH", "16"}}),
       "-D TILE_WIDTH: matmul_naive.cu declares no such constant (it takes BLOCK_SIZE)", Error);
-  CHECK_THROWS_WITH_AS(host::resolve_defines(ptxrt::Program::builtin("vector_add"), {{"N", "1"}}),
+  CHECK_THROWS_WITH_AS(host::resolve_defines(ptxrt::host::builtin_program("vector_add"), {{"N", "1"}}),
                        "-D N: vector_add.cu declares no such constant (it takes none)", Error);
   CHECK(host::define_int(defaults, "TILE_WIDTH") == 16);
 }

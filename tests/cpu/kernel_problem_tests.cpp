@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "disk_cache_test_support.hpp"
@@ -118,6 +120,32 @@ TEST_CASE("the builder, the problem file and its JSON form make the same problem
   const KernelProblem again = KernelProblem::from_json(read.to_json(), std::nullopt, "again", {});
   CHECK(again.to_json() == read.to_json());
   CHECK(again.program().source() == read.program().source());
+}
+
+TEST_CASE(
+    "a program the application knows by name goes to JSON by that name and is read back through "
+    "the same lookup") {
+  const KernelProblem read =
+      KernelProblem::from_file(kernels / "gaussian_sum.json", kernels / "gaussian_sum.cu");
+  const ptxrt::Program& known = read.program();
+  const ptxrt::ProgramsByName programs_by_name =
+      [&](std::string_view name) -> std::optional<ptxrt::Program> {
+    if (name == "gaussian_sum") return known;
+    return std::nullopt;
+  };
+  const nlohmann::json by_name = nlohmann::json::parse(read.to_json(programs_by_name));
+  CHECK(by_name["builtin"] == "gaussian_sum");
+  CHECK_FALSE(by_name.contains("source"));
+  const KernelProblem again =
+      KernelProblem::from_json(by_name.dump(), std::nullopt, "again", {}, programs_by_name);
+  CHECK(again.program().identity() == known.identity());
+  CHECK(again.to_json() == read.to_json());
+
+  // Without the lookup the program goes as its file, and a name is refused by its field.
+  CHECK(nlohmann::json::parse(read.to_json()).contains("source"));
+  check_error([&] { KernelProblem::from_json(by_name.dump(), std::nullopt, "again", {}); },
+              ErrorKind::invalid_argument,
+              "again: builtin: no program named 'gaussian_sum' is known here");
 }
 
 TEST_CASE("a kernel file's problem lines describe it, with the manifest's tunables") {

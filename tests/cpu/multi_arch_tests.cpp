@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/disassembly.hpp"
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
@@ -172,7 +173,7 @@ TEST_CASE("the tiled matmul's SASS holds FFMA, counted per kernel") {
   }
   ptxrt::CompileOptions options = target("sm_90", ptxrt::ImageFormat::cubin);
   options.defines = {{"TILE_WIDTH", "16"}};
-  const ptxrt::Image cubin = ptxrt::compile(ptxrt::Program::builtin("matmul_tiled"), options);
+  const ptxrt::Image cubin = ptxrt::compile(ptxrt::host::builtin_program("matmul_tiled"), options);
   const std::string sass = ptxrt::host::disassemble(cubin.data);
   CHECK(contains(sass, "FFMA"));
   const std::vector<ptxrt::host::KernelInstructions> kernels =

@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/matmul/sgemm.hpp"
 #include "device_profiles.hpp"
 #include "ptxrt/blas/sgemm_config.hpp"
@@ -35,7 +36,7 @@ TEST_CASE("a default-constructed sgemm config is sgemm.cu's defaults: 128x128x16
   CHECK(config.shared_bytes() == 3 * 16 * (128 + 4 + 128) * 4);
   CHECK(config.register_cap(h100()) == 128);
   CHECK(config.describe() == "128x128x16 8x8/thread 4x2 warps lanes 4x8 3 stages min 2 blocks/SM");
-  const ptxrt::Program program = ptxrt::Program::builtin("sgemm");
+  const ptxrt::Program program = ptxrt::host::builtin_program("sgemm");
   for (const ptxrt::Define& define : config.defines()) {
     CAPTURE(define.name);
     const ptxrt::ManifestDefine* declared = program.manifest().find_define(define.name);
@@ -62,7 +63,7 @@ TEST_CASE("every sgemm config listed for an H100 suits it, once each, sgemm.cu's
 }
 
 TEST_CASE("a config's defines are exactly what sgemm.cu declares, in its declared values") {
-  const ptxrt::Program program = ptxrt::Program::builtin("sgemm");
+  const ptxrt::Program program = ptxrt::host::builtin_program("sgemm");
   for (const SgemmConfig& config : ptxrt::host::sgemm_configs(h100())) {
     CAPTURE(config.describe());
     std::vector<ptxrt::Define> defines = config.defines();
@@ -244,7 +245,7 @@ TEST_CASE("the ragged sweep skips idle warps and the square one loads A by vecto
 
 // ptxas' own report, from the NVRTC log: the main configs must not touch local memory.
 TEST_CASE("every listed sgemm config builds for sm_90 without spills and within its register cap") {
-  const ptxrt::Program program = ptxrt::Program::builtin("sgemm");
+  const ptxrt::Program program = ptxrt::host::builtin_program("sgemm");
   for (const SgemmConfig& config : ptxrt::host::sgemm_configs(h100())) {
     CAPTURE(config.describe());
     ptxrt::CompileOptions options;

@@ -20,6 +20,7 @@
 #include "apps/closest_pair/closest_pair.hpp"
 #include "apps/closest_pair/closest_pair_cpu.hpp"
 #include "apps/closest_pair/point_generator.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
@@ -78,7 +79,7 @@ std::vector<Point2> dense_cluster_in_wide_box(std::size_t n, std::uint64_t seed)
 // reduce_argmin's passes over in[0, n), as run_reduce launches them, partials poisoned.
 ArgMin device_argmin(CUdeviceptr in, std::size_t n) {
   constexpr unsigned block = 256;
-  const Kernel kernel = test_jit().kernel(Program::builtin("reduce"),
+  const Kernel kernel = test_jit().kernel(host::builtin_program("reduce"),
                                           compile_options({{"BLOCK_SIZE", std::to_string(block)}}),
                                           test_context(), "reduce_argmin");
   const std::vector<ReducePass> passes = reduction_passes(n, block);

@@ -22,6 +22,7 @@
 #include "apps/classic/transpose.hpp"
 #include "apps/classic/vector_add.hpp"
 #include "apps/common/benchmark.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/random_data.hpp"
 #include "apps/common/reference.hpp"
 #include "apps/common/timing.hpp"
@@ -161,7 +162,7 @@ TEST_CASE("reduce cooperative: one launch, within the sum's bound, for every blo
 
 TEST_CASE("reduce cooperative equals reduce_sum's two passes at its grid, bit for bit") {
   const ptxrt::Context& context = test_context();
-  const ptxrt::Program program = ptxrt::Program::builtin("reduce");
+  const ptxrt::Program program = ptxrt::host::builtin_program("reduce");
   const ptxrt::Kernel two_pass = test_jit().kernel(program, {}, context, "reduce_sum");
   const ptxrt::Kernel one_launch =
       test_jit().kernel(program, {}, context, "reduce_sum_cooperative");

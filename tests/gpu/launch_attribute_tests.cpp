@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "error_checks.hpp"
 #include "gpu_fixture.hpp"
 #include "ptxrt/core/occupancy.hpp"
@@ -126,7 +127,7 @@ TEST_CASE(
   for (const char* block : {"64", "256", "1024"}) {
     CAPTURE(block);
     const CompileOptions options{.defines = {{"BLOCK_SIZE", block}}};
-    const Program program = Program::builtin("reduce");
+    const Program program = host::builtin_program("reduce");
     const Kernel kernel =
         test_jit().kernel(program, options, test_context(), "reduce_sum_cooperative");
     const auto image = test_jit().image(program, Jit::target_for(options, test_context()));

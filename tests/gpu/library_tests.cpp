@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
 #include "ptxrt/core/library.hpp"
@@ -25,7 +26,7 @@ Jit memory_only_jit() {
 }
 
 const Program& vector_add_program() {
-  static const Program program = Program::builtin("vector_add");
+  static const Program program = host::builtin_program("vector_add");
   return program;
 }
 
@@ -54,7 +55,7 @@ std::vector<Context> primary_contexts_of_device_0_arch() {
 
 Library tiled_matmul_library() {
   return Library::load(
-      compile(Program::builtin("matmul_tiled"),
+      compile(host::builtin_program("matmul_tiled"),
               Jit::target_for({.defines = {{"TILE_WIDTH", "16"}}}, test_context())));
 }
 
@@ -99,7 +100,7 @@ TEST_CASE("a library's kernel is made once per context and shared") {
 
 TEST_CASE("sixteen threads asking for one library compile and load it once") {
   Jit jit = memory_only_jit();
-  const Program program = Program::builtin("matmul_tiled");
+  const Program program = host::builtin_program("matmul_tiled");
   const CompileOptions options =
       Jit::target_for({.defines = {{"TILE_WIDTH", "8"}}}, test_context());
   std::vector<std::thread> threads;

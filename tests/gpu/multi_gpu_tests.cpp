@@ -14,6 +14,7 @@
 #include "apps/closest_pair/closest_pair_gpu.hpp"
 #include "apps/closest_pair/multi_gpu_closest_pair.hpp"
 #include "apps/closest_pair/point_generator.hpp"
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/reference.hpp"
 #include "apps/common/staged_copy.hpp"
 #include "apps/matmul/multi_gpu.hpp"
@@ -185,7 +186,7 @@ TEST_CASE("brute-force ranges of tile pairs folded on the host equal the whole b
     const int base = 32;
     CAPTURE(points.size());
     const Module module = ptxrt::testing::test_jit().module(
-        Program::builtin("closest_pair"), {.defines = {{"BASE", std::to_string(base)}}}, context);
+        host::builtin_program("closest_pair"), {.defines = {{"BASE", std::to_string(base)}}}, context);
     const DeviceBuffer<host::Point2> device_points(context, std::span(points));
     const host::ClosestPair whole = single_gpu_brute_force(points, base);
     for (std::size_t parts : {2u, 3u, 7u}) {

@@ -18,6 +18,7 @@
 #include <random>
 #include <thread>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
 #include "ptxrt/core/library.hpp"
@@ -69,10 +70,10 @@ const std::vector<Variant>& variants() {
 
 const Program& program_of(Family family) {
   static const std::map<Family, Program> programs = {
-      {Family::vector_add, Program::builtin("vector_add")},
-      {Family::matrix_add, Program::builtin("matrix_add")},
-      {Family::matmul, Program::builtin("matmul_tiled")},
-      {Family::reduce_sum, Program::builtin("reduce")}};
+      {Family::vector_add, host::builtin_program("vector_add")},
+      {Family::matrix_add, host::builtin_program("matrix_add")},
+      {Family::matmul, host::builtin_program("matmul_tiled")},
+      {Family::reduce_sum, host::builtin_program("reduce")}};
   return programs.at(family);
 }
 

@@ -69,9 +69,6 @@ class PTXRT_API Program {
   // `name` appears in diagnostics and the Image; `directory` (may be empty) serves includes.
   static Program from_string(std::string source, std::string name = "program.cu",
                              std::filesystem::path directory = {});
-  // A kernel embedded from ptx_src/ ("matmul_tiled" or "matmul_tiled.cu"), with every embedded
-  // header available to its includes. Throws Error (not_found) listing the known ones.
-  static Program builtin(std::string_view name);
 
   // Several translation units from files, linked into one image; the first names the program.
   // Throws Error (io) naming the first file that cannot be read, (invalid_argument) for none.
@@ -160,7 +157,7 @@ PTXRT_API Image compile(const Program& program, const CompileOptions& options,
                         int driver_version = 0);
 
 // SHA-256 (hex) of everything that determines the Image: every source, the content of every
-// header they include (quoted includes resolved recursively; named and builtin headers too), every
+// header they include (quoted includes resolved recursively; named headers too), every
 // device object's bytes, the defines after validation (sorted by name), the options, lto and the
 // link options, the target arch with its suffix, the NVRTC and nvJitLink versions and, for PTX
 // (which the driver JIT-compiles), `driver_version`.

@@ -256,6 +256,11 @@ PTXRT_API ProblemData make_problem_data(const KernelProblem& problem, const Prob
 // hold exactly its output's bytes (the errors of check_problem_data).
 PTXRT_API ProblemData read_expected_files(const KernelProblem& problem, const ProblemSizes& sizes);
 
+// Programs an application knows by name (the CLI: ptxrt's builtin kernels), for a problem file's
+// "builtin" field: the program, or nothing for a name it does not know. Called from the reading
+// thread; must not throw for an unknown name.
+using ProgramsByName = std::function<std::optional<Program>(std::string_view name)>;
+
 class PTXRT_API KernelProblem {
  public:
   // `entry`: the kernel as its source names it: an extern "C" name, a C++ name (with its
@@ -270,18 +275,21 @@ class PTXRT_API KernelProblem {
   static KernelProblem from_file(const std::filesystem::path& problem_file,
                                  const std::filesystem::path& kernel_file);
   // The same from text; `origin` names it in messages, `base_directory` serves relative paths.
-  // Without `program`, the text's "source" (a path), "source_text" or "builtin" names it.
+  // Without `program`, the text's "source" (a path), "source_text" or "builtin" names it; a
+  // "builtin" is found through `programs_by_name` (without it, refused naming the field).
   static KernelProblem from_json(std::string_view text, std::optional<Program> program,
                                  std::string_view origin,
-                                 const std::filesystem::path& base_directory);
+                                 const std::filesystem::path& base_directory,
+                                 const ProgramsByName& programs_by_name = {});
   // The problem of the kernel file's "// ptxrt: problem" lines (messages give the file's line
   // numbers); without a "tune" field its space is the manifest's tune and constraint lines.
   // Throws Error (not_found) when the file has no such lines.
   static KernelProblem from_manifest(Program program);
   // The problem file's JSON for this problem, which from_json reads back the same; the program
-  // goes as its path when it was read from a file, else as its source text. Throws Error
-  // (invalid_argument) for a problem with a reference callback.
-  std::string to_json() const;
+  // goes by name when `programs_by_name` gives this very program for its name, as its path when
+  // it was read from a file, else as its source text. Throws Error (invalid_argument) for a
+  // problem with a reference callback.
+  std::string to_json(const ProgramsByName& programs_by_name = {}) const;
 
   // The builder. Each returns *this; expression text is parsed at once (Error naming it).
   KernelProblem& name(std::string name);

@@ -36,6 +36,6 @@ std::vector<IncludedFile> find_included_files(std::string_view source,
 // The text of a source or header, for the readers that go on without it (the include scan, a
 // compile error's source lines): nothing when it is missing, is not a regular file, is larger
 // than source_limits or cannot be read.
-std::optional<std::string> read_source_if_readable(const std::filesystem::path& path);
+PTXRT_API std::optional<std::string> read_source_if_readable(const std::filesystem::path& path);
 
 }  // namespace ptxrt::detail

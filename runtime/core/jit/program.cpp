@@ -20,7 +20,6 @@
 #include "jit/link.hpp"
 #include "jit/precompiled_headers.hpp"
 #include "jit/std_headers.hpp"
-#include "ptxrt/core/builtin_kernels.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/log.hpp"
 
@@ -459,28 +458,6 @@ Program Program::from_files(const std::vector<std::filesystem::path>& paths) {
 Program Program::from_string(std::string source, std::string name,
                              std::filesystem::path directory) {
   return Program(std::move(source), std::move(name), std::move(directory));
-}
-
-Program Program::builtin(std::string_view name) {
-  std::string file(name);
-  if (!file.ends_with(".cu")) file += ".cu";
-  // The embedded files never change, so every request for one gets a copy of one Program (one
-  // identity): Jit's fingerprint tables then hold an entry per kernel, not one per request.
-  static std::mutex mutex;
-  static std::map<std::string, Program, std::less<>> programs;
-  std::lock_guard lock(mutex);
-  if (auto found = programs.find(file); found != programs.end()) return found->second;
-  std::optional<std::string_view> source = builtin_file(file);
-  if (!source) {
-    std::string known;
-    for (const std::string& kernel : builtin_kernel_names()) known += " " + kernel;
-    throw Error(ErrorKind::not_found, "no builtin kernel '" + std::string(name) + "'; known:" +
-                                          (known.empty() ? " (none)" : known));
-  }
-  Program program(std::string(*source), file, {});
-  for (auto [path, text] : builtin_headers()) program.add_header(std::string(path), std::string(text));
-  programs.emplace(file, program);
-  return program;
 }
 
 Program& Program::add_header(std::string include_name, std::string content) {

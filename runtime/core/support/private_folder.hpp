@@ -90,7 +90,7 @@ std::string untrusted_folder(const struct stat& status);
 // PrivateFolder::status_of): "is a symbolic link, ...", "is a FIFO, ...", "is owned by uid 65534,
 // ..."; `kind` names what should be there ("a cache entry"). Empty when it is a regular file of
 // this user.
-std::string unusable_file(const struct stat& status, std::string_view kind);
+PTXRT_API std::string unusable_file(const struct stat& status, std::string_view kind);
 
 // The last modification time in `status`, as std::filesystem reports it.
 std::filesystem::file_time_type modification_time(const struct stat& status);

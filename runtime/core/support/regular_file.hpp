@@ -64,7 +64,7 @@ PTXRT_API std::string read_opened_file(const OpenedFile& file, const std::filesy
 
 // The first `bytes` bytes of an opened regular file, fewer when it is shorter: enough to recognise
 // what wrote it without reading it all.
-std::string read_opened_prefix(const OpenedFile& file, std::size_t bytes);
+PTXRT_API std::string read_opened_prefix(const OpenedFile& file, std::size_t bytes);
 
 // "a FIFO", "a directory", "a character device", ...: what a non-regular file is, for messages.
 std::string_view file_type_name(mode_t mode);

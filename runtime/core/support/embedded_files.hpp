@@ -1,4 +1,5 @@
-// Internal: the kernel sources compiled into the library by cmake/EmbedKernels.cmake.
+// Internal: kernel sources compiled into a library by cmake/EmbedKernels.cmake, as a sorted table
+// that a generated function returns (ptxrt_embed_kernels names it).
 #pragma once
 
 #include <cstddef>
@@ -14,8 +15,5 @@ struct EmbeddedFile {
 
   std::string_view text() const { return {reinterpret_cast<const char*>(bytes), size}; }
 };
-
-// Sorted by path. Defined in the generated source.
-std::span<const EmbeddedFile> embedded_kernel_files();
 
 }  // namespace ptxrt::detail
