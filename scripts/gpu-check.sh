@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds Release and runs every GPU test and benchmark in one go, on a machine with a GPU and no
 # package registry (CLI11, doctest and nlohmann-json must already be installed there). Prints a
-# short summary last. Logs go to $OUT (when set, as on the lent GPU machine) or build-gpu/logs.
-# One call of the lent machine may run 10 minutes, so the parts can be left out or added:
+# short summary last. Logs go to $OUT (when set: a GPU machine that collects that folder) or
+# build-gpu/logs. The parts can be left out or added, to fit a run into a 10-minute slot:
 #   scripts/gpu-check.sh [--no-tests|--gpu-tests-only] [--sanitize|--sanitize-all] [--no-bench] [--tune]
 #                      [--mpi|--mpi-checks|--mpi-bench]
 #                      [--bench-args "..."] [--sanitize-args "..."]

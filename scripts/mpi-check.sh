@@ -150,7 +150,7 @@ print(f'{w}, {u} (best of 2): one process {one:.1f}, MPI 1 rank {m1:.1f} ({m1/on
     python3 - "$out/bench-cp-mpi$ranks-1.json" "$ranks" <<'PY' || status=1
 import json, sys
 times = json.load(open(sys.argv[1]))["times"]
-print(f"  MPI {sys.argv[2]} rank(s), slowest rank's phases (round 1): " + ", ".join(
+print(f"  MPI {sys.argv[2]} rank(s), slowest rank's phases: " + ", ".join(
     f"{phase[:-3]} {times[phase]:.1f} ms" for phase in
     ["setup_ms", "input_ms", "split_ms", "solve_ms", "border_ms", "reduce_ms", "total_ms"]))
 PY

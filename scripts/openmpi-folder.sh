@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Open MPI in a folder, for a machine that has none and no package registry (the lent GPU
-# machines): run this where apt works (Debian 12, as CI), carry the folder over, and there
+# Open MPI in a folder, for a machine that has none and no package registry (a GPU machine cut
+# off from the network): run this where apt works (Debian 12, as CI), carry the folder over, and there
 #   source FOLDER/env.sh      # mpirun, mpicxx and the libraries from FOLDER
 #   cmake ... -DMPI_CXX_COMPILER="$OMPI_FOLDER/usr/bin/mpicxx"   # PTXRT_MPI=ON against it
 # The Debian packages of Open MPI 4.1 and the libraries it loads, unpacked (dpkg -x) into FOLDER

@@ -2,7 +2,7 @@
 """Runs CTest's GPU tests under compute-sanitizer's memcheck, racecheck, synccheck and initcheck.
 
 Each (tool, test) pair is its own process and several run at once on the one GPU: the tools are
-slow, a call of the lent machine is short, and a case that hangs under a tool then shows by name
+slow, a run on a GPU machine may be short, and a case that hangs under a tool then shows by name
 instead of hiding the rest. The commands come from CTest itself (--show-only=json-v1), so every
 registered GPU test is covered, whichever executable it runs. The tools run with their defaults
 (plus --error-exitcode), so every failed CUDA API call is reported, as it is in an application's

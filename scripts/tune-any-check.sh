@@ -7,7 +7,7 @@
 # (scripts/strategy_table.py) and replayed from the exhaustive recordings (ptxrt_strategy_replay,
 # with sgemm's when scripts/tune-check.sh wrote $out/sgemm-4096.json first). Each tune starts
 # from a cold compile cache, so wall times include compiling. JSON reports and logs go to $OUT
-# (when set, as on the lent GPU machine) or build/tune-logs. About 6 minutes on an H100.
+# (when set: a GPU machine that collects that folder) or build/tune-logs. About 6 minutes on an H100.
 #   scripts/tune-any-check.sh [build folder]
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -2,7 +2,8 @@
 # The tuner's GPU check, on a built tree (scripts/gpu-check.sh or cmake + ninja first): its GPU
 # tests, then the tunes the issue asks for, each from a cold compile cache so that wall times
 # include compilation; matmul 4096³ once more with compilation on one thread for comparison.
-# JSON reports and logs go to $OUT (when set, as on the lent GPU machine) or build/tune-logs.
+# JSON reports and logs go to $OUT (when set: a GPU machine that collects that folder) or
+# build/tune-logs.
 #   scripts/tune-check.sh [build folder]
 set -uo pipefail
 cd "$(dirname "$0")/.."

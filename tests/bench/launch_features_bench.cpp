@@ -1,4 +1,4 @@
-// What issue 18's launch features buy, each against its peer measured in the same process:
+// What the launch features buy, each against its peer measured in the same process:
 //   - graph replay: host time per kernel of replaying a captured graph of 100 launches against
 //     100 launches on a stream (goal: <= 0.3x);
 //   - the cooperative single-launch sum against the multi-pass sum, at 2^20 and 2^28 (GPU time);

@@ -36,7 +36,7 @@ inline std::vector<float> random_floats(std::size_t count, unsigned seed, float 
 // True when scripts/sanitize_gpu_tests.py runs this process under compute-sanitizer, whose tools
 // run kernels hundreds of times slower (racecheck checks every shared-memory access). The tests'
 // largest inputs then shrink to sizes that still cross every tile and BASE edge: each test keeps
-// its code paths and finishes within the lent machine's call.
+// its code paths and finishes within a 10-minute GPU run.
 bool under_compute_sanitizer();
 
 template <typename Size>

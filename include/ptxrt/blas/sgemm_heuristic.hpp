@@ -15,7 +15,7 @@
 // The menu's rates are full-round throughputs on an H100, per device, fitted with the model's
 // constants to a bench of every menu config on twelve shapes (docs/perf-data/sgemm-bench-h100.txt,
 // scripts/fit_sgemm_heuristic.py; each entry says what its config measured on its own).
-// docs/perf-notes.md, "Round 3", gives the derivation and the bench and tune commands that check
+// docs/perf-notes.md, "SGEMM on every shape", gives the derivation and the bench and tune commands that check
 // the choices; a CPU test checks the choice for a table of shapes. Pure functions; thread-safe.
 #pragma once
 
