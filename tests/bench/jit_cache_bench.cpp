@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   // Each a new identity with the same text: each call hashes the source and its headers.
   constexpr int new_programs = 1000;
   std::vector<ptxrt::Program> same_text;
-  // (Program::builtin hands out copies of one Program: build each from the text instead.)
+  // (host::builtin_program hands out copies of one Program: build each from the text instead.)
   for (int i = 0; i < new_programs; ++i) {
     ptxrt::Program fresh = ptxrt::Program::from_string(program.source(), program.name());
     for (const auto& [include_name, content] : program.headers()) fresh.add_header(include_name, content);

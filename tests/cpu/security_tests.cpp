@@ -87,16 +87,16 @@ TEST_CASE(
     "no source starts a shell, and one launcher starts every program: the tuner's worker, the "
     "disassembler") {
   // Calls, not words in comments: a name followed by "(". One launcher,
-  // runtime/tune/child_process.cpp, starts programs with posix_spawn and no shell: the tuner's
-  // worker process, and the toolkit's nvdisasm or cuobjdump for SASS
-  // (host/common/disassembly.cpp), found by path and given their arguments as a list.
+  // runtime/core/support/child_process.cpp, starts programs with posix_spawn and no shell: the
+  // tuner's worker process, and the toolkit's nvdisasm or cuobjdump for SASS
+  // (apps/common/disassembly.cpp), found by path and given their arguments as a list.
   const fs::path worker_launcher =
-      fs::path(PTXRT_SOURCE_DIR) / "runtime" / "tune" / "child_process.cpp";
+      fs::path(PTXRT_SOURCE_DIR) / "runtime" / "core" / "support" / "child_process.cpp";
   const std::regex spawn(R"(\b(system|popen|execl|execlp|execle|execv|execvp|execvpe|fork|vfork|)"
                          R"(posix_spawnp?)\s*\()");
   std::size_t scanned = 0;
   std::vector<std::string> offenders;
-  for (const char* folder : {"include", "runtime", "host", "tools"}) {
+  for (const char* folder : {"include", "runtime", "apps", "tools"}) {
     for (const fs::path& file : regular_files_under(fs::path(PTXRT_SOURCE_DIR) / folder)) {
       std::ifstream in(file);
       std::string line;

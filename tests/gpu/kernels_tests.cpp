@@ -1,4 +1,4 @@
-// [kernels] The classic kernels through the host programs of host/ (the code `ptxrt run` and
+// [kernels] The classic kernels through the host programs of apps/ (the code `ptxrt run` and
 // `ptxrt bench` run): every variant and every define value that changes the launch, sizes of 1,
 // primes, non-multiples of every tile and some large ones, outputs poisoned before each run and
 // compared with the CPU reference. Each case draws a fresh seed and prints it when it fails.
