@@ -68,7 +68,8 @@ check_components_alone() {  # the install prefix
       'add_executable(user main.cpp)' "target_link_libraries(user PRIVATE ptxrt::$component)" \
       >"$folder/CMakeLists.txt"
     cmake -S "$folder" -B "$folder/build" -G Ninja "${launcher[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
-      >"$folder/configure.log" 2>&1 || { cat "$folder/configure.log"; fail "find_package(ptxrt COMPONENTS $component) failed"; }
+      >"$folder/configure.log" 2>&1 ||
+      { cat "$folder/configure.log"; fail "find_package(ptxrt COMPONENTS $component) failed"; }
     cmake --build "$folder/build" >/dev/null || fail "an application of ptxrt::$component alone did not build"
     local link
     link=$(cd "$folder/build" && ninja -t commands user | tail -1)
@@ -143,7 +144,8 @@ install)
   printf '%s\n' 'cmake_minimum_required(VERSION 3.24)' 'project(absent LANGUAGES CXX)' \
     'find_package(ptxrt 0.1 CONFIG REQUIRED COMPONENTS core no_such_component)' \
     >"$scratch/absent/CMakeLists.txt"
-  if absent=$(cmake -S "$scratch/absent" -B "$scratch/absent/build" -DCMAKE_PREFIX_PATH="$prefix" 2>&1); then
+  if absent=$(cmake -S "$scratch/absent" -B "$scratch/absent/build" -G Ninja \
+                -DCMAKE_PREFIX_PATH="$prefix" 2>&1); then
     fail "find_package(ptxrt COMPONENTS no_such_component) succeeded"
   fi
   grep -q 'no_such_component' <<<"$absent" || fail "a missing component is not named: $absent"
