@@ -3,14 +3,14 @@
 // consecutive bytes; with AoS the warp's loads of x are 12 bytes apart, so each load instruction
 // touches 384 bytes for 128 useful ones (the caches recover some of it for y and z).
 // The arithmetic is explicitly rounded ((x·x + y·y) + z·z, no FMA) so that both kernels and
-// host::squared_norms agree bit for bit.
+// apps::squared_norms agree bit for bit.
 //
 // clang-format off
 // ptxrt: entry read_aos grid=(any) block=(any) — out[i] = |p[i]|², p an array of 12-byte {x, y, z} points; grid-stride (e.g. block 256, grid min(ceil(n/256), 32 per SM))
 // ptxrt: entry read_soa grid=(any) block=(any) — out[i] = x[i]² + y[i]² + z[i]², three separate arrays; grid-stride (e.g. block 256, grid min(ceil(n/256), 32 per SM))
 // clang-format on
 
-// 12 bytes, alignment 4: three floats and no padding, the layout host::Point declares.
+// 12 bytes, alignment 4: three floats and no padding, the layout apps::Point declares.
 struct Point {
   float x, y, z;
 };

@@ -7,7 +7,7 @@
 // Colour: the sphere's colour scaled by dz/radius (1 at the centre, 0 at the rim), clamped to
 // [0, 1], times 255, truncated; alpha is 255; background black. Every float operation is an
 // explicitly rounded intrinsic, so nvcc/NVRTC cannot contract it into an FMA or approximate it
-// under --use_fast_math: the image equals host::raytrace (plain IEEE float, no FMA) bit for bit.
+// under --use_fast_math: the image equals apps::raytrace (plain IEEE float, no FMA) bit for bit.
 //
 // clang-format off
 // ptxrt: define MAX_SPHERES in {16, 32, 64, 128} default 64

@@ -17,7 +17,7 @@
 #include "tools/cli.hpp"
 #include "tools/host_commands.hpp"
 
-namespace host = ptxrt::host;
+namespace apps = ptxrt::apps;
 
 namespace {
 
@@ -33,23 +33,23 @@ struct BenchArguments {
 
 // The works the command takes: the classic ones, and sgemm (not in the default set: minutes).
 std::vector<std::string> known_works() {
-  std::vector<std::string> works = host::bench_names();
+  std::vector<std::string> works = apps::bench_names();
   works.push_back("sgemm");
   return works;
 }
 
-std::string verdict(const host::Run& run) {
+std::string verdict(const apps::Run& run) {
   return !run.verified ? "unchecked" : run.passed() ? "PASS" : "FAIL";
 }
 
-std::string kernel_label(const host::Run& run) {
+std::string kernel_label(const apps::Run& run) {
   return run.kernel + " " + ptxrt::format_defines(run.defines);
 }
 
-void print_table(const std::vector<host::BenchRow>& rows) {
+void print_table(const std::vector<apps::BenchRow>& rows) {
   std::printf("%-26s %-38s %10s %16s %16s %7s  %-9s %s\n", "work", "kernel", "time ms", "rate",
               "peer rate", "ratio", "check", "peer");
-  for (const host::BenchRow& row : rows) {
+  for (const apps::BenchRow& row : rows) {
     char rate[32], peer_rate[32] = "-", ratio[16] = "-";
     std::snprintf(rate, sizeof rate, "%.1f %s", row.run.rate, row.run.rate_unit.c_str());
     if (row.peer_rate)
@@ -60,16 +60,16 @@ void print_table(const std::vector<host::BenchRow>& rows) {
                 kernel_label(row.run).c_str(), row.run.median_ms, rate, peer_rate, ratio,
                 verdict(row.run).c_str(), row.peer.c_str());
   }
-  for (const host::BenchRow& row : rows)
+  for (const apps::BenchRow& row : rows)
     if (!row.run.passed())
       std::printf("FAIL %s %s: error %.3g > %.3g (%s) %s\n", row.work.c_str(),
                   kernel_label(row.run).c_str(), row.run.max_error, row.run.tolerance,
                   row.run.error_measure.c_str(), row.run.note.c_str());
 }
 
-nlohmann::json rows_to_json(const std::vector<host::BenchRow>& rows) {
+nlohmann::json rows_to_json(const std::vector<apps::BenchRow>& rows) {
   nlohmann::json json = nlohmann::json::array();
-  for (const host::BenchRow& row : rows) {
+  for (const apps::BenchRow& row : rows) {
     nlohmann::json entry = ptxrt::tools::run_to_json(row.run);
     entry["work"] = row.work;
     entry["peer"] = row.peer;
@@ -109,21 +109,21 @@ void execute(const CLI::App& command, BenchArguments arguments) {
       return;
     }
   }
-  host::BenchSizes sizes = arguments.quick ? host::BenchSizes::quick() : host::BenchSizes{};
+  apps::BenchSizes sizes = arguments.quick ? apps::BenchSizes::quick() : apps::BenchSizes{};
   if (arguments.repeat > 0) sizes.repeats = arguments.repeat;
   const std::vector<std::string>& works =
-      arguments.works.empty() ? host::bench_names() : arguments.works;
+      arguments.works.empty() ? apps::bench_names() : arguments.works;
   const ptxrt::Context context = ptxrt::Context::primary(arguments.device);
-  std::vector<host::BenchRow> rows;
+  std::vector<apps::BenchRow> rows;
   for (const std::string& work : works)
-    for (host::BenchRow& row :
-         host::bench(ptxrt::Jit::shared(), context, work, sizes, arguments.seed))
+    for (apps::BenchRow& row :
+         apps::bench(ptxrt::Jit::shared(), context, work, sizes, arguments.seed))
       rows.push_back(std::move(row));
   if (arguments.json)
     ptxrt::cli::print_json(std::cout, rows_to_json(rows));
   else
     print_table(rows);
-  for (const host::BenchRow& row : rows)
+  for (const apps::BenchRow& row : rows)
     if (!row.run.passed()) throw CLI::RuntimeError(1);
 }
 

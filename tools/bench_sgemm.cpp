@@ -15,12 +15,12 @@ namespace {
 
 constexpr int quick_repeat = 3;
 
-std::vector<host::SgemmBenchSize> sizes_of(const SgemmBenchArguments& arguments) {
+std::vector<apps::SgemmBenchSize> sizes_of(const SgemmBenchArguments& arguments) {
   if (arguments.quick && arguments.shapes.empty()) return {{1024, 1024, 1024}, {2048, 2048, 2048}};
-  if (arguments.shapes.empty()) return host::sgemm_bench_sizes();
-  std::vector<host::SgemmBenchSize> sizes;
+  if (arguments.shapes.empty()) return apps::sgemm_bench_sizes();
+  std::vector<apps::SgemmBenchSize> sizes;
   for (const std::string& text : arguments.shapes)
-    sizes.push_back(*host::parse_sgemm_bench_size(text));
+    sizes.push_back(*apps::parse_sgemm_bench_size(text));
   return sizes;
 }
 
@@ -31,7 +31,7 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
       .add_option("--shape", arguments.shapes,
                   "sgemm: MxNxK, repeatable (default: the twelve shapes of docs/perf-notes.md)")
       ->check([](const std::string& text) {
-        return host::parse_sgemm_bench_size(text) ? std::string()
+        return apps::parse_sgemm_bench_size(text) ? std::string()
                                                   : "expected MxNxK with sizes from 1 to 2^31-1";
       });
   command.add_option("--rounds", arguments.rounds, "sgemm: rounds over the configs of a shape")
@@ -55,7 +55,7 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
                                     ? TuningDatabase::default_path()
                                     : std::filesystem::path(arguments.database));
   database.records();  // a corrupt database fails before the GPU work
-  host::SgemmBenchOptions options;
+  apps::SgemmBenchOptions options;
   options.rounds = arguments.quick ? 1 : arguments.rounds;
   options.repeat = arguments.repeat > 0 ? arguments.repeat : arguments.quick ? quick_repeat : 10;
   options.every_listed = arguments.every_listed;
@@ -63,17 +63,17 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
   options.database = &database;
   const Context context = Context::primary(arguments.device);
   std::ostringstream quiet;
-  std::vector<host::SgemmBenchShape> shapes =
-      host::run_sgemm_bench(context, Jit::shared(), sizes_of(arguments), options,
+  std::vector<apps::SgemmBenchShape> shapes =
+      apps::run_sgemm_bench(context, Jit::shared(), sizes_of(arguments), options,
                             arguments.json ? static_cast<std::ostream&>(quiet) : std::cout);
   if (arguments.json) {
-    cli::print_json(std::cout, host::sgemm_bench_json(context.device().properties(), shapes));
+    cli::print_json(std::cout, apps::sgemm_bench_json(context.device().properties(), shapes));
   } else {
     std::cout << "\nsgemm against cuBLAS SGEMM in the same run:\n";
-    host::print_sgemm_bench_summary(std::cout, shapes);
+    apps::print_sgemm_bench_summary(std::cout, shapes);
   }
   bool passed = true;
-  for (const host::SgemmBenchShape& shape : shapes) passed = passed && shape.passed();
+  for (const apps::SgemmBenchShape& shape : shapes) passed = passed && shape.passed();
   if (!arguments.json)
     std::cout << (passed ? "all outputs verified\n" : "FAILED: see the rows marked FAIL\n");
   return passed;

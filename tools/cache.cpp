@@ -166,7 +166,7 @@ std::vector<std::vector<Define>> warm_configurations(const Manifest& manifest,
 }
 
 std::vector<Program> warm_programs(const std::vector<std::string>& kernels) {
-  std::vector<std::string> names = kernels.empty() ? host::builtin_kernel_names() : kernels;
+  std::vector<std::string> names = kernels.empty() ? apps::builtin_kernel_names() : kernels;
   if (names.empty())
     throw Error(ErrorKind::not_found,
                 "no builtin kernels to warm (ptx_src/ held none at build time): name a file with "
@@ -214,7 +214,7 @@ void warm(const WarmArguments& arguments) {
   const std::vector<Target> targets = warm_targets(arguments.archs);
   const std::vector<Program> programs = warm_programs(arguments.kernels);
   const std::vector<Define> user_defines = parse_defines(arguments.defines);
-  for (const Program& program : programs) host::check_declared(program, user_defines);
+  for (const Program& program : programs) apps::check_declared(program, user_defines);
   std::vector<WarmJob> jobs;
   for (const Target& target : targets)
     for (const Program& program : programs)

@@ -24,7 +24,7 @@ namespace {
 
 std::string builtin_list() {
   std::string list;
-  for (const std::string& name : host::builtin_kernel_names()) list += (list.empty() ? "" : ", ") + name;
+  for (const std::string& name : apps::builtin_kernel_names()) list += (list.empty() ? "" : ", ") + name;
   return list.empty() ? "(none)" : list;
 }
 
@@ -126,12 +126,12 @@ Program load_program(const std::string& kernel_or_file) {
     return Program::from_file(kernel_or_file);
   std::string name = kernel_or_file;
   if (name.ends_with(".cu")) name.resize(name.size() - 3);
-  const std::vector<std::string> builtins = host::builtin_kernel_names();
+  const std::vector<std::string> builtins = apps::builtin_kernel_names();
   if (std::find(builtins.begin(), builtins.end(), name) == builtins.end())
     throw Error(ErrorKind::not_found,
                 detail::quoted(kernel_or_file) +
                     " is neither a file nor a builtin kernel (builtin: " + builtin_list() + ")");
-  return host::builtin_program(name);
+  return apps::builtin_program(name);
 }
 
 std::vector<Define> parse_defines(const std::vector<std::string>& texts) {

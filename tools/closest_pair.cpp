@@ -29,7 +29,7 @@
 
 namespace ptxrt::cli {
 
-host::ClosestPairOptions closest_pair_options(const ClosestPairArguments& arguments) {
+apps::ClosestPairOptions closest_pair_options(const ClosestPairArguments& arguments) {
   // -D takes BASE only (the divide & conquer's and brute force's block size).
   int base = 128;
   for (const std::string& text : arguments.defines) {
@@ -55,7 +55,7 @@ std::string describe_input(const ClosestPairArguments& arguments) {
              : arguments.input;
 }
 
-std::string describe_point(const host::Point2& p) {
+std::string describe_point(const apps::Point2& p) {
   std::ostringstream out;
   out << std::setprecision(9) << '(' << p.x << ", " << p.y << ')';
   return out.str();
@@ -72,18 +72,18 @@ std::optional<TunedChoice> tuned_base(const ClosestPairArguments& arguments, std
   const TuningDatabase database(arguments.database.empty()
                                     ? TuningDatabase::default_path()
                                     : std::filesystem::path(arguments.database));
-  return host::choose_tuned(
-      host::make_tune_problem("closest-pair", {static_cast<std::int64_t>(n)}, device), device,
+  return apps::choose_tuned(
+      apps::make_tune_problem("closest-pair", {static_cast<std::int64_t>(n)}, device), device,
       database);
 }
 
-nlohmann::json times_json(const host::ClosestPairTimes& times) {
+nlohmann::json times_json(const apps::ClosestPairTimes& times) {
   return {{"setup_ms", times.setup_ms}, {"upload_ms", times.upload_ms},
           {"sort_ms", times.sort_ms},   {"rest_ms", times.rest_ms},
           {"gpu_ms", times.gpu_ms()},   {"total_ms", times.total_ms}};
 }
 
-std::string describe_times(const host::ClosestPairTimes& times, bool gpu) {
+std::string describe_times(const apps::ClosestPairTimes& times, bool gpu) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(3);
   if (!gpu) {
@@ -99,31 +99,31 @@ std::string describe_times(const host::ClosestPairTimes& times, bool gpu) {
 
 // The calls of one run: the points from host memory, pinned host memory, or the device (uploaded
 // once beforehand, untimed: "already there").
-std::vector<host::ClosestPair> find_pairs(const ClosestPairArguments& arguments,
-                                          const std::vector<host::Point2>& points,
-                                          const host::ClosestPairOptions& options) {
-  host::ClosestPairMethod method = host::parse_closest_pair_method(arguments.method);
-  std::vector<host::ClosestPair> calls;
+std::vector<apps::ClosestPair> find_pairs(const ClosestPairArguments& arguments,
+                                          const std::vector<apps::Point2>& points,
+                                          const apps::ClosestPairOptions& options) {
+  apps::ClosestPairMethod method = apps::parse_closest_pair_method(arguments.method);
+  std::vector<apps::ClosestPair> calls;
   if (arguments.from == "host") {
     for (int call = 0; call < arguments.repeat; ++call)
-      calls.push_back(host::closest_pair(points, method, options));
+      calls.push_back(apps::closest_pair(points, method, options));
     return calls;
   }
   // Checked before a context exists: a CPU method fails the same way with or without a GPU.
-  method = host::resolve_device_method(method);
-  host::ClosestPairOptions on_device = options;
+  method = apps::resolve_device_method(method);
+  apps::ClosestPairOptions on_device = options;
   on_device.context = Context::primary(0);
   if (arguments.from == "pinned") {
-    PinnedBuffer<host::Point2> pinned(*on_device.context, points.size());
+    PinnedBuffer<apps::Point2> pinned(*on_device.context, points.size());
     std::copy(points.begin(), points.end(), pinned.span().begin());
     for (int call = 0; call < arguments.repeat; ++call)
-      calls.push_back(host::closest_pair(pinned, method, on_device));
+      calls.push_back(apps::closest_pair(pinned, method, on_device));
     return calls;
   }
-  const DeviceBuffer<host::Point2> device(*on_device.context,
-                                          std::span<const host::Point2>(points));
+  const DeviceBuffer<apps::Point2> device(*on_device.context,
+                                          std::span<const apps::Point2>(points));
   for (int call = 0; call < arguments.repeat; ++call)
-    calls.push_back(host::closest_pair(device, method, on_device));
+    calls.push_back(apps::closest_pair(device, method, on_device));
   return calls;
 }
 
@@ -135,23 +135,23 @@ void run_one(const ClosestPairArguments& arguments) {
                     " exceeds the 2147483647 points one process takes: spread them over MPI "
                     "ranks (--mpi)");
   const auto input_start = std::chrono::steady_clock::now();
-  const std::vector<host::Point2> points =
+  const std::vector<apps::Point2> points =
       arguments.input.empty()
-          ? host::generate_points(
-                arguments.n, host::parse_point_distribution(arguments.distribution), arguments.seed)
-          : host::read_point_file(arguments.input);
+          ? apps::generate_points(
+                arguments.n, apps::parse_point_distribution(arguments.distribution), arguments.seed)
+          : apps::read_point_file(arguments.input);
   const double input_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - input_start)
           .count();
   const std::optional<TunedChoice> tuned = tuned_base(arguments, points.size());
-  host::ClosestPairOptions options = closest_pair_options(arguments);
+  apps::ClosestPairOptions options = closest_pair_options(arguments);
   if (tuned) {
     options.base = static_cast<int>(tuned->config.at("BASE"));
     if (!arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
   }
-  const std::vector<host::ClosestPair> calls = find_pairs(arguments, points, options);
-  const host::ClosestPair& found = calls.back();
-  const bool gpu = host::is_gpu_method(found.method);
+  const std::vector<apps::ClosestPair> calls = find_pairs(arguments, points, options);
+  const apps::ClosestPair& found = calls.back();
+  const bool gpu = apps::is_gpu_method(found.method);
   const std::string source = describe_input(arguments);
   nlohmann::json json{{"n", points.size()},
                       {"input", source},
@@ -165,14 +165,14 @@ void run_one(const ClosestPairArguments& arguments) {
                       {"input_ms", input_ms},
                       {"times", times_json(found.times)},
                       {"calls", nlohmann::json::array()}};
-  for (const host::ClosestPair& call : calls) json["calls"].push_back(times_json(call.times));
+  for (const apps::ClosestPair& call : calls) json["calls"].push_back(times_json(call.times));
   if (tuned) json["tuned"] = tools::tuned_json(*tuned);
   bool agrees = true;
   if (arguments.verify) {
-    const host::ClosestPair reference =
-        host::closest_pair(points, host::ClosestPairMethod::cpu_divide_conquer, options);
+    const apps::ClosestPair reference =
+        apps::closest_pair(points, apps::ClosestPairMethod::cpu_divide_conquer, options);
     agrees = reference.distance == found.distance;
-    for (const host::ClosestPair& call : calls) agrees = agrees && call.distance == found.distance;
+    for (const apps::ClosestPair& call : calls) agrees = agrees && call.distance == found.distance;
     json["verify"] = {{"method", "cpu-dc"}, {"distance", reference.distance}, {"agrees", agrees}};
   }
   if (arguments.json) {
@@ -200,12 +200,12 @@ void run_one(const ClosestPairArguments& arguments) {
 
 // A method whose distance differs from the others' at the same n is an error after the table.
 void run_bench(const ClosestPairArguments& arguments) {
-  host::ClosestPairBenchOptions options;
+  apps::ClosestPairBenchOptions options;
   options.max_n = arguments.bench_max_n;
-  options.distribution = host::parse_point_distribution(arguments.distribution);
+  options.distribution = apps::parse_point_distribution(arguments.distribution);
   options.seed = arguments.seed;
   options.closest_pair.base = closest_pair_options(arguments).base;
-  const std::vector<host::ClosestPairBenchRow> rows = host::run_closest_pair_bench(options);
+  const std::vector<apps::ClosestPairBenchRow> rows = apps::run_closest_pair_bench(options);
   bool all_agree = true;
   nlohmann::json json = nlohmann::json::array();
   std::cout << std::fixed << std::setprecision(3);
@@ -215,7 +215,7 @@ void run_bench(const ClosestPairArguments& arguments) {
               << std::setw(10) << "upload" << std::setw(10) << "sort" << std::setw(10) << "rest"
               << std::setw(12) << "gpu/cpu" << std::setw(12) << "total"
               << "  (ms)  distance, agrees\n";
-  for (const host::ClosestPairBenchRow& row : rows) {
+  for (const apps::ClosestPairBenchRow& row : rows) {
     all_agree = all_agree && row.agrees;
     if (arguments.json) {
       json.push_back({{"n", row.n},

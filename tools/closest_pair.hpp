@@ -37,11 +37,11 @@ void add_closest_pair_command(CLI::App& app);
 
 // The options -D and --block give the methods. Error (invalid_argument) for a define other than
 // BASE, or a BASE that is not a number.
-host::ClosestPairOptions closest_pair_options(const ClosestPairArguments& arguments);
+apps::ClosestPairOptions closest_pair_options(const ClosestPairArguments& arguments);
 // "generated uniform, seed 1" or the input file, for the report.
 std::string describe_input(const ClosestPairArguments& arguments);
 // "(0.25, 0.5)" with enough digits to tell floats apart.
-std::string describe_point(const host::Point2& point);
+std::string describe_point(const apps::Point2& point);
 
 // --mpi: one rank's part of the run (tools/mpi/closest_pair_ranks.cpp), or, in a ptxrt built
 // without MPI, Error (invalid_argument) saying so (tools/mpi/without_mpi.cpp).

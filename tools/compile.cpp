@@ -64,7 +64,7 @@ void run_compile(const CompileArguments& arguments) {
   const Program program = arguments.link.add_to(load_program(arguments.kernel));
   CompileOptions options;
   options.defines = parse_defines(arguments.defines);
-  host::check_declared(program, options.defines);
+  apps::check_declared(program, options.defines);
   arguments.nvrtc.apply_to(options);
   arguments.link.apply_to(options);
   options.target = format == ImageFormat::fatbin ? fatbin_target(arguments.arch)
@@ -74,7 +74,7 @@ void run_compile(const CompileArguments& arguments) {
   const Image image = compile(program, options);
   if (!image.compile_log.empty()) std::cerr << image.compile_log << '\n';
   if (arguments.emit == "sass")
-    write_output(host::disassemble(image.data), false, arguments);
+    write_output(apps::disassemble(image.data), false, arguments);
   else
     write_output(image.data, format != ImageFormat::ptx, arguments);
 }

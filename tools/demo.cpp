@@ -22,7 +22,7 @@ namespace {
 constexpr int tile_widths[] = {8, 16, 32};
 
 void show_resources(const Target& target) {
-  const Program program = host::builtin_program("matmul_tiled");
+  const Program program = apps::builtin_program("matmul_tiled");
   const auto [major, minor] = compute_capability_of(target.arch);
   std::vector<std::vector<std::string>> rows;
   for (int tile : tile_widths) {
@@ -59,7 +59,7 @@ bool run_on_gpu() {
   std::vector<float> a(m * k), b(k * n);
   for (float& value : a) value = uniform(generator);
   for (float& value : b) value = uniform(generator);
-  const std::vector<float> expected = host::matmul(a, b, m, n, k);
+  const std::vector<float> expected = apps::matmul(a, b, m, n, k);
 
   DeviceBuffer<float> device_a(context, std::span<const float>(a));
   DeviceBuffer<float> device_b(context, std::span<const float>(b));
@@ -70,7 +70,7 @@ bool run_on_gpu() {
   std::vector<std::vector<std::string>> rows;
   for (int tile : tile_widths) {
     const Kernel kernel = Jit::shared().kernel(
-        host::builtin_program("matmul_tiled"), {.defines = {{"TILE_WIDTH", std::to_string(tile)}}},
+        apps::builtin_program("matmul_tiled"), {.defines = {{"TILE_WIDTH", std::to_string(tile)}}},
         context, "matmul_tiled");
     const auto t = static_cast<unsigned>(tile);
     const LaunchConfig config{.grid = {blocks_for(n, t), blocks_for(m, t)}, .block = {t, t}};
@@ -81,7 +81,7 @@ bool run_on_gpu() {
                   static_cast<int>(n), static_cast<int>(k));
     stop.record();
     const float ms = Event::elapsed_ms(start, stop);
-    const host::Deviation deviation = host::compare(device_c.download(), expected);
+    const apps::Deviation deviation = apps::compare(device_c.download(), expected);
     const bool passed = deviation.max_relative_error <= 1e-4;
     all_passed = all_passed && passed;
     char time[32], rate[32], error[32];

@@ -17,7 +17,7 @@ void add_bench_command(CLI::App& app);
 namespace ptxrt::tools {
 
 // A run as JSON: what ran, time, rate and verification (an infinite error becomes null).
-nlohmann::json run_to_json(const host::Run& run);
+nlohmann::json run_to_json(const apps::Run& run);
 
 // A tuned run's choice as JSON: {level, config, from: {device, compute_capability, size}}.
 nlohmann::json tuned_json(const TunedChoice& choice);

@@ -37,10 +37,10 @@ void print_kernel(const std::string& kernel, const Manifest& manifest) {
 }
 
 void list_kernels(bool json) {
-  const std::vector<std::string> names = host::builtin_kernel_names();
+  const std::vector<std::string> names = apps::builtin_kernel_names();
   nlohmann::json listed = nlohmann::json::array();
   for (const std::string& name : names) {
-    const Program program = host::builtin_program(name);
+    const Program program = apps::builtin_program(name);
     if (json)
       listed.push_back(to_json(name, program.manifest()));
     else

@@ -24,7 +24,7 @@ struct HostSettings {
   std::string memory = "pinned";  // pinned | pageable
   std::string transfers = "overlapped";
   bool pinned() const { return memory == "pinned"; }
-  host::HostTransfers host_transfers() const { return host::parse_host_transfers(transfers); }
+  apps::HostTransfers host_transfers() const { return apps::parse_host_transfers(transfers); }
 };
 
 struct MatmulSettings {
@@ -98,9 +98,9 @@ std::string upload(const Share& share) {
          " GB/s)";
 }
 
-void print_run(const std::string& title, const host::MultiGpuMatmul& run) {
+void print_run(const std::string& title, const apps::MultiGpuMatmul& run) {
   print_totals(title, run);
-  for (const host::DeviceShare& share : run.shares)
+  for (const apps::DeviceShare& share : run.shares)
     std::cout << "  device " << share.device << ": rows " << share.rows.first << ".."
               << share.rows.first + share.rows.count << ", " << upload(share) << ", kernel "
               << fixed(share.kernel_ms, 1) << " ms, download " << fixed(share.download_ms, 1)
@@ -118,8 +118,8 @@ void check_equal(std::span<const float> one, std::span<const float> all) {
 
 void run_matmul(const MatmulSettings& settings) {
   const std::size_t n = settings.n;
-  const std::vector<int> devices = host::devices_or_all(settings.devices, "--devices");
-  const host::HostTransfers transfers = settings.host.host_transfers();
+  const std::vector<int> devices = apps::devices_or_all(settings.devices, "--devices");
+  const apps::HostTransfers transfers = settings.host.host_transfers();
   HostArray<float> a(n * n, settings.host.pinned(), devices.front());
   HostArray<float> b(n * n, settings.host.pinned(), devices.front());
   HostArray<float> c_one(n * n, settings.host.pinned(), devices.front());
@@ -130,17 +130,17 @@ void run_matmul(const MatmulSettings& settings) {
   // Untimed: compiles (or reads the disk cache) and loads the kernel on every device.
   const std::size_t small = 64;
   const std::vector<float> warm(small * small, 1.0f);
-  host::split_matmul(jit, warm, warm, small, small, small,
+  apps::split_matmul(jit, warm, warm, small, small, small,
                      {devices, settings.tile_width, transfers});
 
   std::cout << "C = A·B, " << n << "x" << n << "x" << n
             << " fp32, matmul_tiled TILE_WIDTH=" << settings.tile_width << "\n";
   print_host_settings(settings.host);
-  const host::MultiGpuMatmul one =
-      host::split_matmul_into(jit, a.span(), b.span(), c_one.span(), n, n, n,
+  const apps::MultiGpuMatmul one =
+      apps::split_matmul_into(jit, a.span(), b.span(), c_one.span(), n, n, n,
                               {{devices.front()}, settings.tile_width, transfers});
   print_run("1 GPU", one);
-  const host::MultiGpuMatmul all = host::split_matmul_into(
+  const apps::MultiGpuMatmul all = apps::split_matmul_into(
       jit, a.span(), b.span(), c_all.span(), n, n, n, {devices, settings.tile_width, transfers});
   print_run(std::to_string(devices.size()) + " GPU(s)", all);
   print_speed_up(one, all);
@@ -148,9 +148,9 @@ void run_matmul(const MatmulSettings& settings) {
   std::cout << "result: bitwise equal to one GPU's\n";
 }
 
-void print_run(const std::string& title, const host::MultiGpuClosestPair& run) {
+void print_run(const std::string& title, const apps::MultiGpuClosestPair& run) {
   print_totals(title, run);
-  for (const host::ClosestPairShare& share : run.shares)
+  for (const apps::ClosestPairShare& share : run.shares)
     std::cout << "  device " << share.device << ": tile pairs " << share.tile_pairs.first << ".."
               << share.tile_pairs.first + share.tile_pairs.count << ", " << upload(share)
               << ", kernel " << fixed(share.kernel_ms, 1) << " ms\n";
@@ -158,7 +158,7 @@ void print_run(const std::string& title, const host::MultiGpuClosestPair& run) {
 
 // The pair and its distance, ties included, must be the single-GPU brute force's. Distances are
 // printed with 17 digits, which tell any two doubles apart.
-void check_equal(const host::ClosestPair& one, const host::MultiGpuClosestPair& split,
+void check_equal(const apps::ClosestPair& one, const apps::MultiGpuClosestPair& split,
                  const std::string& title) {
   if (split.i != one.i || split.j != one.j || split.distance != one.distance)
     throw Error(ErrorKind::invalid_argument,
@@ -169,34 +169,34 @@ void check_equal(const host::ClosestPair& one, const host::MultiGpuClosestPair& 
 }
 
 void run_closest_pair(const ClosestPairSettings& settings) {
-  const std::vector<int> devices = host::devices_or_all(settings.devices, "--devices");
-  const host::HostTransfers transfers = settings.host.host_transfers();
-  const std::vector<host::Point2> generated = host::generate_points(
-      settings.n, host::parse_point_distribution(settings.distribution), settings.seed);
-  HostArray<host::Point2> stored(generated.size(), settings.host.pinned(), devices.front());
+  const std::vector<int> devices = apps::devices_or_all(settings.devices, "--devices");
+  const apps::HostTransfers transfers = settings.host.host_transfers();
+  const std::vector<apps::Point2> generated = apps::generate_points(
+      settings.n, apps::parse_point_distribution(settings.distribution), settings.seed);
+  HostArray<apps::Point2> stored(generated.size(), settings.host.pinned(), devices.front());
   std::copy(generated.begin(), generated.end(), stored.span().begin());
-  const std::span<const host::Point2> points = stored.span();
+  const std::span<const apps::Point2> points = stored.span();
   Jit& jit = Jit::shared();
   // Untimed: compiles (or reads the disk cache) and loads the kernels on every device; a tile
   // per device makes at least one tile pair for each.
   const std::size_t warm = std::min(points.size(), devices.size() * std::size_t(settings.base));
-  host::split_closest_pair(jit, points.first(warm), {devices, settings.base, transfers});
+  apps::split_closest_pair(jit, points.first(warm), {devices, settings.base, transfers});
 
   std::cout << "closest pair by brute force, " << settings.n << " " << settings.distribution
             << " points, closest_pair BASE=" << settings.base << "\n";
   print_host_settings(settings.host);
-  host::ClosestPairOptions single;
+  apps::ClosestPairOptions single;
   single.base = settings.base;
   single.context = Context::primary(devices.front());
   single.jit = &jit;
-  const host::ClosestPair reference =
-      host::closest_pair(points, host::ClosestPairMethod::brute_force, single);
-  const host::MultiGpuClosestPair one =
-      host::split_closest_pair(jit, points, {{devices.front()}, settings.base, transfers});
+  const apps::ClosestPair reference =
+      apps::closest_pair(points, apps::ClosestPairMethod::brute_force, single);
+  const apps::MultiGpuClosestPair one =
+      apps::split_closest_pair(jit, points, {{devices.front()}, settings.base, transfers});
   print_run("1 GPU", one);
   const std::string title = std::to_string(devices.size()) + " GPU(s)";
-  const host::MultiGpuClosestPair all =
-      host::split_closest_pair(jit, points, {devices, settings.base, transfers});
+  const apps::MultiGpuClosestPair all =
+      apps::split_closest_pair(jit, points, {devices, settings.base, transfers});
   print_run(title, all);
   print_speed_up(one, all);
   check_equal(reference, one, "1 GPU");

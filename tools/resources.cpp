@@ -73,7 +73,7 @@ struct Row {
   int block_threads = 0;
   Occupancy occupancy;
   std::string file;  // of a linked program: the source the kernel was compiled in
-  std::optional<host::KernelInstructions> instructions;  // with --sass
+  std::optional<apps::KernelInstructions> instructions;  // with --sass
 };
 
 Sweep parse_sweep(const std::string& text) {
@@ -122,13 +122,13 @@ std::string defining_file(const std::string& log, const std::string& kernel) {
 
 std::vector<Row> rows_for(const Image& image, const ArchLimits& limits,
                           const std::vector<int>& blocks, bool sass) {
-  std::vector<host::KernelInstructions> instructions;
-  if (sass) instructions = host::count_instructions(host::disassemble(image.data));
+  std::vector<apps::KernelInstructions> instructions;
+  if (sass) instructions = apps::count_instructions(apps::disassemble(image.data));
   std::vector<Row> rows;
   for (const KernelResources& kernel :
        merge(read_cubin_resources(image.data), parse_ptxas_info(image.compile_log))) {
-    std::optional<host::KernelInstructions> counted;
-    for (const host::KernelInstructions& candidate : instructions)
+    std::optional<apps::KernelInstructions> counted;
+    for (const apps::KernelInstructions& candidate : instructions)
       if (candidate.kernel == kernel.name) counted = candidate;
     for (int block : blocks)
       rows.push_back({image.defines, image.arch, kernel, block,
@@ -145,7 +145,7 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
   const std::vector<std::vector<Define>> defines =
       configurations(parse_defines(arguments.defines), sweeps);
   // Every configuration names the same constants: the fixed ones and one value of each sweep.
-  host::check_declared(program, defines.front());
+  apps::check_declared(program, defines.front());
   const Target target = choose_target(arguments.arch, ImageFormat::cubin);
   if (!target.arch.starts_with("sm_"))
     throw Error(ErrorKind::invalid_argument,
@@ -176,9 +176,9 @@ nlohmann::json optional_bytes(const std::optional<std::size_t>& bytes) {
   return bytes ? nlohmann::json(*bytes) : nlohmann::json(nullptr);
 }
 
-nlohmann::json instructions_json(const host::KernelInstructions& instructions) {
+nlohmann::json instructions_json(const apps::KernelInstructions& instructions) {
   nlohmann::json counts{{"instructions", instructions.total}};
-  for (const std::string& name : host::instruction_classes())
+  for (const std::string& name : apps::instruction_classes())
     counts[name] = instructions.count(name);
   return counts;
 }
@@ -248,7 +248,7 @@ std::vector<std::string> extra_header(const std::vector<Row>& rows) {
     header.push_back("file");
   if (rows.front().instructions) {
     header.push_back("instr");
-    for (const std::string& name : host::instruction_classes()) header.push_back(name);
+    for (const std::string& name : apps::instruction_classes()) header.push_back(name);
   }
   return header;
 }
@@ -258,7 +258,7 @@ std::vector<std::string> extra_cells(const Row& row, bool with_file) {
   if (with_file) cells.push_back(row.file.empty() ? "-" : row.file);
   if (row.instructions) {
     cells.push_back(std::to_string(row.instructions->total));
-    for (const std::string& name : host::instruction_classes())
+    for (const std::string& name : apps::instruction_classes())
       cells.push_back(std::to_string(row.instructions->count(name)));
   }
   return cells;

@@ -35,7 +35,7 @@
 #include "tools/host_commands.hpp"
 #include "tools/run_problem.hpp"
 
-namespace host = ptxrt::host;
+namespace apps = ptxrt::apps;
 using ptxrt::Context;
 using ptxrt::Error;
 using ptxrt::ErrorKind;
@@ -60,7 +60,7 @@ struct RunArguments {
   std::string sizes;    // a kernel file's: --size
 };
 
-using Runner = std::function<std::vector<host::Run>(Jit&, const Context&, const host::RunOptions&)>;
+using Runner = std::function<std::vector<apps::Run>(Jit&, const Context&, const apps::RunOptions&)>;
 
 struct ProgramSpec {
   std::vector<std::string> size_options;  // the ones it takes, e.g. {"--m", "--n", "--k"}
@@ -112,8 +112,8 @@ std::filesystem::path image_path(const std::string& output) {
 template <typename Plan, typename Function>
 Runner runner(Plan plan, Function run) {
   return [plan = std::move(plan), run](Jit& jit, const Context& context,
-                                       const host::RunOptions& options) {
-    return std::vector<host::Run>{run(jit, context, plan, options)};
+                                       const apps::RunOptions& options) {
+    return std::vector<apps::Run>{run(jit, context, plan, options)};
   };
 }
 
@@ -128,46 +128,46 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
   const std::int64_t n = arguments.n;
   const std::int64_t m = arguments.m;
   if (program == "vecadd")
-    return runner(host::plan_vector_add(size("--n", n, 1 << 24), defines), host::run_vector_add);
+    return runner(apps::plan_vector_add(size("--n", n, 1 << 24), defines), apps::run_vector_add);
   if (program == "matadd")
-    return runner(host::plan_matrix_add(size("--m", m, 4096), size("--n", n, 4096), defines),
-                  host::run_matrix_add);
+    return runner(apps::plan_matrix_add(size("--m", m, 4096), size("--n", n, 4096), defines),
+                  apps::run_matrix_add);
   if (program == "matmul")
-    return runner(host::plan_matmul(size("--m", m, 1024), size("--n", n, 1024),
+    return runner(apps::plan_matmul(size("--m", m, 1024), size("--n", n, 1024),
                                     size("--k", arguments.k, 1024),
-                                    host::parse_matmul_variant(variant), defines),
-                  host::run_matmul);
+                                    apps::parse_matmul_variant(variant), defines),
+                  apps::run_matmul);
   if (program == "transpose")
-    return runner(host::plan_transpose(size("--m", m, 4096), size("--n", n, 4096),
-                                       host::parse_transpose_variant(variant), defines),
-                  host::run_transpose);
+    return runner(apps::plan_transpose(size("--m", m, 4096), size("--n", n, 4096),
+                                       apps::parse_transpose_variant(variant), defines),
+                  apps::run_transpose);
   if (program == "reduce")
     return runner(
-        host::plan_reduce(size("--n", n, 1 << 24), host::parse_reduce_variant(variant), defines),
-        host::run_reduce);
+        apps::plan_reduce(size("--n", n, 1 << 24), apps::parse_reduce_variant(variant), defines),
+        apps::run_reduce);
   if (program == "histogram")
-    return runner(host::plan_histogram(size("--n", n, 1 << 26),
-                                       host::parse_histogram_variant(variant), defines),
-                  host::run_histogram);
+    return runner(apps::plan_histogram(size("--n", n, 1 << 26),
+                                       apps::parse_histogram_variant(variant), defines),
+                  apps::run_histogram);
   if (program == "sort")
     return runner(
-        host::plan_sort(size("--n", n, 1 << 20), host::parse_sort_variant(variant), defines),
-        host::run_sort);
+        apps::plan_sort(size("--n", n, 1 << 20), apps::parse_sort_variant(variant), defines),
+        apps::run_sort);
   if (program == "raytrace")
     return runner(
-        host::plan_raytrace(size("--width", arguments.width, 1024),
+        apps::plan_raytrace(size("--width", arguments.width, 1024),
                             size("--height", arguments.height, 1024),
                             size("--spheres", arguments.spheres, 32), image_path(arguments.output),
                             defines),
-        host::run_raytrace);
+        apps::run_raytrace);
   if (program == "simpson")
     return runner(
-        host::plan_simpson(size("--n", n, 10'000'000), host::parse_integrand(variant), defines),
-        host::run_simpson);
-  const host::AosSoaPlan plan = host::plan_aos_soa(size("--n", n, 1 << 24), defines);
-  return [plan](Jit& jit, const Context& context, const host::RunOptions& options) {
-    host::AosSoaRuns runs = host::run_aos_soa(jit, context, plan, options);
-    return std::vector<host::Run>{std::move(runs.aos), std::move(runs.soa)};
+        apps::plan_simpson(size("--n", n, 10'000'000), apps::parse_integrand(variant), defines),
+        apps::run_simpson);
+  const apps::AosSoaPlan plan = apps::plan_aos_soa(size("--n", n, 1 << 24), defines);
+  return [plan](Jit& jit, const Context& context, const apps::RunOptions& options) {
+    apps::AosSoaRuns runs = apps::run_aos_soa(jit, context, plan, options);
+    return std::vector<apps::Run>{std::move(runs.aos), std::move(runs.soa)};
   };
 }
 
@@ -194,28 +194,28 @@ std::optional<ptxrt::TunedChoice> tuned_choice(const CLI::App& command,
                                        size_or(command, "--n", arguments.n, 1024),
                                        size_or(command, "--k", arguments.k, 1024)};
   const ptxrt::DeviceProperties device = ptxrt::Device::get(arguments.device).properties();
-  return host::choose_tuned(host::make_tune_problem("matmul", size, device), device,
+  return apps::choose_tuned(apps::make_tune_problem("matmul", size, device), device,
                             tuning_database(arguments));
 }
 
-host::RunOptions run_options(const RunArguments& arguments) {
+apps::RunOptions run_options(const RunArguments& arguments) {
   return {.seed = arguments.seed, .repeats = arguments.repeat, .verify = arguments.verify};
 }
 
 // The runs as text or one JSON array, each with the tuning database's choice when there is one;
 // throws CLI::RuntimeError(1) after the report when a verification failed.
-void report(const std::vector<host::Run>& runs, const std::optional<ptxrt::TunedChoice>& tuned,
+void report(const std::vector<apps::Run>& runs, const std::optional<ptxrt::TunedChoice>& tuned,
             bool json) {
   if (tuned && !json) std::cout << "tuned: " << tuned->describe() << '\n';
   bool passed = true;
   nlohmann::json document = nlohmann::json::array();
-  for (const host::Run& result : runs) {
+  for (const apps::Run& result : runs) {
     passed = passed && result.passed();
     if (json) {
       document.push_back(ptxrt::tools::run_to_json(result));
       if (tuned) document.back()["tuned"] = ptxrt::tools::tuned_json(*tuned);
     } else
-      std::cout << host::format_run(result);
+      std::cout << apps::format_run(result);
   }
   if (json) ptxrt::cli::print_json(std::cout, document);
   if (!passed) throw CLI::RuntimeError(1);
@@ -224,13 +224,13 @@ void report(const std::vector<host::Run>& runs, const std::optional<ptxrt::Tuned
 // sgemm: everything checked (and the database read, for --tuned) before the driver is touched;
 // the run picks its config on the device as ptxrt::sgemm() would (sgemm_run.hpp).
 void execute_sgemm(const CLI::App& command, const RunArguments& arguments) {
-  const host::SgemmRunPlan plan = host::plan_sgemm_run(
+  const apps::SgemmRunPlan plan = apps::plan_sgemm_run(
       size_or(command, "--m", arguments.m, 1024), size_or(command, "--n", arguments.n, 1024),
       size_or(command, "--k", arguments.k, 1024), ptxrt::cli::parse_defines(arguments.defines),
       arguments.tuned ? std::optional(tuning_database(arguments)) : std::nullopt);
   const Context context = Context::primary(arguments.device);
-  const host::SgemmRun result =
-      host::run_sgemm(Jit::shared(), context, plan, run_options(arguments));
+  const apps::SgemmRun result =
+      apps::run_sgemm(Jit::shared(), context, plan, run_options(arguments));
   report({result.run}, result.tuned, arguments.json);
 }
 
@@ -281,7 +281,7 @@ nlohmann::json tuned_json(const TunedChoice& choice) {
   return {{"level", to_string(choice.level)}, {"config", config}, {"from", from}};
 }
 
-nlohmann::json run_to_json(const host::Run& run) {
+nlohmann::json run_to_json(const apps::Run& run) {
   nlohmann::json defines = nlohmann::json::object();
   for (const Define& define : run.defines) defines[define.name] = define.value;
   nlohmann::json json{

@@ -35,11 +35,11 @@ TuningConfig config_with(const KernelProblem& problem, const ProblemSizes& sizes
   return TuningConfig(std::move(values));
 }
 
-host::Run describe(const KernelProblem& problem, const ProblemSizes& sizes,
+apps::Run describe(const KernelProblem& problem, const ProblemSizes& sizes,
                    const TuningConfig& config, const ProblemSession::Run& result) {
   std::vector<Define> defines = problem.compile_options_at(sizes).defines;
   defines.insert(defines.end(), config.defines().begin(), config.defines().end());
-  host::Run run = host::describe_launch(problem.name(), problem.entry(), std::move(defines),
+  apps::Run run = apps::describe_launch(problem.name(), problem.entry(), std::move(defines),
                                         result.launch.grid, result.launch.block);
   run.median_ms = result.median_ms;
   run.rate = result.rate;
@@ -72,14 +72,14 @@ void run_kernel_file(const KernelFileRun& request) {
   }
   const TuningConfig config = tuned ? tuned->config : config_with(problem, sizes, request.defines);
   ProblemSession session(problem, sizes, Jit::shared(), context);
-  const host::Run run =
+  const apps::Run run =
       describe(problem, sizes, config, session.run(config, request.repeats, request.verify));
   if (request.json) {
     nlohmann::json report = tools::run_to_json(run);
     if (tuned) report["tuned"] = tools::tuned_json(*tuned);
     print_json(std::cout, nlohmann::json::array({report}));
   } else {
-    std::cout << host::format_run(run);
+    std::cout << apps::format_run(run);
   }
   if (!run.passed()) throw CLI::RuntimeError(1);
 }

@@ -42,7 +42,7 @@
 namespace ptxrt::cli {
 
 std::optional<std::vector<int>> listed_devices(const TuneArguments& arguments) {
-  if (!arguments.devices.empty()) return host::parse_device_list(arguments.devices);
+  if (!arguments.devices.empty()) return apps::parse_device_list(arguments.devices);
   if (arguments.device) return std::vector<int>{*arguments.device};
   if (arguments.mpi) return std::nullopt;
   return std::vector<int>{0};
@@ -88,7 +88,7 @@ void check_before_gpu(const TuneArguments& arguments) {
     if (problem)
       problem->complete_sizes(size.empty() ? ProblemSizes{} : parse_problem_sizes(size));
     else if (!size.empty())
-      host::parse_tune_size(arguments.kernel, size);
+      apps::parse_tune_size(arguments.kernel, size);
   }
 }
 
@@ -113,9 +113,9 @@ TuneShare parse_shard(const std::string& text) {
 // The properties of the devices to time on, which must be of one model.
 std::vector<DeviceProperties> tune_devices(const std::optional<std::vector<int>>& listed) {
   std::vector<DeviceProperties> devices;
-  for (int ordinal : listed ? *listed : host::all_devices())
+  for (int ordinal : listed ? *listed : apps::all_devices())
     devices.push_back(Device::get(ordinal).properties());
-  host::require_one_model(devices);
+  apps::require_one_model(devices);
   return devices;
 }
 
@@ -223,7 +223,7 @@ void plan_only(const TuneArguments& arguments) {
   const Target target = choose_target(arguments.arch, ImageFormat::cubin);
   const auto [major, minor] = compute_capability_of(target.arch);
   const DeviceProperties device = device_model(major, minor);
-  const host::StopSignal stop(
+  const apps::StopSignal stop(
       "\nptxrt: stopping the dry run after the compiles in progress (press Ctrl-C again to quit "
       "at once)\n");
   PlanOptions options;
@@ -254,7 +254,7 @@ void plan_only(const TuneArguments& arguments) {
             << ": " << not_compiled << " config(s) not compiled";
   if (sizes_left > 0) std::cerr << ", " << sizes_left << " size(s) not started";
   std::cerr << '\n';
-  throw CLI::RuntimeError(host::StopSignal::exit_code(stop.signal()));
+  throw CLI::RuntimeError(apps::StopSignal::exit_code(stop.signal()));
 }
 
 // `text` as one word for a POSIX shell: as it is when nothing in it is special, else quoted.
@@ -415,7 +415,7 @@ void run_tunes(const TuneArguments& arguments, const TuneRun& run) {
   // thread starts; never overrides the user.
   ::setenv("CUDA_CACHE_DISABLE", "1", 0);
   const TuningDatabase database(database_path(arguments.database));
-  const host::StopSignal stop(
+  const apps::StopSignal stop(
       "\nptxrt: stopping after the config in progress (press Ctrl-C again to quit at once)\n");
   nlohmann::json reports = nlohmann::json::array();
   bool every_size_has_a_winner = true;
@@ -427,7 +427,7 @@ void run_tunes(const TuneArguments& arguments, const TuneRun& run) {
   if (run.prints && arguments.json) print_json(std::cout, reports);
   if (stop.signal() != 0) {
     if (run.prints) print_interrupted(std::cerr, arguments, database, reports, stop.signal());
-    throw CLI::RuntimeError(host::StopSignal::exit_code(stop.signal()));
+    throw CLI::RuntimeError(apps::StopSignal::exit_code(stop.signal()));
   }
   if (!every_size_has_a_winner) throw CLI::RuntimeError(1);
 }
@@ -443,7 +443,7 @@ void add_tune_commands(CLI::App& app) {
       ->add_option("kernel", arguments->kernel,
                    "matmul, sgemm, closest-pair, or a kernel file with its problem (--problem "
                    "P.json, or the file's \"// ptxrt: problem\" lines)")
-      ->check(CLI::IsMember(host::tune_problem_names()) | CLI::ExistingFile);
+      ->check(CLI::IsMember(apps::tune_problem_names()) | CLI::ExistingFile);
   command
       ->add_option("--problem", arguments->problem,
                    "the kernel file's problem: entry, sizes, tunables, launch geometry, "

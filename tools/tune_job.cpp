@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<std::int64_t> builtin_size(const std::string& kernel, const std::string& text) {
-  return text.empty() ? host::default_tune_size(kernel) : host::parse_tune_size(kernel, text);
+  return text.empty() ? apps::default_tune_size(kernel) : apps::parse_tune_size(kernel, text);
 }
 
 ProblemSizes problem_sizes(const std::string& text) {
@@ -57,12 +57,12 @@ TuneJob make_tune_job(const ProblemSource& source, const std::string& size_text,
             problem_compiler(Jit::shared(), problem, sizes, target, device, compile_timeout),
             problem.fallback_config(sizes), worker};
   }
-  const host::TuneProblem problem = host::make_tune_problem(
+  const apps::TuneProblem problem = apps::make_tune_problem(
       source.kernel, builtin_size(source.kernel, size_text), device, source.source);
   CompileOptions base;
   base.target = target;
   base.timeout = compile_timeout;
-  return {host::tune_key(problem, device), problem.space,
+  return {apps::tune_key(problem, device), problem.space,
           jit_candidate_compiler(Jit::shared(), problem.program, base, problem.entry,
                                  problem.shape, device),
           problem.space.default_config(), worker};
@@ -75,8 +75,8 @@ std::unique_ptr<TuneSession> open_tune_session(const ProblemSource& source,
   if (source.is_file())
     return std::make_unique<ProblemSession>(load_kernel_problem(source), problem_sizes(size_text),
                                             Jit::shared(), context);
-  const host::TuneProblem problem =
-      host::make_tune_problem(source.kernel, builtin_size(source.kernel, size_text),
+  const apps::TuneProblem problem =
+      apps::make_tune_problem(source.kernel, builtin_size(source.kernel, size_text),
                               device.properties(), source.source);
   return problem.open_session(Jit::shared(), context);
 }

@@ -7,7 +7,7 @@
 #include "apps/common/sizes.hpp"
 #include "apps/common/timing.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 constexpr unsigned block_threads = 256;
@@ -17,7 +17,7 @@ constexpr double bytes_per_point = 3 * sizeof(float) + sizeof(float);
 AosSoaPlan plan_aos_soa(std::int64_t n, std::vector<Define> defines) {
   const std::size_t count = positive_size("aos-soa n", n);
   checked_product("aos-soa n", {count}, sizeof(Point));
-  Program program = host::builtin_program("aos_soa");
+  Program program = apps::builtin_program("aos_soa");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   return {count, std::move(program), std::move(resolved)};
 }
@@ -61,4 +61,4 @@ AosSoaRuns run_aos_soa(Jit& jit, const Context& context, const AosSoaPlan& plan,
   return runs;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

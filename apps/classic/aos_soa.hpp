@@ -1,7 +1,7 @@
 // aos-soa: the same computation, out[i] = |p[i]|², read from an array of {x, y, z} structures
 // and from three separate arrays (ptx_src/aos_soa.cu), grid-stride with 256-thread blocks. Both
 // move the same minimal 16 bytes per point (12 read, 4 written), so their GB/s compare the
-// layouts directly. Verified exactly against host::squared_norms.
+// layouts directly. Verified exactly against apps::squared_norms.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct AosSoaPlan {
   std::size_t n = 0;
@@ -26,4 +26,4 @@ struct AosSoaRuns {
 AosSoaRuns run_aos_soa(Jit& jit, const Context& context, const AosSoaPlan& plan,
                        const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

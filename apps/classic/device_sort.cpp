@@ -11,7 +11,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -34,7 +34,7 @@ unsigned grid_of(std::size_t blocks) {
 
 Kernel bitonic_kernel(const Context& context, Jit& jit, int block_size, std::string_view entry) {
   require_block_size(block_size);
-  return jit.kernel(host::builtin_program("bitonic_sort"),
+  return jit.kernel(apps::builtin_program("bitonic_sort"),
                     {.defines = {{"BLOCK_SIZE", std::to_string(block_size)}}}, context, entry);
 }
 
@@ -112,4 +112,4 @@ void DeviceSort::sort(DeviceBuffer<float>& keys, DeviceBuffer<int>* values, std:
   }
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

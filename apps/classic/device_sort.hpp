@@ -20,7 +20,7 @@
 #include "ptxrt/core/kernel.hpp"
 #include "ptxrt/core/memory.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // One launch of the protocol. (Not host/classic/sort.hpp's BitonicLaunch: two types of one name in one
 // namespace broke the one-definition rule, and std::vector's code for one ran on the other.)
@@ -67,4 +67,4 @@ class DeviceSort {
   Kernel merge_shared_;
 };
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -3,7 +3,7 @@
 #include "apps/common/random_data.hpp"
 #include "apps/common/timing.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 void time_elementwise_add(Run& run, const Context& context, const RunOptions& options,
                           std::size_t n, const AddLaunch& launch, const AddReference& reference) {
@@ -20,4 +20,4 @@ void time_elementwise_add(Run& run, const Context& context, const RunOptions& op
   if (options.verify) record_comparison(run, device_c.download(), reference(a, b), 0.0);
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

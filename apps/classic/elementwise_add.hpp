@@ -12,7 +12,7 @@
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/memory.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // Enqueues the kernel once over the device buffers a, b and c.
 using AddLaunch = std::function<void(const DeviceBuffer<float>& a, const DeviceBuffer<float>& b,
@@ -25,4 +25,4 @@ using AddReference =
 void time_elementwise_add(Run& run, const Context& context, const RunOptions& options,
                           std::size_t n, const AddLaunch& launch, const AddReference& reference);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

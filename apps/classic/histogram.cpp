@@ -11,7 +11,7 @@
 #include "apps/common/timing.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 namespace {
 
 // The launch: as many blocks as n needs, at most as many as are resident at once; a cluster
@@ -65,7 +65,7 @@ HistogramPlan plan_histogram(std::int64_t n, HistogramVariant variant,
                              std::vector<Define> defines) {
   const std::size_t count = positive_size("histogram n", n);
   checked_product("histogram n", {count}, sizeof(std::uint32_t));
-  Program program = host::builtin_program("histogram");
+  Program program = apps::builtin_program("histogram");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto bins = static_cast<unsigned>(define_int(resolved, "BINS"));
   const auto block_size = static_cast<unsigned>(define_int(resolved, "BLOCK_SIZE"));
@@ -108,4 +108,4 @@ Run run_histogram(Jit& jit, const Context& context, const HistogramPlan& plan,
   return run;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

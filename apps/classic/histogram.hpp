@@ -16,7 +16,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 enum class HistogramVariant { block, cluster };
 // "block" | "cluster"; Error(invalid_argument) listing them otherwise.
@@ -43,4 +43,4 @@ HistogramPlan plan_histogram(std::int64_t n, HistogramVariant variant,
 Run run_histogram(Jit& jit, const Context& context, const HistogramPlan& plan,
                   const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

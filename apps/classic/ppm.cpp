@@ -6,7 +6,7 @@
 
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 void write_ppm(const std::filesystem::path& path, std::span<const unsigned char> rgba, int width,
                int height) {
@@ -26,4 +26,4 @@ void write_ppm(const std::filesystem::path& path, std::span<const unsigned char>
   if (!file) throw Error(ErrorKind::io, "could not write the image " + path.string());
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

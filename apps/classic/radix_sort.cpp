@@ -12,7 +12,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -33,7 +33,7 @@ std::size_t tiles_for(std::size_t n, std::size_t tile) { return (n + tile - 1) /
 
 Kernel radix_kernel(Jit& jit, const Context& context, const std::vector<Define>& defines,
                     std::string_view entry) {
-  return jit.kernel(host::builtin_program("radix_sort"), compile_options(defines), context, entry);
+  return jit.kernel(apps::builtin_program("radix_sort"), compile_options(defines), context, entry);
 }
 
 std::uint32_t ordered_bits(float key) {
@@ -45,7 +45,7 @@ std::uint32_t ordered_bits(float key) {
 
 RadixSort::RadixSort(const Context& context, Jit& jit, std::size_t capacity,
                      std::vector<Define> defines)
-    : defines_(resolve_defines(host::builtin_program("radix_sort"), std::move(defines))),
+    : defines_(resolve_defines(apps::builtin_program("radix_sort"), std::move(defines))),
       block_size_(static_cast<unsigned>(define_int(defines_, "BLOCK_SIZE"))),
       tile_(static_cast<std::size_t>(block_size_) *
             static_cast<std::size_t>(define_int(defines_, "ITEMS"))),
@@ -114,4 +114,4 @@ void radix_order_sort(std::span<float> keys, std::span<int> values) {
   }
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -20,7 +20,7 @@
 #include "ptxrt/core/kernel.hpp"
 #include "ptxrt/core/memory.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // How the 32 bits of a key order: as an unsigned integer, or as a float's value (-NaN first, then
 // -inf .. -0, +0 .. +inf, +NaN).
@@ -74,4 +74,4 @@ class RadixSort {
 // `run sort --variant radix`.
 void radix_order_sort(std::span<float> keys, std::span<int> values);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

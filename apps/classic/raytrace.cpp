@@ -11,7 +11,7 @@
 #include "apps/common/timing.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 constexpr unsigned block_side = 16;
@@ -47,7 +47,7 @@ RaytracePlan plan_raytrace(std::int64_t width, std::int64_t height, std::int64_t
   checked_product("raytrace width*height",
                   {static_cast<std::size_t>(width), static_cast<std::size_t>(height)}, 4);
   const int count = positive_int("raytrace spheres", spheres);
-  Program program = host::builtin_program("raytrace");
+  Program program = apps::builtin_program("raytrace");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const int max_spheres = define_int(resolved, "MAX_SPHERES");
   if (count > max_spheres)
@@ -113,4 +113,4 @@ Run run_raytrace(Jit& jit, const Context& context, const RaytracePlan& plan,
   return run;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -1,6 +1,6 @@
 // raytrace: random spheres rendered by ptx_src/raytrace.cu with the scene in its __constant__
 // `spheres` array, one thread per pixel in 16×16 blocks; optionally written as a PPM image.
-// Verified byte for byte against host::raytrace. Rate: Mpixel/s.
+// Verified byte for byte against apps::raytrace. Rate: Mpixel/s.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // `count` spheres spread over a width×height image, radius 2%..12% of the smaller side, depth in
 // [-1000, 1000): the same scene for the same seed.
@@ -34,4 +34,4 @@ RaytracePlan plan_raytrace(std::int64_t width, std::int64_t height, std::int64_t
 Run run_raytrace(Jit& jit, const Context& context, const RaytracePlan& plan,
                  const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -14,7 +14,7 @@
 #include "apps/common/timing.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 ReduceVariant parse_reduce_variant(std::string_view name) {
   if (name == "sum") return ReduceVariant::sum;
@@ -60,7 +60,7 @@ double sum_error_bound(const std::vector<ReducePass>& passes, unsigned block_siz
 ReducePlan plan_reduce(std::int64_t n, ReduceVariant variant, std::vector<Define> defines) {
   const std::size_t count = positive_size("reduce n", n);
   checked_product("reduce n", {count}, sizeof(float));
-  Program program = host::builtin_program("reduce");
+  Program program = apps::builtin_program("reduce");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto block_size = static_cast<unsigned>(define_int(resolved, "BLOCK_SIZE"));
   return {count,
@@ -222,4 +222,4 @@ Run run_reduce(Jit& jit, const Context& context, const ReducePlan& plan,
   return run;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

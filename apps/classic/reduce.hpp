@@ -18,7 +18,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 enum class ReduceVariant { sum, argmin, cooperative };
 // "sum" | "argmin" | "cooperative"; Error(invalid_argument) listing them otherwise.
@@ -53,4 +53,4 @@ ReducePlan plan_reduce(std::int64_t n, ReduceVariant variant, std::vector<Define
 
 Run run_reduce(Jit& jit, const Context& context, const ReducePlan& plan, const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

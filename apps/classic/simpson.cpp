@@ -11,7 +11,7 @@
 #include "apps/common/timing.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 constexpr std::uint64_t max_grid = 1024;
@@ -60,7 +60,7 @@ SimpsonPlan plan_simpson(std::int64_t n, Integrand integrand, std::vector<Define
                     std::to_string(n));
   if (n == std::numeric_limits<std::int64_t>::max() - 1)
     throw Error(ErrorKind::invalid_argument, "simpson n = " + std::to_string(n) + " is too large");
-  Program program = host::builtin_program("simpson");
+  Program program = apps::builtin_program("simpson");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto block_size = static_cast<unsigned>(define_int(resolved, "BLOCK_SIZE"));
   const std::uint64_t samples = static_cast<std::uint64_t>(n) + 1;
@@ -103,4 +103,4 @@ Run run_simpson(Jit& jit, const Context& context, const SimpsonPlan& plan,
   return run;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -1,6 +1,6 @@
 // simpson: Simpson's rule in fp64 over n intervals (ptx_src/simpson.cu); the host adds the
 // per-block partials in double. Three integrands with known integrals: pi (4/(1+x²) on [0, 1]),
-// square (x² on [0, 1]) and sine (sin on [0, π]). Verified against host::simpson, whose summation
+// square (x² on [0, 1]) and sine (sin on [0, π]). Verified against apps::simpson, whose summation
 // order differs: relative error within 64·sqrt(n)·2^-53 (the typical error is sqrt(n)·2^-53; the
 // margin keeps a correct run from failing, while a wrong weight on a single sample of n <= 10^8
 // still exceeds it). Rate: Gsample/s of the n+1 samples.
@@ -13,7 +13,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // "pi" | "square" | "sine"; Error(invalid_argument) listing them otherwise.
 Integrand parse_integrand(std::string_view name);
@@ -42,4 +42,4 @@ SimpsonPlan plan_simpson(std::int64_t n, Integrand integrand, std::vector<Define
 Run run_simpson(Jit& jit, const Context& context, const SimpsonPlan& plan,
                 const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -16,7 +16,7 @@
 #include "apps/common/timing.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -64,7 +64,7 @@ SortPlan plan_sort(std::int64_t n, SortVariant variant, std::vector<Define> defi
                 "sort n = " + std::to_string(count) + " exceeds " +
                     std::to_string(RadixSort::max_keys) +
                     " for the radix sort (its look-back counts in 30 bits)");
-  Program program = host::builtin_program(is_radix(variant) ? "radix_sort" : "bitonic_sort");
+  Program program = apps::builtin_program(is_radix(variant) ? "radix_sort" : "bitonic_sort");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto block_size = static_cast<unsigned>(define_int(resolved, "BLOCK_SIZE"));
   SortPlan plan{.n = count,
@@ -186,4 +186,4 @@ Run run_sort(Jit& jit, const Context& context, const SortPlan& plan, const RunOp
   return run;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

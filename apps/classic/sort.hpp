@@ -1,10 +1,10 @@
 // sort: ascending sort of n float keys, alone or carrying int values, by one of two kernels:
-//   bitonic (ptx_src/bitonic_sort.cu, launched by host::DeviceSort): n padded to the next power of
+//   bitonic (ptx_src/bitonic_sort.cu, launched by apps::DeviceSort): n padded to the next power of
 //     two with NaN keys and INT_MAX values, which sort after every real element; NaN keys last,
-//     -0 == +0, equal keys ordered by value. The CPU reference is host::sort.
-//   radix (ptx_src/radix_sort.cu, launched by host::RadixSort): 4 passes of 8 bits, stable, keys
+//     -0 == +0, equal keys ordered by value. The CPU reference is apps::sort.
+//   radix (ptx_src/radix_sort.cu, launched by apps::RadixSort): 4 passes of 8 bits, stable, keys
 //     ordered by their float bits (-NaN first, -0 before +0, +NaN last). The CPU reference is
-//     host::radix_order_sort (std::stable_sort by those bits).
+//     apps::radix_order_sort (std::stable_sort by those bits).
 // The values are the positions 0..n-1, so both sorts of pairs equal a stable sort of the keys and
 // must match the reference exactly. Rate: Mkey/s of the n real keys.
 #pragma once
@@ -17,7 +17,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 enum class SortVariant { bitonic, bitonic_pairs, radix, radix_pairs };
 // "bitonic" | "bitonic-pairs" | "radix" | "radix-pairs"; Error(invalid_argument) listing them
@@ -44,4 +44,4 @@ SortPlan plan_sort(std::int64_t n, SortVariant variant, std::vector<Define> defi
 
 Run run_sort(Jit& jit, const Context& context, const SortPlan& plan, const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -8,7 +8,7 @@
 #include "apps/common/timing.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 TransposeVariant parse_transpose_variant(std::string_view name) {
   if (name == "naive") return TransposeVariant::naive;
@@ -37,7 +37,7 @@ TransposePlan plan_transpose(std::int64_t rows, std::int64_t cols, TransposeVari
   const std::size_t elements = checked_product(
       "transpose rows*cols", {static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)},
       sizeof(float));
-  Program program = host::builtin_program("transpose");
+  Program program = apps::builtin_program("transpose");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const int tile = define_int(resolved, "TILE_DIM");
   const int block_rows = define_int(resolved, "BLOCK_ROWS");
@@ -85,4 +85,4 @@ Run run_transpose(Jit& jit, const Context& context, const TransposePlan& plan,
   return run;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

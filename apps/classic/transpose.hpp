@@ -9,7 +9,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 enum class TransposeVariant { naive, shared, padded };
 // "naive" | "shared" | "padded"; Error(invalid_argument) listing them otherwise.
@@ -36,4 +36,4 @@ TransposePlan plan_transpose(std::int64_t rows, std::int64_t cols, TransposeVari
 Run run_transpose(Jit& jit, const Context& context, const TransposePlan& plan,
                   const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -6,7 +6,7 @@
 #include "apps/common/reference.hpp"
 #include "apps/common/sizes.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 constexpr unsigned block_threads = 256;
@@ -17,7 +17,7 @@ constexpr unsigned elements_per_thread = 4;
 VectorAddPlan plan_vector_add(std::int64_t n, std::vector<Define> defines) {
   const std::size_t count = positive_size("vecadd n", n);
   checked_product("vecadd n", {count}, 3 * sizeof(float));
-  Program program = host::builtin_program("vector_add");
+  Program program = apps::builtin_program("vector_add");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   return {count, std::move(program), std::move(resolved)};
 }
@@ -40,4 +40,4 @@ Run run_vector_add(Jit& jit, const Context& context, const VectorAddPlan& plan,
   return run;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

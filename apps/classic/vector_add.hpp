@@ -7,7 +7,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct VectorAddPlan {
   std::size_t n = 0;
@@ -21,4 +21,4 @@ VectorAddPlan plan_vector_add(std::int64_t n, std::vector<Define> defines = {});
 Run run_vector_add(Jit& jit, const Context& context, const VectorAddPlan& plan,
                    const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -14,7 +14,7 @@
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -263,4 +263,4 @@ ClosestPair closest_pair_in_box(const DeviceBuffer<Point2>& points, const PointB
   return call.run(points, box);
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -27,7 +27,7 @@
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/memory.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // Layout-identical to CUDA's float2 (8 bytes, 8-aligned): kernels read arrays of these.
 struct alignas(8) Point2 {
@@ -109,4 +109,4 @@ ClosestPair closest_pair(const DeviceBuffer<Point2>& points,
 // The fp64 distance between two input points, as every method measures it.
 double point_distance(const Point2& a, const Point2& b);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

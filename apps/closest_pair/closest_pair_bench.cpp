@@ -4,7 +4,7 @@
 
 #include "ptxrt/core/memory.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 std::vector<std::size_t> closest_pair_bench_sizes(std::size_t max_n) {
   std::vector<std::size_t> sizes;
@@ -41,4 +41,4 @@ std::vector<ClosestPairBenchRow> run_closest_pair_bench(const ClosestPairBenchOp
   return rows;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

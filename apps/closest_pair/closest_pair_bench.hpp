@@ -13,7 +13,7 @@
 #include "apps/closest_pair/closest_pair.hpp"
 #include "apps/closest_pair/point_generator.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct ClosestPairBenchRow {
   std::size_t n = 0;
@@ -37,4 +37,4 @@ std::vector<std::size_t> closest_pair_bench_sizes(std::size_t max_n);
 
 std::vector<ClosestPairBenchRow> run_closest_pair_bench(const ClosestPairBenchOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -11,7 +11,7 @@
 #include "ptx_src/closest_pair_math.cuh"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -121,4 +121,4 @@ PairFound cpu_divide_conquer(std::span<const Point2> points, double* sort_ms) {
   return best.found();
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -8,7 +8,7 @@
 
 #include "apps/closest_pair/closest_pair.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct PairFound {
   std::size_t i = 0;  // i < j
@@ -27,4 +27,4 @@ PairFound cpu_blocked(std::span<const Point2> points, std::size_t block);
 // receives the time of the x sort.
 PairFound cpu_divide_conquer(std::span<const Point2> points, double* sort_ms = nullptr);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

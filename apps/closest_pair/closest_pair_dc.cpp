@@ -9,7 +9,7 @@
 #include "apps/common/builtin_kernels.hpp"
 #include "ptxrt/core/program.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -48,7 +48,7 @@ struct DivideConquerBuffers {
 
 GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup& setup) {
   const CompileOptions options{.defines = {{"BASE", std::to_string(setup.base)}}};
-  const Module module = setup.jit->module(host::builtin_program("closest_pair"), options, setup.context);
+  const Module module = setup.jit->module(apps::builtin_program("closest_pair"), options, setup.context);
   const DeviceSort sorter(setup.context, *setup.jit);
   const DeviceScan scan(setup.context, *setup.jit);
   const Symbol<float> bound = module.symbol<float>("closest_pair_bound");
@@ -109,4 +109,4 @@ GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup&
   return result;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -8,7 +8,7 @@
 #include "apps/common/builtin_kernels.hpp"
 #include "ptxrt/core/program.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -21,10 +21,10 @@ constexpr unsigned long long brute_force_max_blocks = 1u << 18;
 
 DeviceScan::DeviceScan(const Context& context, Jit& jit)
     : context_(context),
-      scan_blocks_(jit.kernel(host::builtin_program("closest_pair_scan"),
+      scan_blocks_(jit.kernel(apps::builtin_program("closest_pair_scan"),
                               {.defines = {{"BLOCK_SIZE", std::to_string(scan_block)}}}, context,
                               "scan_blocks")),
-      scan_add_(jit.kernel(host::builtin_program("closest_pair_scan"),
+      scan_add_(jit.kernel(apps::builtin_program("closest_pair_scan"),
                            {.defines = {{"BLOCK_SIZE", std::to_string(scan_block)}}}, context,
                            "scan_add")) {}
 
@@ -97,7 +97,7 @@ BruteForceRange::Found BruteForceRange::search(const DeviceBuffer<Point2>& point
 
 GpuResult gpu_brute_force(const DeviceBuffer<Point2>& points, const GpuSetup& setup) {
   const CompileOptions options{.defines = {{"BASE", std::to_string(setup.base)}}};
-  const Module module = setup.jit->module(host::builtin_program("closest_pair"), options, setup.context);
+  const Module module = setup.jit->module(apps::builtin_program("closest_pair"), options, setup.context);
   BruteForceRange range(setup.context,
                         {module.kernel("brute_force"), module.kernel("reduce_minima")}, setup.base,
                         points.size(), 0, brute_force_tile_pairs(points.size(), setup.base));
@@ -118,8 +118,8 @@ void prepare_gpu_method(ClosestPairMethod method, const GpuSetup& setup) {
     default:
       break;
   }
-  setup.jit->module(host::builtin_program("closest_pair"),
+  setup.jit->module(apps::builtin_program("closest_pair"),
                     {.defines = {{"BASE", std::to_string(setup.base)}}}, setup.context);
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -18,7 +18,7 @@
 #include "ptxrt/core/memory.hpp"
 #include "ptxrt/core/stream.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 static_assert(sizeof(PairMinimum) == 24 && alignof(PairMinimum) == 8,
               "PairMinimum must have the layout the kernels write");
@@ -149,4 +149,4 @@ class GpuInterval {
   Event stop_;
 };
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -16,7 +16,7 @@
 #include "ptx_src/closest_pair_morton.cuh"
 #include "ptxrt/core/program.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -72,7 +72,7 @@ GridFrame frame_of(const PointBox& box) {
 }  // namespace
 
 Module grid_module(const GpuSetup& setup) {
-  return setup.jit->module(host::builtin_program("closest_pair_grid"),
+  return setup.jit->module(apps::builtin_program("closest_pair_grid"),
                            {.defines = {{"BLOCK_SIZE", std::to_string(grid_block)}}},
                            setup.context);
 }
@@ -157,4 +157,4 @@ GpuResult gpu_grid(const DeviceBuffer<Point2>& points, const PointBox& box, cons
   return result;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -14,7 +14,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -81,7 +81,7 @@ void SlabKernels::ResidentKernel::launch(std::uint64_t blocks_of_work, const Arg
 
 SlabKernels::SlabKernels(const Context& context, Jit& jit)
     : context_(context),
-      module_(jit.module(host::builtin_program("closest_pair_slab"),
+      module_(jit.module(apps::builtin_program("closest_pair_slab"),
                          {.defines = {{"BLOCK_SIZE", std::to_string(slab_block)},
                                       {"ITEMS", std::to_string(slab_items)}}},
                          context)),
@@ -236,4 +236,4 @@ std::vector<SlabPoint> DeviceSlab::download() const {
   return points;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -20,7 +20,7 @@
 #include "ptx_src/closest_pair_slab.cuh"
 #include "ptx_src/point_generator.cuh"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 class SlabKernels {
  public:
@@ -110,4 +110,4 @@ class DeviceSlab {
   std::vector<SlabPoint> edge_points_;
 };
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

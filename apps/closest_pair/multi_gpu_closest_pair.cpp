@@ -10,14 +10,14 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/ptxrt.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 namespace {
 
 // The brute force's kernels in `context`, from the one Library of their image (one load for
 // every device of an arch).
 BruteForceRange::Kernels brute_force_kernels(Jit& jit, int base, const Context& context) {
   const Library library =
-      jit.library(host::builtin_program("closest_pair"),
+      jit.library(apps::builtin_program("closest_pair"),
                   Jit::target_for({.defines = {{"BASE", std::to_string(base)}}}, context));
   return {library.kernel("brute_force", context), library.kernel("reduce_minima", context)};
 }
@@ -113,4 +113,4 @@ MultiGpuClosestPair split_closest_pair(Jit& jit, std::span<const Point2> points,
   return result;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

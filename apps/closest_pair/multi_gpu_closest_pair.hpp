@@ -20,7 +20,7 @@
 #include "apps/matmul/multi_gpu.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // The tile pairs of n points in tiles of `base` in `parts` contiguous ranges, in order, as equal
 // in count as they allow (split_rows with a granule of one). Their pairs differ by the diagonal
@@ -66,4 +66,4 @@ struct MultiGpuClosestPair {
 MultiGpuClosestPair split_closest_pair(Jit& jit, std::span<const Point2> points,
                                        const MultiGpuClosestPairOptions& options = {});
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

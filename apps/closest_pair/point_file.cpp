@@ -14,7 +14,7 @@
 #include "support/quoted.hpp"
 #include "support/regular_file.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -154,4 +154,4 @@ std::vector<Point2> read_binary_point_range(const std::filesystem::path& path, s
       source_name(path));
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -12,7 +12,7 @@
 
 #include "apps/closest_pair/closest_pair.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // By extension: ".bin" is binary, anything else CSV.
 std::vector<Point2> read_point_file(const std::filesystem::path& path);
@@ -28,4 +28,4 @@ std::vector<Point2> read_binary_point_range(const std::filesystem::path& path, s
 std::vector<Point2> parse_point_csv(std::string_view text, std::string_view source);
 std::vector<Point2> parse_point_binary(std::string_view bytes, std::string_view source);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

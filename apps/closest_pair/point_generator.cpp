@@ -4,7 +4,7 @@
 
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 static_assert(static_cast<int>(PointDistribution::uniform) == GENERATED_UNIFORM &&
                   static_cast<int>(PointDistribution::normal) == GENERATED_NORMAL &&
@@ -51,4 +51,4 @@ std::vector<Point2> generate_point_range(std::uint64_t first, std::size_t count,
   return points;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

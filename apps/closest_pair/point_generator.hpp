@@ -13,7 +13,7 @@
 #include "apps/closest_pair/closest_pair.hpp"
 #include "ptx_src/point_generator.cuh"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 enum class PointDistribution {
   uniform,    // the unit square
@@ -34,4 +34,4 @@ std::vector<Point2> generate_points(std::size_t n, PointDistribution distributio
 std::vector<Point2> generate_point_range(std::uint64_t first, std::size_t count,
                                          PointDistribution distribution, std::uint64_t seed);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

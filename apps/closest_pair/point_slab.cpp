@@ -5,7 +5,7 @@
 
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 bool key_less(const SlabPoint& a, const SlabPoint& b) { return key_precedes(a.x, a.y, a.index, b); }
 
@@ -55,4 +55,4 @@ std::vector<SlabPoint> sample_splitters(const PointGenerator& generator, std::ui
   return splitters;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

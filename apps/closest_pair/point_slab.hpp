@@ -12,7 +12,7 @@
 #include "ptx_src/closest_pair_slab.cuh"
 #include "ptx_src/point_generator.cuh"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // The key order of slabs: x, then y, then index.
 bool key_less(const SlabPoint& a, const SlabPoint& b);
@@ -35,4 +35,4 @@ SlabRange slab_range(std::span<const SlabPoint> splitters, std::size_t slab);
 // Point k of `generator` with its index, as a key.
 SlabPoint generated_key(const PointGenerator& generator, std::uint64_t k);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

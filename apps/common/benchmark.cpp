@@ -10,7 +10,7 @@
 #include "apps/matmul/matmul.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -143,4 +143,4 @@ double copy_rate_gb_per_s(const Context& context, std::size_t traffic_bytes, int
   return giga_per_second(2.0 * static_cast<double>(bytes), ms);
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

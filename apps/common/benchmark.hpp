@@ -15,7 +15,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct BenchSizes {
   int matmul = 4096;     // m = n = k
@@ -47,4 +47,4 @@ std::vector<BenchRow> bench(Jit& jit, const Context& context, std::string_view n
 // GB/s of a device-to-device copy moving `traffic_bytes` (half read, half written).
 double copy_rate_gb_per_s(const Context& context, std::size_t traffic_bytes, int repeats);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

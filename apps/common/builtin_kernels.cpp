@@ -13,7 +13,7 @@ namespace ptxrt::detail {
 std::span<const EmbeddedFile> embedded_kernel_files();
 }  // namespace ptxrt::detail
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 std::vector<std::string> builtin_kernel_names() {
   constexpr std::string_view extension = ".cu";
@@ -63,4 +63,4 @@ Program builtin_program(std::string_view name) {
                                         "'; known:" + (known.empty() ? " (none)" : known));
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -12,7 +12,7 @@
 
 #include "ptxrt/core/program.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // The embedded kernel files (*.cu), without the extension: {"matmul_tiled", "transpose"}.
 std::vector<std::string> builtin_kernel_names();
@@ -32,4 +32,4 @@ Program builtin_program(std::string_view name);
 // builtin_program as KernelProblem's readers take it: nothing for an unknown name.
 std::optional<Program> find_builtin_program(std::string_view name);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -7,7 +7,7 @@
 
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -69,4 +69,4 @@ void require_one_model(std::span<const DeviceProperties> devices) {
                                                    ": timings are comparable on one model only");
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -12,7 +12,7 @@
 
 #include "ptxrt/core/device.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // Every device the driver sees: 0, 1, ..., Device::count() - 1.
 std::vector<int> all_devices();
@@ -29,4 +29,4 @@ std::optional<std::vector<int>> parse_device_list(std::string_view text);
 // compute capability of the first: a timing on one model says nothing about another.
 void require_one_model(std::span<const DeviceProperties> devices);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

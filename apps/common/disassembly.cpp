@@ -13,7 +13,7 @@
 #include "ptxrt/core/target.hpp"
 #include "support/child_process.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 namespace {
 
 namespace fs = std::filesystem;
@@ -158,4 +158,4 @@ std::vector<KernelInstructions> count_instructions(std::string_view sass) {
   return kernels;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // Where the toolkit program `name` ("nvdisasm") is: $CUDA_PATH/bin, $CUDA_HOME/bin, the bin/
 // beside the NVRTC library in use, the build's toolkit, then $PATH. Nothing when none has it.
@@ -37,4 +37,4 @@ struct KernelInstructions {
 // Counts each kernel's instructions in the output of disassemble() (either tool's format).
 std::vector<KernelInstructions> count_instructions(std::string_view sass);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -6,7 +6,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/manifest.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -56,4 +56,4 @@ int define_int(const std::vector<Define>& defines, std::string_view name) {
   throw Error(ErrorKind::invalid_argument, "no value for " + std::string(name));
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -7,7 +7,7 @@
 #include "ptxrt/core/image.hpp"
 #include "ptxrt/core/program.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // Unlike the compiler, which passes undeclared names through, a name that `program`'s manifest
 // does not declare is an Error(invalid_argument) here, naming the constants it does declare: on
@@ -27,4 +27,4 @@ CompileOptions compile_options(std::vector<Define> defines);
 // an integer.
 int define_int(const std::vector<Define>& defines, std::string_view name);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

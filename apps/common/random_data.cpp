@@ -2,7 +2,7 @@
 
 #include <random>
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -29,4 +29,4 @@ std::vector<std::uint32_t> random_uints(std::size_t count, std::uint64_t seed, u
   return draw(count, seed, stream, std::uniform_int_distribution<std::uint32_t>(0, bound - 1));
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

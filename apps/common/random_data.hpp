@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // `count` floats uniform in [low, high). `stream` tells apart the inputs of one run (a and b).
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed, unsigned stream = 0,
@@ -15,4 +15,4 @@ std::vector<float> random_floats(std::size_t count, std::uint64_t seed, unsigned
 std::vector<std::uint32_t> random_uints(std::size_t count, std::uint64_t seed, unsigned stream,
                                         std::uint32_t bound);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

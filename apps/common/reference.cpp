@@ -9,7 +9,7 @@
 
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -230,4 +230,4 @@ double max_relative_error(std::span<const float> actual, std::span<const float> 
   return compare(actual, expected).max_relative_error;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

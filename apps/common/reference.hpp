@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // Layout-identical to `struct Sphere` in ptx_src/sphere.cuh, so an array of these can be copied
 // byte for byte into raytrace.cu's `spheres` constant symbol.
@@ -104,4 +104,4 @@ struct Deviation {
 Deviation compare(std::span<const float> actual, std::span<const float> expected);
 double max_relative_error(std::span<const float> actual, std::span<const float> expected);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

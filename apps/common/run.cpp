@@ -5,7 +5,7 @@
 #include "apps/common/reference.hpp"
 #include "ptxrt/core/manifest.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 Run describe_launch(std::string program, std::string kernel, std::vector<Define> defines, Dim3 grid,
                     Dim3 block) {
@@ -53,4 +53,4 @@ std::string format_run(const Run& run) {
   return text;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

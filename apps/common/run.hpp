@@ -9,7 +9,7 @@
 #include "ptxrt/core/image.hpp"
 #include "ptxrt/core/kernel.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // The bits of a quiet NaN: float outputs are filled with it before every run, so an element the
 // kernel never wrote fails verification.
@@ -46,7 +46,7 @@ struct Run {
 Run describe_launch(std::string program, std::string kernel, std::vector<Define> defines, Dim3 grid,
                     Dim3 block);
 
-// Records a comparison with host::compare: error is max|actual - expected| / max|expected|.
+// Records a comparison with apps::compare: error is max|actual - expected| / max|expected|.
 // With tolerance 0 the output must equal the reference exactly (NaN never does).
 void record_comparison(Run& run, std::span<const float> actual, std::span<const float> expected,
                        double tolerance);
@@ -60,4 +60,4 @@ inline double giga_per_second(double amount, double milliseconds) {
   return milliseconds > 0.0 ? amount / milliseconds / 1e6 : 0.0;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

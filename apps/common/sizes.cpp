@@ -7,7 +7,7 @@
 
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 std::size_t positive_size(std::string_view what, std::int64_t value) {
   if (value < 1)
@@ -63,4 +63,4 @@ unsigned grid_stride_blocks(std::uint64_t count, unsigned per_block, int sm_coun
   return static_cast<unsigned>(std::min(needed, resident));
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

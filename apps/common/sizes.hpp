@@ -8,7 +8,7 @@
 #include <initializer_list>
 #include <string_view>
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // `value` as a count, or Error(invalid_argument) "<what> must be at least 1, got <value>".
 std::size_t positive_size(std::string_view what, std::int64_t value);
@@ -29,4 +29,4 @@ std::uint64_t next_power_of_two(std::uint64_t count);
 unsigned grid_stride_blocks(std::uint64_t count, unsigned per_block, int sm_count,
                             unsigned blocks_per_sm = 32);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

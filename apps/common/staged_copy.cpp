@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 bool page_locked(const Context& context, std::span<const std::byte> bytes) {
   return bytes.empty() ||
@@ -68,4 +68,4 @@ void StagedCopier::download(std::span<std::byte> destination, const DeviceRange&
   }
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

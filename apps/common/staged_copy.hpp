@@ -15,7 +15,7 @@
 #include "ptxrt/core/memory.hpp"
 #include "ptxrt/core/stream.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 class StagedCopier {
  public:
@@ -44,4 +44,4 @@ class StagedCopier {
 // allocation or registration).
 bool page_locked(const Context& context, std::span<const std::byte> bytes);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

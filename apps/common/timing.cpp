@@ -6,7 +6,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/stream.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 double median(std::vector<double> samples) {
   if (samples.empty()) throw Error(ErrorKind::invalid_argument, "median of no samples");
@@ -45,4 +45,4 @@ double median_launch_ms(const Context& context, int repeats, const std::function
   return median(launch_times_ms(context, repeats, prepare, launches));
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

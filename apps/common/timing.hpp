@@ -8,7 +8,7 @@
 
 #include "ptxrt/core/context.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // The middle value (the mean of the two middle values for an even count); Error(invalid_argument)
 // for no samples.
@@ -25,4 +25,4 @@ std::vector<double> launch_times_ms(const Context& context, int repeats,
                                     const std::function<void()>& prepare,
                                     const std::function<void()>& launches);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -9,7 +9,7 @@
 
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // The few cuBLAS v2 types and entry points used, declared here from the documented API so that
 // building ptxrt needs no cuBLAS headers (a minimal toolkit has NVRTC and the driver headers only).
@@ -143,4 +143,4 @@ void Cublas::sgemm_row_major(const DeviceBuffer<float>& a, const DeviceBuffer<fl
         "cublasSgemm_v2");
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

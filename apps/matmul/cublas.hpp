@@ -10,7 +10,7 @@
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/memory.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct CublasLibrary;
 
@@ -46,4 +46,4 @@ class Cublas {
   void* handle_ = nullptr;
 };
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

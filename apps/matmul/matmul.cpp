@@ -8,7 +8,7 @@
 #include "apps/common/timing.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 MatmulVariant parse_matmul_variant(std::string_view name) {
   if (name == "naive") return MatmulVariant::naive;
@@ -38,7 +38,7 @@ MatmulPlan plan_matmul(std::int64_t m, std::int64_t n, std::int64_t k, MatmulVar
   const auto [rows, cols, inner] = checked_product_sizes("matmul", m, n, k);
 
   const bool tiled = variant == MatmulVariant::tiled;
-  Program program = host::builtin_program(tiled ? "matmul_tiled" : "matmul_naive");
+  Program program = apps::builtin_program(tiled ? "matmul_tiled" : "matmul_naive");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto tile =
       static_cast<unsigned>(define_int(resolved, tiled ? "TILE_WIDTH" : "BLOCK_SIZE"));
@@ -96,4 +96,4 @@ Run run_matmul(Jit& jit, const Context& context, const MatmulPlan& plan,
   return run;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -11,7 +11,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 enum class MatmulVariant { naive, tiled };
 // "naive" | "tiled"; Error(invalid_argument) listing them otherwise.
@@ -58,7 +58,7 @@ struct MatmulOperands {
 MatmulOperands make_matmul_operands(const Context& context, int m, int n, int k,
                                     std::uint64_t seed);
 
-// Random inputs from the seed, timed, and verified against host::matmul when asked.
+// Random inputs from the seed, timed, and verified against apps::matmul when asked.
 Run run_matmul(Jit& jit, const Context& context, const MatmulPlan& plan, const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -6,7 +6,7 @@
 #include "apps/common/reference.hpp"
 #include "apps/common/sizes.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 MatrixAddPlan plan_matrix_add(std::int64_t rows, std::int64_t cols, std::vector<Define> defines) {
   const int checked_rows = positive_int("matadd rows", rows);
@@ -14,7 +14,7 @@ MatrixAddPlan plan_matrix_add(std::int64_t rows, std::int64_t cols, std::vector<
   const std::size_t elements = checked_product(
       "matadd rows*cols", {static_cast<std::size_t>(rows), static_cast<std::size_t>(cols)},
       3 * sizeof(float));
-  Program program = host::builtin_program("matrix_add");
+  Program program = apps::builtin_program("matrix_add");
   std::vector<Define> resolved = resolve_defines(program, std::move(defines));
   const auto block_x = static_cast<unsigned>(define_int(resolved, "BLOCK_X"));
   const auto block_y = static_cast<unsigned>(define_int(resolved, "BLOCK_Y"));
@@ -43,4 +43,4 @@ Run run_matrix_add(Jit& jit, const Context& context, const MatrixAddPlan& plan,
   return run;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

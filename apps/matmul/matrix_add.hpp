@@ -7,7 +7,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct MatrixAddPlan {
   int rows = 0;
@@ -26,4 +26,4 @@ MatrixAddPlan plan_matrix_add(std::int64_t rows, std::int64_t cols,
 Run run_matrix_add(Jit& jit, const Context& context, const MatrixAddPlan& plan,
                    const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -12,7 +12,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/ptxrt.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -56,7 +56,7 @@ class DeviceWork : public DevicePart {
         share_(share),
         transfers_(options.transfers),
         context_(Context::primary(share.device)),
-        kernel_(jit.library(host::builtin_program("matmul_tiled"),
+        kernel_(jit.library(apps::builtin_program("matmul_tiled"),
                             Jit::target_for(
                                 {.defines = {{"TILE_WIDTH", std::to_string(options.tile_width)}}},
                                 context_))
@@ -266,4 +266,4 @@ MultiGpuMatmul split_matmul_into(Jit& jit, std::span<const float> a, std::span<c
   return result;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -30,7 +30,7 @@
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct RowBlock {
   std::size_t first = 0;
@@ -107,4 +107,4 @@ MultiGpuMatmul split_matmul_into(Jit& jit, std::span<const float> a, std::span<c
                                  std::span<float> c, std::size_t m, std::size_t n, std::size_t k,
                                  const MultiGpuMatmulOptions& options = {});
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

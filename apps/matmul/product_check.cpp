@@ -2,7 +2,7 @@
 
 #include "apps/common/reference.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -46,4 +46,4 @@ std::optional<CublasProduct> cublas_product(const CublasAvailability& cublas,
   return product;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -13,10 +13,10 @@
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/memory.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // Products up to this many multiply-adds are checked against the CPU's fp64 product in full
-// (host::matmul, about a second); larger ones against cuBLAS or the samples.
+// (apps::matmul, about a second); larger ones against cuBLAS or the samples.
 inline constexpr double full_cpu_reference_limit = 2147483648.0;  // 2^31
 
 // The fp64 dot products of A's rows and B's columns at `count` elements spread over C, and
@@ -28,7 +28,7 @@ struct ProductSamples {
 ProductSamples sample_product(std::span<const float> a, std::span<const float> b, int m, int n,
                               int k, int count = 64);
 
-// max-abs-normalized error of `c` at the samples (host::max_relative_error).
+// max-abs-normalized error of `c` at the samples (apps::max_relative_error).
 double sampled_error(std::span<const float> c, const ProductSamples& samples);
 
 // cuBLAS's C for the product of `a` and `b` on the device, when `cublas` found the library, and
@@ -42,4 +42,4 @@ std::optional<CublasProduct> cublas_product(const CublasAvailability& cublas,
                                             const DeviceBuffer<float>& b, int m, int n, int k,
                                             const ProductSamples& samples);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -5,7 +5,7 @@
 
 #include "ptxrt/blas/sgemm_heuristic.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -167,4 +167,4 @@ std::vector<SgemmConfig> sgemm_candidates(const DeviceProperties& device, int m,
   return candidates;
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -11,7 +11,7 @@
 #include "ptxrt/blas/sgemm_config.hpp"
 #include "ptxrt/core/device.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 // The configs worth knowing on `device`, each without a problem, sgemm.cu's defaults first:
 // every one is checked by the GPU tests, and each is a candidate for some shapes.
@@ -31,4 +31,4 @@ const char* to_string(SgemmShape shape);
 // sgemm_configs listed for sgemm_shape_of(m, n, k), each once (docs/perf-notes.md says why).
 std::vector<SgemmConfig> sgemm_candidates(const DeviceProperties& device, int m, int n, int k);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

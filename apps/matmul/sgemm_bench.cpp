@@ -17,7 +17,7 @@
 #include "ptxrt/blas/sgemm_tuning.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -412,4 +412,4 @@ nlohmann::json sgemm_bench_json(const DeviceProperties& device,
           {"shapes", list}};
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

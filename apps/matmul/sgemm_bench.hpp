@@ -25,7 +25,7 @@
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct SgemmBenchSize {
   int m = 0, n = 0, k = 0;
@@ -104,4 +104,4 @@ void print_sgemm_bench_summary(std::ostream& out, const std::vector<SgemmBenchSh
 nlohmann::json sgemm_bench_json(const DeviceProperties& device,
                                 const std::vector<SgemmBenchShape>& shapes);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -13,7 +13,7 @@
 #include "ptxrt/blas/sgemm_tuning.hpp"
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -72,7 +72,7 @@ SgemmRunPlan plan_sgemm_run(std::int64_t m, std::int64_t n, std::int64_t k,
   const ProductSizes sizes = checked_product_sizes("sgemm", m, n, k);
   if (tuned && !defines.empty())
     throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
-  resolve_defines(host::builtin_program("sgemm"), defines);
+  resolve_defines(apps::builtin_program("sgemm"), defines);
   if (tuned) tuned->records();
   return {sizes.m, sizes.n, sizes.k, std::move(defines), std::move(tuned)};
 }
@@ -105,4 +105,4 @@ SgemmRun run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
   return {std::move(run), config, std::move(tuned)};
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

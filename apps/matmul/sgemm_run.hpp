@@ -14,7 +14,7 @@
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct SgemmRunPlan {
   int m = 0, n = 0, k = 0;
@@ -42,4 +42,4 @@ struct SgemmRun {
 SgemmRun run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
                    const RunOptions& options);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -7,7 +7,7 @@
 
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -63,4 +63,4 @@ const std::atomic<bool>& StopSignal::requested() const noexcept { return stop_re
 
 int StopSignal::signal() const noexcept { return stop_signal.load(); }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -11,7 +11,7 @@
 #include <atomic>
 #include <string>
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 class StopSignal {
  public:
@@ -34,4 +34,4 @@ class StopSignal {
   std::string notice_;  // read by the handler: lives as long as it is installed
 };
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

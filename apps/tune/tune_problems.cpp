@@ -23,7 +23,7 @@
 #include "ptxrt/core/target.hpp"
 #include "ptxrt/tune/launch_timer.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 namespace {
 
@@ -230,7 +230,7 @@ std::int64_t parse_positive(std::string_view text, std::string_view whole) {
 bool is_product(std::string_view problem) { return problem == "matmul" || problem == "sgemm"; }
 
 TuneProblem matmul_problem(std::vector<std::int64_t> size, const std::filesystem::path& source) {
-  Program program = source.empty() ? host::builtin_program("matmul_tiled") : Program::from_file(source);
+  Program program = source.empty() ? apps::builtin_program("matmul_tiled") : Program::from_file(source);
   TuningSpace space = TuningSpace::from_manifest(program.manifest());
   TuneProblem problem{"matmul", program, "matmul_tiled", std::move(space), std::move(size), {}, {}};
   problem.shape = [](const TuningConfig& config) {
@@ -246,7 +246,7 @@ TuneProblem matmul_problem(std::vector<std::int64_t> size, const std::filesystem
 TuneProblem sgemm_problem(std::vector<std::int64_t> size, const DeviceProperties& device) {
   TuningSpace space = sgemm_tuning_space(device, static_cast<int>(size[0]),
                                          static_cast<int>(size[1]), static_cast<int>(size[2]));
-  TuneProblem problem{"sgemm",          host::builtin_program("sgemm"), "sgemm_aligned", std::move(space),
+  TuneProblem problem{"sgemm",          apps::builtin_program("sgemm"), "sgemm_aligned", std::move(space),
                       std::move(size), {},                        {}};
   problem.shape = [](const TuningConfig& config) {
     const SgemmConfig sgemm_config = sgemm_config_of(config);
@@ -259,7 +259,7 @@ TuneProblem sgemm_problem(std::vector<std::int64_t> size, const DeviceProperties
 }
 
 TuneProblem closest_pair_problem(std::vector<std::int64_t> size) {
-  Program program = host::builtin_program("closest_pair");
+  Program program = apps::builtin_program("closest_pair");
   TuningSpace space = TuningSpace::from_manifest(program.manifest());
   TuneProblem problem{"closest-pair",  program, "dc_leaves", std::move(space),
                       std::move(size), {},      {}};
@@ -347,4 +347,4 @@ TuningKey tune_key(const TuneProblem& problem, const DeviceProperties& device) {
           problem.size};
 }
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

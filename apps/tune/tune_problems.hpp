@@ -28,7 +28,7 @@
 #include "ptxrt/tune/tune_worker.hpp"
 #include "ptxrt/tune/tuner.hpp"
 
-namespace ptxrt::host {
+namespace ptxrt::apps {
 
 struct TuneProblem {
   std::string name;  // "matmul"
@@ -74,4 +74,4 @@ struct TunedMatmul {
 TunedMatmul plan_matmul_tuned(std::int64_t m, std::int64_t n, std::int64_t k,
                               const DeviceProperties& device, const TuningDatabase& database);
 
-}  // namespace ptxrt::host
+}  // namespace ptxrt::apps

@@ -60,7 +60,7 @@ double median_compile_ms(const ptxrt::Program& program, const ptxrt::CompileOpti
                          int rounds) {
   std::vector<double> samples;
   for (int round = 0; round < rounds; ++round) samples.push_back(compile_ms(program, options));
-  return ptxrt::host::median(samples);
+  return ptxrt::apps::median(samples);
 }
 
 // Plain and warm-PCH medians of one kernel; false when the PCH folder stayed empty.
@@ -97,7 +97,7 @@ void bench_lto(int rounds) {
     options.lto = lto;
     const ptxrt::Kernel kernel = ptxrt::Jit::shared().kernel(
         program, ptxrt::Jit::target_for(options, context), context, "affine_clamp");
-    const double ms = ptxrt::host::median_launch_ms(
+    const double ms = ptxrt::apps::median_launch_ms(
         context, rounds, [] {},
         [&] {
           kernel.launch({.grid = ptxrt::blocks_for(n, 256), .block = 256}, x, y, n, -2.0f, 3.0f);
@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   std::printf("%-28s %10s %14s %12s %9s\n", "kernel", "plain", "creating PCH", "warm PCH",
               "speed-up");
   bool created = true;
-  created &= bench_precompiled_headers("matmul_tiled", ptxrt::host::builtin_program("matmul_tiled"),
+  created &= bench_precompiled_headers("matmul_tiled", ptxrt::apps::builtin_program("matmul_tiled"),
                                        rounds, scratch / "pch-matmul");
   created &= bench_precompiled_headers(
       "cooperative_groups reduce",

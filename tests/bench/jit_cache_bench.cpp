@@ -36,7 +36,7 @@ const ptxrt::CompileOptions options{.defines = {{"TILE_WIDTH", "16"}},
 
 // In a fresh process: one fetch from the disk cache (and, with a GPU, the module load).
 int child(const std::filesystem::path& directory) {
-  const ptxrt::Program program = ptxrt::host::builtin_program("matmul_tiled");
+  const ptxrt::Program program = ptxrt::apps::builtin_program("matmul_tiled");
   ptxrt::Jit jit = make_jit(directory);
   auto start = Clock::now();
   auto image = jit.image(program, options);
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   const auto directory =
       std::filesystem::temp_directory_path() / ("ptxrt-jit-bench-" + std::to_string(getpid()));
   std::filesystem::remove_all(directory);
-  const ptxrt::Program program = ptxrt::host::builtin_program("matmul_tiled");
+  const ptxrt::Program program = ptxrt::apps::builtin_program("matmul_tiled");
 
   ptxrt::Jit jit = make_jit(directory);
   auto start = Clock::now();
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   // Each a new identity with the same text: each call hashes the source and its headers.
   constexpr int new_programs = 1000;
   std::vector<ptxrt::Program> same_text;
-  // (host::builtin_program hands out copies of one Program: build each from the text instead.)
+  // (apps::builtin_program hands out copies of one Program: build each from the text instead.)
   for (int i = 0; i < new_programs; ++i) {
     ptxrt::Program fresh = ptxrt::Program::from_string(program.source(), program.name());
     for (const auto& [include_name, content] : program.headers()) fresh.add_header(include_name, content);

@@ -25,7 +25,7 @@
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/ptxrt.hpp"
 
-namespace host = ptxrt::host;
+namespace apps = ptxrt::apps;
 
 namespace {
 
@@ -75,7 +75,7 @@ void bench_graph_replay(const ptxrt::Context& context, const Sizes& sizes) {
     launches_us.push_back(launched / graph_kernels);
     replay_us.push_back(replayed / graph_kernels);
   }
-  const double launches = host::median(launches_us), replay = host::median(replay_us);
+  const double launches = apps::median(launches_us), replay = apps::median(replay_us);
   std::printf("graph replay: host time per kernel, %d empty kernels (median of %d batches)\n",
               graph_kernels, sizes.graph_batches);
   std::printf("  %d launches on a stream:   %.3f us per kernel\n", graph_kernels, launches);
@@ -87,14 +87,14 @@ void bench_graph_replay(const ptxrt::Context& context, const Sizes& sizes) {
 // False when a verification failed.
 bool bench_cooperative_reduce(const ptxrt::Context& context, const Sizes& sizes) {
   std::printf("cooperative sum (one launch, grid-wide sync) vs the multi-pass sum, GPU time\n");
-  const host::RunOptions options{.seed = 1, .repeats = sizes.repeats, .verify = true};
+  const apps::RunOptions options{.seed = 1, .repeats = sizes.repeats, .verify = true};
   bool passed = true;
   for (long long n : sizes.reduce) {
-    const host::Run passes = host::run_reduce(
-        ptxrt::Jit::shared(), context, host::plan_reduce(n, host::ReduceVariant::sum), options);
-    const host::Run cooperative =
-        host::run_reduce(ptxrt::Jit::shared(), context,
-                         host::plan_reduce(n, host::ReduceVariant::cooperative), options);
+    const apps::Run passes = apps::run_reduce(
+        ptxrt::Jit::shared(), context, apps::plan_reduce(n, apps::ReduceVariant::sum), options);
+    const apps::Run cooperative =
+        apps::run_reduce(ptxrt::Jit::shared(), context,
+                         apps::plan_reduce(n, apps::ReduceVariant::cooperative), options);
     std::printf("  n=%lld: %d passes %.4f ms, cooperative (grid %u) %.4f ms: %.2fx the time%s\n", n,
                 passes.launches, passes.median_ms, cooperative.grid.x, cooperative.median_ms,
                 cooperative.median_ms / passes.median_ms,
@@ -113,16 +113,16 @@ bool bench_histogram(const ptxrt::Context& context, const Sizes& sizes) {
   bool passed = true;
   std::printf("histogram of %lld values: clusters (distributed shared memory) vs one per block\n",
               sizes.histogram);
-  const host::RunOptions options{.seed = 1, .repeats = sizes.repeats, .verify = true};
+  const apps::RunOptions options{.seed = 1, .repeats = sizes.repeats, .verify = true};
   for (const char* bins : {"4096", "16384", "32768"}) {
-    const host::Run block = host::run_histogram(
+    const apps::Run block = apps::run_histogram(
         ptxrt::Jit::shared(), context,
-        host::plan_histogram(sizes.histogram, host::HistogramVariant::block, {{"BINS", bins}}),
+        apps::plan_histogram(sizes.histogram, apps::HistogramVariant::block, {{"BINS", bins}}),
         options);
     for (const char* cluster : {"2", "4", "8"}) {
-      const host::Run clustered =
-          host::run_histogram(ptxrt::Jit::shared(), context,
-                              host::plan_histogram(sizes.histogram, host::HistogramVariant::cluster,
+      const apps::Run clustered =
+          apps::run_histogram(ptxrt::Jit::shared(), context,
+                              apps::plan_histogram(sizes.histogram, apps::HistogramVariant::cluster,
                                                    {{"BINS", bins}, {"CLUSTER_SIZE", cluster}}),
                               options);
       std::printf(
@@ -146,7 +146,7 @@ double upload_rate(std::size_t bytes, int repeats, Copy copy) {
     copy();
     if (run > 0) seconds.push_back(microseconds_since(start) / 1e6);
   }
-  return static_cast<double>(bytes) / host::median(seconds) / 1e9;
+  return static_cast<double>(bytes) / apps::median(seconds) / 1e9;
 }
 
 void bench_uploads(const ptxrt::Context& context, const Sizes& sizes) {
@@ -156,7 +156,7 @@ void bench_uploads(const ptxrt::Context& context, const Sizes& sizes) {
   std::fill_n(static_cast<std::byte*>(pinned.data()), bytes, std::byte{1});
   ptxrt::DeviceMemory device(context, bytes);
   const ptxrt::Stream stream(context);
-  host::StagedCopier copier(context);
+  apps::StagedCopier copier(context);
   const double synchronous =
       upload_rate(bytes, sizes.repeats, [&] { device.upload_bytes(pageable.data(), bytes); });
   const double direct = upload_rate(bytes, sizes.repeats, [&] {

@@ -18,7 +18,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/jit.hpp"
 
-namespace host = ptxrt::host;
+namespace apps = ptxrt::apps;
 
 namespace {
 
@@ -27,27 +27,27 @@ constexpr int skipped = 77;
 struct Arguments {
   std::vector<std::string> shapes;
   std::string database;
-  host::SgemmBenchOptions options;
+  apps::SgemmBenchOptions options;
 };
 
 int bench(const Arguments& arguments) {
-  std::vector<host::SgemmBenchSize> sizes;
+  std::vector<apps::SgemmBenchSize> sizes;
   for (const std::string& text : arguments.shapes)
-    sizes.push_back(*host::parse_sgemm_bench_size(text));
-  if (sizes.empty()) sizes = host::sgemm_bench_sizes();
-  host::SgemmBenchOptions options = arguments.options;
+    sizes.push_back(*apps::parse_sgemm_bench_size(text));
+  if (sizes.empty()) sizes = apps::sgemm_bench_sizes();
+  apps::SgemmBenchOptions options = arguments.options;
   std::optional<ptxrt::TuningDatabase> database;
   if (!arguments.database.empty()) {
     database.emplace(std::filesystem::path(arguments.database));
     options.database = &*database;
   }
   const ptxrt::Context context = ptxrt::Context::primary(0);
-  const std::vector<host::SgemmBenchShape> shapes =
-      host::run_sgemm_bench(context, ptxrt::Jit::shared(), sizes, options, std::cout);
+  const std::vector<apps::SgemmBenchShape> shapes =
+      apps::run_sgemm_bench(context, ptxrt::Jit::shared(), sizes, options, std::cout);
   std::cout << "\nbest per shape (median of " << options.rounds << " round medians):\n";
-  host::print_sgemm_bench_summary(std::cout, shapes);
+  apps::print_sgemm_bench_summary(std::cout, shapes);
   bool passed = true;
-  for (const host::SgemmBenchShape& shape : shapes) passed = passed && shape.passed();
+  for (const apps::SgemmBenchShape& shape : shapes) passed = passed && shape.passed();
   std::cout << (passed ? "all outputs verified" : "FAILED: see the rows marked FAIL") << '\n';
   return passed ? 0 : 1;
 }
@@ -56,12 +56,12 @@ int bench(const Arguments& arguments) {
 
 int main(int argc, char** argv) {
   Arguments arguments;
-  host::SgemmBenchOptions& options = arguments.options;
+  apps::SgemmBenchOptions& options = arguments.options;
   CLI::App app("SGEMM configs against cuBLAS SGEMM, measured in one process");
   app.add_option("--shape", arguments.shapes,
                  "MxNxK; repeatable (default: the twelve of docs/perf-notes.md)")
       ->check([](const std::string& text) {
-        return host::parse_sgemm_bench_size(text) ? std::string()
+        return apps::parse_sgemm_bench_size(text) ? std::string()
                                                   : "expected MxNxK with positive sizes";
       });
   app.add_option("--rounds", options.rounds, "Rounds over all configs")

@@ -1,6 +1,6 @@
 // The sorts of ptx_src/ against CUB's DeviceRadixSort, timed in one process, for
 // docs/perf-notes.md: at each size, the bitonic and radix sorts of float keys, alone and carrying
-// their positions (host::run_sort, each output verified against the CPU once), and CUB's
+// their positions (apps::run_sort, each output verified against the CPU once), and CUB's
 // SortKeys / SortPairs of the same keys (its output checked to be ordered and a permutation of the
 // input); every time is the median of --repeat runs between CUDA events on the default stream,
 // inputs restored untimed before each. Prints each sort's ms and Mkey/s and its time over CUB's
@@ -26,7 +26,7 @@
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/memory.hpp"
 
-namespace host = ptxrt::host;
+namespace apps = ptxrt::apps;
 
 namespace {
 
@@ -40,7 +40,7 @@ struct CubTiming {
 // CUB's sort of the keys run_sort generates for `seed` (values: their positions).
 CubTiming time_cub(const ptxrt::Context& context, std::size_t n, bool pairs, int repeats,
                    std::uint64_t seed) {
-  const std::vector<float> keys = host::random_floats(n, seed, 0);
+  const std::vector<float> keys = apps::random_floats(n, seed, 0);
   std::vector<unsigned> positions(n);
   std::iota(positions.begin(), positions.end(), 0u);
   const ptxrt::DeviceBuffer<float> keys_in(context, std::span<const float>(keys));
@@ -52,7 +52,7 @@ CubTiming time_cub(const ptxrt::Context& context, std::size_t n, bool pairs, int
   ptxrt::DeviceBuffer<unsigned char> temp(context, std::max<std::size_t>(temp_bytes, 1));
 
   CubTiming timing;
-  timing.median_ms = host::median_launch_ms(
+  timing.median_ms = apps::median_launch_ms(
       context, repeats, [] {},
       [&] {
         ptxrt::bench::cub_sort(temp.address(), temp_bytes, keys_in.address(), keys_out.address(),
@@ -90,16 +90,16 @@ bool run(const Arguments& arguments) {
       std::printf("%11zu %-14s %10.3f %10.1f %10s %12s  %s\n", n, pairs ? "cub-pairs" : "cub",
                   cub.median_ms, static_cast<double>(n) / cub.median_ms * 1e-3, "", "",
                   cub.ordered ? "yes" : "NO");
-      const host::SortVariant variants[] = {
-          pairs ? host::SortVariant::bitonic_pairs : host::SortVariant::bitonic,
-          pairs ? host::SortVariant::radix_pairs : host::SortVariant::radix};
-      for (const host::SortVariant variant : variants) {
-        const host::Run sorted =
-            host::run_sort(jit, context, host::plan_sort(static_cast<std::int64_t>(n), variant),
+      const apps::SortVariant variants[] = {
+          pairs ? apps::SortVariant::bitonic_pairs : apps::SortVariant::bitonic,
+          pairs ? apps::SortVariant::radix_pairs : apps::SortVariant::radix};
+      for (const apps::SortVariant variant : variants) {
+        const apps::Run sorted =
+            apps::run_sort(jit, context, apps::plan_sort(static_cast<std::int64_t>(n), variant),
                            {.seed = arguments.seed, .repeats = arguments.repeat, .verify = true});
         all_correct = all_correct && sorted.passed();
         std::printf("%11zu %-14s %10.3f %10.1f %10.3f %12.3f  %s\n", n,
-                    std::string(host::to_string(variant)).c_str(), sorted.median_ms, sorted.rate,
+                    std::string(apps::to_string(variant)).c_str(), sorted.median_ms, sorted.rate,
                     cub.median_ms, sorted.median_ms / cub.median_ms,
                     sorted.passed() ? "yes" : "NO");
       }

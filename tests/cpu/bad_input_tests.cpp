@@ -128,8 +128,8 @@ TEST_CASE("broken kernel source: a compile error at the file's line, then a good
 }
 
 TEST_CASE("an unknown kernel is not_found, naming it and the builtin kernels") {
-  check_error([] { host::builtin_program("no_such_kernel"); }, ErrorKind::not_found, "no_such_kernel");
-  CHECK(host::builtin_program("matmul_tiled").name() == "matmul_tiled.cu");
+  check_error([] { apps::builtin_program("no_such_kernel"); }, ErrorKind::not_found, "no_such_kernel");
+  CHECK(apps::builtin_program("matmul_tiled").name() == "matmul_tiled.cu");
   if (!have_cli()) return;
   Cli cli;
   cli.check_fails({"compile", "no_such_kernel", "--arch", "sm_80"}, 1,
@@ -140,7 +140,7 @@ TEST_CASE("an unknown kernel is not_found, naming it and the builtin kernels") {
 }
 
 TEST_CASE("TILE_WIDTH=0, =33 and =abc are refused before NVRTC, listing the valid values") {
-  const Program matmul = host::builtin_program("matmul_tiled");
+  const Program matmul = apps::builtin_program("matmul_tiled");
   for (const char* value : {"0", "33", "abc"}) {
     CAPTURE(value);
     check_error(
@@ -172,7 +172,7 @@ TEST_CASE("a missing required define, an unknown one and a bad name are each nam
               "name '1TILE' is not a C identifier");
   check_error(
       [] {
-        ptxrt::host::resolve_defines(host::builtin_program("matmul_tiled"), {{"NOPE", "1"}});
+        ptxrt::apps::resolve_defines(apps::builtin_program("matmul_tiled"), {{"NOPE", "1"}});
       },
       ErrorKind::invalid_argument, "-D NOPE: matmul_tiled.cu declares no such constant");
   CHECK_FALSE(compile(program, options_for("sm_80", {{"WIDTH", "2"}})).data.empty());
@@ -370,14 +370,14 @@ TEST_CASE("malformed point files: closest-pair --input exits 1 naming the file a
   for (const Row& row : rows) {
     CAPTURE(row.name);
     const fs::path file = cli.write(row.name, row.content);
-    check_error([&] { ptxrt::host::read_point_file(file); }, ErrorKind::invalid_argument,
+    check_error([&] { ptxrt::apps::read_point_file(file); }, ErrorKind::invalid_argument,
                 row.message);
     if (have_cli()) cli.check_fails({"closest-pair", "--input", file.string()}, 1, row.message);
   }
   cli.check_fails({"closest-pair", "--input", "/nonexistent/points.csv"}, 1,
                   "point file '/nonexistent/points.csv': no such file");
   const fs::path good = cli.write("good.csv", "x,y\n0,0\n3,4\n10,10\n");
-  CHECK(ptxrt::host::read_point_file(good).size() == 3);
+  CHECK(ptxrt::apps::read_point_file(good).size() == 3);
   if (!have_cli()) return;
   const ProcessResult found = cli.run({"closest-pair", "--input", good.string()});
   CHECK_MESSAGE(found.exit_code == 0, found.output);
@@ -385,7 +385,7 @@ TEST_CASE("malformed point files: closest-pair --input exits 1 naming the file a
 }
 
 TEST_CASE("sizes of 0, negative or overflowing size_t are refused before the driver is touched") {
-  using namespace ptxrt::host;
+  using namespace ptxrt::apps;
   check_error([] { plan_vector_add(0); }, ErrorKind::invalid_argument,
               "vecadd n must be at least 1, got 0");
   check_error([] { plan_vector_add(-5); }, ErrorKind::invalid_argument,

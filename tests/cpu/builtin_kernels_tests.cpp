@@ -41,11 +41,11 @@ std::vector<std::string> files_on_disk() {
 }  // namespace
 
 TEST_CASE("every kernel file in ptx_src is embedded byte for byte") {
-  std::vector<std::string> names = ptxrt::host::builtin_kernel_names();
+  std::vector<std::string> names = ptxrt::apps::builtin_kernel_names();
   std::vector<std::string> files = files_on_disk();
   for (const std::string& file : files) {
     CAPTURE(file);
-    std::optional<std::string_view> embedded = ptxrt::host::builtin_file(file);
+    std::optional<std::string_view> embedded = ptxrt::apps::builtin_file(file);
     REQUIRE(embedded.has_value());
     CHECK(*embedded == read_file(kernel_folder / file));
     if (file.ends_with(".cu"))
@@ -56,9 +56,9 @@ TEST_CASE("every kernel file in ptx_src is embedded byte for byte") {
 }
 
 TEST_CASE("an unknown builtin kernel is not_found") {
-  CHECK_FALSE(ptxrt::host::builtin_file("no_such_kernel.cu").has_value());
+  CHECK_FALSE(ptxrt::apps::builtin_file("no_such_kernel.cu").has_value());
   try {
-    ptxrt::host::builtin_program("no_such_kernel");
+    ptxrt::apps::builtin_program("no_such_kernel");
     FAIL("expected an error");
   } catch (const ptxrt::Error& error) {
     CHECK(error.kind() == ptxrt::ErrorKind::not_found);
@@ -80,8 +80,8 @@ void check_every_builtin_kernel_compiles_for(int lowest_sm, int highest_sm) {
     std::string outcome;  // "sm_NN" as the CUBIN says, or the error
   };
   std::vector<Job> jobs;
-  for (const std::string& name : ptxrt::host::builtin_kernel_names()) {
-    const ptxrt::Program program = ptxrt::host::builtin_program(name);
+  for (const std::string& name : ptxrt::apps::builtin_kernel_names()) {
+    const ptxrt::Program program = ptxrt::apps::builtin_program(name);
     const ptxrt::Manifest& manifest = program.manifest();
     CHECK_MESSAGE(!manifest.entries.empty(), name << " declares no entry point");
     std::vector<ptxrt::Define> baseline;
@@ -106,7 +106,7 @@ void check_every_builtin_kernel_compiles_for(int lowest_sm, int highest_sm) {
         ptxrt::CompileOptions options;
         options.defines = job.defines;
         options.target = {"sm_" + std::to_string(job.sm), ptxrt::ImageFormat::cubin, {}};
-        const ptxrt::Image image = ptxrt::compile(ptxrt::host::builtin_program(job.name), options);
+        const ptxrt::Image image = ptxrt::compile(ptxrt::apps::builtin_program(job.name), options);
         const std::optional<int> sm = ptxrt::cubin_sm_version(image.data);
         job.outcome = sm ? "sm_" + std::to_string(*sm) : "a CUBIN without an sm version";
       } catch (const std::exception& error) {

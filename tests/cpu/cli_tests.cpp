@@ -251,9 +251,9 @@ TEST_CASE("compile writes a CUBIN to the file named by -o and refuses to print o
 }
 
 TEST_CASE("compile accepts every builtin kernel by name") {
-  for (const std::string& name : ptxrt::host::builtin_kernel_names()) {
+  for (const std::string& name : ptxrt::apps::builtin_kernel_names()) {
     std::vector<std::string> arguments{"compile", name, "--arch", "sm_80"};
-    const ptxrt::Program program = ptxrt::host::builtin_program(name);
+    const ptxrt::Program program = ptxrt::apps::builtin_program(name);
     for (const ptxrt::ManifestDefine& define : program.manifest().defines)
       if (!define.default_value)
         arguments.push_back("-D" + define.name + "=" + define.values.at(0));
@@ -371,10 +371,10 @@ TEST_CASE("resources prints an aligned table with a header") {
 
 TEST_CASE("kernels --json lists exactly the builtin kernels with their manifests' entries") {
   json listed = Cli().run_json({"kernels", "--json"});
-  const std::vector<std::string> names = ptxrt::host::builtin_kernel_names();
+  const std::vector<std::string> names = ptxrt::apps::builtin_kernel_names();
   REQUIRE(listed.size() == names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const ptxrt::Program program = ptxrt::host::builtin_program(names[i]);
+    const ptxrt::Program program = ptxrt::apps::builtin_program(names[i]);
     const ptxrt::Manifest& manifest = program.manifest();
     CAPTURE(names[i]);
     CHECK(listed[i]["name"] == names[i]);

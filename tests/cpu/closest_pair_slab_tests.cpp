@@ -15,7 +15,7 @@
 #include "ptx_src/point_generator.cuh"
 #include "ptxrt/core/error.hpp"
 
-using namespace ptxrt::host;
+using namespace ptxrt::apps;
 
 TEST_CASE("the generator's logarithm, cosine and sine are within 2^-21 of the math library's") {
   std::mt19937_64 words(5);
@@ -43,12 +43,12 @@ TEST_CASE("the generator's logarithm, cosine and sine are within 2^-21 of the ma
 }
 
 TEST_CASE("normal points have mean 0 and deviation 1; clustered ones lie near 64 centres") {
-  const std::vector<ptxrt::host::Point2> normal =
+  const std::vector<ptxrt::apps::Point2> normal =
       generate_points(200000, PointDistribution::normal, 3);
-  for (float ptxrt::host::Point2::*axis : {&ptxrt::host::Point2::x, &ptxrt::host::Point2::y}) {
+  for (float ptxrt::apps::Point2::*axis : {&ptxrt::apps::Point2::x, &ptxrt::apps::Point2::y}) {
     double sum = 0.0;
     double squares = 0.0;
-    for (const ptxrt::host::Point2& point : normal) {
+    for (const ptxrt::apps::Point2& point : normal) {
       sum += point.*axis;
       squares += static_cast<double>(point.*axis) * (point.*axis);
     }
@@ -58,7 +58,7 @@ TEST_CASE("normal points have mean 0 and deviation 1; clustered ones lie near 64
           doctest::Approx(1.0).epsilon(0.01));
   }
   // A radius of at most sqrt(2 ln 2^24) = 5.77 deviations of 0.01 from a centre in [0, 1).
-  for (const ptxrt::host::Point2& point : generate_points(20000, PointDistribution::clustered, 4)) {
+  for (const ptxrt::apps::Point2& point : generate_points(20000, PointDistribution::clustered, 4)) {
     CHECK(point.x > -0.058f);
     CHECK(point.x < 1.058f);
   }
@@ -143,7 +143,7 @@ TEST_CASE("slabs at sample splitters hold every point once, in index order, abou
         REQUIRE(point.index < count);
         CHECK_FALSE(seen[point.index]);
         seen[point.index] = true;
-        const ptxrt::host::Point2 made = generate_point_range(point.index, 1, distribution, 11)[0];
+        const ptxrt::apps::Point2 made = generate_point_range(point.index, 1, distribution, 11)[0];
         CHECK(made.x == point.x);
         CHECK(made.y == point.y);
       }

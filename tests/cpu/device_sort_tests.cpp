@@ -11,7 +11,7 @@
 #include "apps/classic/device_sort.hpp"
 #include "ptxrt/core/error.hpp"
 
-using ptxrt::host::DeviceSortLaunch;
+using ptxrt::apps::DeviceSortLaunch;
 
 namespace {
 
@@ -60,14 +60,14 @@ TEST_CASE("the bitonic plan sorts every power-of-two length for every block size
       for (float& key : keys) key = value(generator);
       std::vector<float> expected = keys;
       std::sort(expected.begin(), expected.end());
-      simulate(keys, ptxrt::host::bitonic_plan(n, block), block);
+      simulate(keys, ptxrt::apps::bitonic_plan(n, block), block);
       CHECK(keys == expected);
     }
   }
 }
 
 TEST_CASE("the bitonic plan follows bitonic_sort.cu's protocol") {
-  const auto plan = ptxrt::host::bitonic_plan(8192, 512);
+  const auto plan = ptxrt::apps::bitonic_plan(8192, 512);
   // One shared sort of the 8 chunks of 1024, then stages 2048 (j = 1024 global) and 4096 and
   // 8192 (j = 2048, 1024 and 4096, 2048, 1024 global), each closed by a shared merge.
   using Kind = DeviceSortLaunch::Kind;
@@ -78,14 +78,14 @@ TEST_CASE("the bitonic plan follows bitonic_sort.cu's protocol") {
       {Kind::merge_global, 4096, 8192, 8}, {Kind::merge_global, 2048, 8192, 8},
       {Kind::merge_global, 1024, 8192, 8}, {Kind::merge_shared, 0, 8192, 8}};
   CHECK(plan == expected);
-  CHECK(ptxrt::host::bitonic_plan(64, 512) ==
+  CHECK(ptxrt::apps::bitonic_plan(64, 512) ==
         std::vector<DeviceSortLaunch>{{Kind::sort_shared, 0, 0, 1}});
 }
 
 TEST_CASE("the bitonic plan rejects a length that is not a power of two and an unknown block") {
-  CHECK_THROWS_WITH_AS(ptxrt::host::bitonic_plan(1000, 512),
+  CHECK_THROWS_WITH_AS(ptxrt::apps::bitonic_plan(1000, 512),
                        "bitonic sort: length 1000 is not a power of two", ptxrt::Error);
-  CHECK_THROWS_WITH_AS(ptxrt::host::bitonic_plan(1024, 100),
+  CHECK_THROWS_WITH_AS(ptxrt::apps::bitonic_plan(1024, 100),
                        "bitonic sort: block size 100 is not one of 128, 256, 512, 1024",
                        ptxrt::Error);
 }
@@ -93,11 +93,11 @@ TEST_CASE("the bitonic plan rejects a length that is not a power of two and an u
 TEST_CASE("padding for the sort appends NaN keys and INT_MAX values up to a power of two") {
   const std::vector<float> keys{3.0f, 1.0f, 2.0f};
   const std::vector<int> values{0, 1, 2};
-  const auto padded = ptxrt::host::pad_for_sort(keys, values);
+  const auto padded = ptxrt::apps::pad_for_sort(keys, values);
   REQUIRE(padded.keys.size() == 4);
   CHECK(padded.keys[2] == 2.0f);
   CHECK(std::isnan(padded.keys[3]));
   CHECK(padded.values == std::vector<int>{0, 1, 2, INT_MAX});
-  CHECK(ptxrt::host::bitonic_length(0) == 1);
-  CHECK(ptxrt::host::bitonic_length(1025) == 2048);
+  CHECK(ptxrt::apps::bitonic_length(0) == 1);
+  CHECK(ptxrt::apps::bitonic_length(1025) == 2048);
 }

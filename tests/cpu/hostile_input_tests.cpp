@@ -162,7 +162,7 @@ TEST_CASE("a FIFO, /dev/zero or a directory where a file is read is one clear er
                   "kernel source '" + path.string() + "': is " + kind);
       check_error([&] { ptxrt::KernelProblem::from_file(path, kernels / "scale.cu"); },
                   ErrorKind::io, "problem file '" + path.string() + "': is " + kind);
-      check_error([&] { ptxrt::host::read_point_file(path); }, ErrorKind::io,
+      check_error([&] { ptxrt::apps::read_point_file(path); }, ErrorKind::io,
                   "point file '" + path.string() + "': is " + kind);
       const ptxrt::KernelProblem problem = ptxrt::KernelProblem::from_json(
           scale_problem("n", R"("file", "file": ")" + path.string() + "\""),

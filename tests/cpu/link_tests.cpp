@@ -59,7 +59,7 @@ ptxrt::Error link_error(const ptxrt::Program& program, const ptxrt::CompileOptio
 // starts; returns its output, or nothing (with a message) when the toolkit lacks it.
 std::optional<std::string> run_toolkit_program(const std::string& name,
                                                std::vector<std::string> arguments) {
-  std::optional<fs::path> program = ptxrt::host::find_toolkit_program(name);
+  std::optional<fs::path> program = ptxrt::apps::find_toolkit_program(name);
   if (!program) {
     MESSAGE(name << " is not installed: skipped");
     return std::nullopt;

@@ -45,7 +45,7 @@ std::vector<std::string> described(const std::vector<ptxrt::FatbinEntry>& entrie
 // The toolkit's cuobjdump listing of `file`, through ptxrt's process launcher; nothing (with a
 // message) where the toolkit lacks cuobjdump.
 std::optional<std::string> cuobjdump_listing(const fs::path& file) {
-  std::optional<fs::path> cuobjdump = ptxrt::host::find_toolkit_program("cuobjdump");
+  std::optional<fs::path> cuobjdump = ptxrt::apps::find_toolkit_program("cuobjdump");
   if (!cuobjdump) {
     MESSAGE("cuobjdump is not installed: the listing is not checked");
     return std::nullopt;
@@ -166,18 +166,18 @@ TEST_CASE("precompiled headers leave the compiled kernel as it is and their fold
 }
 
 TEST_CASE("the tiled matmul's SASS holds FFMA, counted per kernel") {
-  if (!ptxrt::host::find_toolkit_program("nvdisasm") &&
-      !ptxrt::host::find_toolkit_program("cuobjdump")) {
+  if (!ptxrt::apps::find_toolkit_program("nvdisasm") &&
+      !ptxrt::apps::find_toolkit_program("cuobjdump")) {
     MESSAGE("neither nvdisasm nor cuobjdump is installed");
     return;
   }
   ptxrt::CompileOptions options = target("sm_90", ptxrt::ImageFormat::cubin);
   options.defines = {{"TILE_WIDTH", "16"}};
-  const ptxrt::Image cubin = ptxrt::compile(ptxrt::host::builtin_program("matmul_tiled"), options);
-  const std::string sass = ptxrt::host::disassemble(cubin.data);
+  const ptxrt::Image cubin = ptxrt::compile(ptxrt::apps::builtin_program("matmul_tiled"), options);
+  const std::string sass = ptxrt::apps::disassemble(cubin.data);
   CHECK(contains(sass, "FFMA"));
-  const std::vector<ptxrt::host::KernelInstructions> kernels =
-      ptxrt::host::count_instructions(sass);
+  const std::vector<ptxrt::apps::KernelInstructions> kernels =
+      ptxrt::apps::count_instructions(sass);
   REQUIRE(kernels.size() == 1);
   CHECK(kernels[0].kernel == "matmul_tiled");
   CHECK(kernels[0].count("FFMA") >= 16);  // one per k of a 16-wide tile, at least
@@ -200,7 +200,7 @@ TEST_CASE("instruction counts read both disassemblers' formats and skip never-ex
         /*0010*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;          /* 0x0000000000007b1d */
         /*0020*/                   STS [R0], R1 ;                          /* 0x0000000100007388 */
 )";
-  const auto first = ptxrt::host::count_instructions(nvdisasm);
+  const auto first = ptxrt::apps::count_instructions(nvdisasm);
   REQUIRE(first.size() == 1);
   CHECK(first[0].kernel == "k");
   CHECK(first[0].total == 4);
@@ -209,7 +209,7 @@ TEST_CASE("instruction counts read both disassemblers' formats and skip never-ex
   CHECK(first[0].count("LDS") == 0);
   CHECK(first[0].count("BRA") == 1);
   CHECK(first[0].count("LDG") == 1);
-  const auto second = ptxrt::host::count_instructions(cuobjdump);
+  const auto second = ptxrt::apps::count_instructions(cuobjdump);
   REQUIRE(second.size() == 1);
   CHECK(second[0].kernel == "k2");
   CHECK(second[0].count("LDC") == 1);
@@ -262,8 +262,8 @@ TEST_CASE("the CLI compiles two files to a CUBIN, a fatbin and SASS, and reports
   CHECK(result.exit_code == 1);
   CHECK(contains(result.output, "undefined symbol scale_value(float) (_Z11scale_valuef)"));
 
-  if (!ptxrt::host::find_toolkit_program("nvdisasm") &&
-      !ptxrt::host::find_toolkit_program("cuobjdump"))
+  if (!ptxrt::apps::find_toolkit_program("nvdisasm") &&
+      !ptxrt::apps::find_toolkit_program("cuobjdump"))
     return;
   result = cli({"compile", "matmul_tiled", "--arch", "sm_90", "--emit", "sass"});
   REQUIRE_MESSAGE(result.exit_code == 0, result.output);

@@ -10,9 +10,9 @@
 #include "ptx_src/closest_pair_math.cuh"
 #include "ptxrt/core/error.hpp"
 
-using ptxrt::host::RowBlock;
-using ptxrt::host::split_rows;
-using ptxrt::host::split_tile_pairs;
+using ptxrt::apps::RowBlock;
+using ptxrt::apps::split_rows;
+using ptxrt::apps::split_tile_pairs;
 
 namespace {
 
@@ -132,7 +132,7 @@ TEST_CASE("with fewer tile pairs than devices the first take one each and the re
 }
 
 TEST_CASE("a device list is 'all' or distinct ordinals separated by commas") {
-  using ptxrt::host::parse_device_list;
+  using ptxrt::apps::parse_device_list;
   CHECK_FALSE(parse_device_list("all").has_value());
   CHECK(parse_device_list("0") == std::vector<int>{0});
   CHECK(parse_device_list("2,0,1") == std::vector<int>{2, 0, 1});
@@ -157,33 +157,33 @@ TEST_CASE("devices timed together must be one model: the same name and compute c
   first.cc_major = 9;
   ptxrt::DeviceProperties twin = first;
   twin.ordinal = 1;
-  CHECK_NOTHROW(ptxrt::host::require_one_model(std::vector{first, twin}));
+  CHECK_NOTHROW(ptxrt::apps::require_one_model(std::vector{first, twin}));
   ptxrt::DeviceProperties other = twin;
   other.ordinal = 2;
   other.name = "NVIDIA A100-SXM4-80GB";
   other.cc_major = 8;
-  CHECK_THROWS_WITH_AS(ptxrt::host::require_one_model(std::vector{first, twin, other}),
+  CHECK_THROWS_WITH_AS(ptxrt::apps::require_one_model(std::vector{first, twin, other}),
                        "device 2 (NVIDIA A100-SXM4-80GB, 8.0) is not the model of device 0 "
                        "(NVIDIA H100 80GB HBM3, 9.0): timings are comparable on one model only",
                        ptxrt::Error);
   ptxrt::DeviceProperties renamed = twin;
   renamed.name = "NVIDIA H100 PCIe";
-  CHECK_THROWS_AS(ptxrt::host::require_one_model(std::vector{first, renamed}), ptxrt::Error);
+  CHECK_THROWS_AS(ptxrt::apps::require_one_model(std::vector{first, renamed}), ptxrt::Error);
 }
 
 TEST_CASE("host transfers are overlapped or synchronous, by name") {
-  using ptxrt::host::HostTransfers;
-  CHECK(ptxrt::host::parse_host_transfers("overlapped") == HostTransfers::overlapped);
-  CHECK(ptxrt::host::parse_host_transfers("synchronous") == HostTransfers::synchronous);
-  CHECK(ptxrt::host::to_string(HostTransfers::synchronous) == "synchronous");
-  CHECK_THROWS_WITH_AS(ptxrt::host::parse_host_transfers("pinned"),
+  using ptxrt::apps::HostTransfers;
+  CHECK(ptxrt::apps::parse_host_transfers("overlapped") == HostTransfers::overlapped);
+  CHECK(ptxrt::apps::parse_host_transfers("synchronous") == HostTransfers::synchronous);
+  CHECK(ptxrt::apps::to_string(HostTransfers::synchronous) == "synchronous");
+  CHECK_THROWS_WITH_AS(ptxrt::apps::parse_host_transfers("pinned"),
                        "host transfers 'pinned' are unknown: expected overlapped or synchronous",
                        ptxrt::Error);
-  CHECK(ptxrt::host::MultiGpuMatmulOptions{}.transfers == HostTransfers::overlapped);
+  CHECK(ptxrt::apps::MultiGpuMatmulOptions{}.transfers == HostTransfers::overlapped);
 }
 
 TEST_CASE("a device's upload rate is its bytes over its time, in GB/s") {
-  ptxrt::host::DeviceShare share;
+  ptxrt::apps::DeviceShare share;
   CHECK(share.upload_gb_per_s() == 0.0);
   share.upload_bytes = 512'000'000;
   share.upload_ms = 20.0;

@@ -14,7 +14,7 @@
 #include "ptxrt/core/error.hpp"
 
 using namespace ptxrt;
-using namespace ptxrt::host;
+using namespace ptxrt::apps;
 
 namespace {
 

@@ -36,7 +36,7 @@ TEST_CASE("a default-constructed sgemm config is sgemm.cu's defaults: 128x128x16
   CHECK(config.shared_bytes() == 3 * 16 * (128 + 4 + 128) * 4);
   CHECK(config.register_cap(h100()) == 128);
   CHECK(config.describe() == "128x128x16 8x8/thread 4x2 warps lanes 4x8 3 stages min 2 blocks/SM");
-  const ptxrt::Program program = ptxrt::host::builtin_program("sgemm");
+  const ptxrt::Program program = ptxrt::apps::builtin_program("sgemm");
   for (const ptxrt::Define& define : config.defines()) {
     CAPTURE(define.name);
     const ptxrt::ManifestDefine* declared = program.manifest().find_define(define.name);
@@ -51,7 +51,7 @@ TEST_CASE("sgemm.cu's default ring is over 48 KiB, so its launch opts in") {
 }
 
 TEST_CASE("every sgemm config listed for an H100 suits it, once each, sgemm.cu's defaults first") {
-  const auto configs = ptxrt::host::sgemm_configs(h100());
+  const auto configs = ptxrt::apps::sgemm_configs(h100());
   CHECK(configs.size() == 41);
   REQUIRE(!configs.empty());
   CHECK(configs.front() == SgemmConfig{});
@@ -63,8 +63,8 @@ TEST_CASE("every sgemm config listed for an H100 suits it, once each, sgemm.cu's
 }
 
 TEST_CASE("a config's defines are exactly what sgemm.cu declares, in its declared values") {
-  const ptxrt::Program program = ptxrt::host::builtin_program("sgemm");
-  for (const SgemmConfig& config : ptxrt::host::sgemm_configs(h100())) {
+  const ptxrt::Program program = ptxrt::apps::builtin_program("sgemm");
+  for (const SgemmConfig& config : ptxrt::apps::sgemm_configs(h100())) {
     CAPTURE(config.describe());
     std::vector<ptxrt::Define> defines = config.defines();
     const std::vector<ptxrt::Define> given = defines;
@@ -191,8 +191,8 @@ TEST_CASE("the switches that change no result are defines and show in the descri
 }
 
 TEST_CASE("the bench's shape classes: deep, skinny, flat, small, ragged, square, first that holds") {
-  using ptxrt::host::SgemmShape;
-  using ptxrt::host::sgemm_shape_of;
+  using ptxrt::apps::SgemmShape;
+  using ptxrt::apps::sgemm_shape_of;
   CHECK(sgemm_shape_of(4096, 4096, 4096) == SgemmShape::square);
   CHECK(sgemm_shape_of(8192, 8192, 8192) == SgemmShape::square);
   CHECK(sgemm_shape_of(4097, 4097, 4097) == SgemmShape::ragged);
@@ -206,7 +206,7 @@ TEST_CASE("the bench's shape classes: deep, skinny, flat, small, ragged, square,
   CHECK(sgemm_shape_of(64, 64, 512) == SgemmShape::deep);  // deep before skinny
   CHECK(sgemm_shape_of(8192, 64, 8192) == SgemmShape::skinny);
   CHECK(sgemm_shape_of(128, 8192, 128) == SgemmShape::skinny);  // skinny before flat
-  CHECK(std::string(ptxrt::host::to_string(SgemmShape::deep)) == "deep");
+  CHECK(std::string(ptxrt::apps::to_string(SgemmShape::deep)) == "deep");
 }
 
 TEST_CASE("each shape's sweep is the heuristic's choice first, then 7 to 19 more, each once") {
@@ -216,7 +216,7 @@ TEST_CASE("each shape's sweep is the heuristic's choice first, then 7 to 19 more
                                std::array{1024, 1024, 1024}}) {
     CAPTURE(m);
     CAPTURE(k);
-    const auto candidates = ptxrt::host::sgemm_candidates(h100(), m, n, k);
+    const auto candidates = ptxrt::apps::sgemm_candidates(h100(), m, n, k);
     CHECK(candidates.size() >= 8);
     CHECK(candidates.size() <= 20);
     REQUIRE(!candidates.empty());
@@ -234,8 +234,8 @@ TEST_CASE("the ragged sweep skips idle warps and the square one loads A by vecto
   const auto has = [](const std::vector<SgemmConfig>& configs, auto predicate) {
     return std::any_of(configs.begin(), configs.end(), predicate);
   };
-  const auto ragged = ptxrt::host::sgemm_candidates(h100(), 4097, 4097, 4097);
-  const auto square = ptxrt::host::sgemm_candidates(h100(), 8192, 8192, 8192);
+  const auto ragged = ptxrt::apps::sgemm_candidates(h100(), 4097, 4097, 4097);
+  const auto square = ptxrt::apps::sgemm_candidates(h100(), 8192, 8192, 8192);
   CHECK(has(ragged, [](const SgemmConfig& c) { return c.skip_idle_warps; }));
   CHECK_FALSE(has(ragged, [](const SgemmConfig& c) { return c.vector_a; }));  // N % 4 != 0
   CHECK(has(square, [](const SgemmConfig& c) { return c.vector_a; }));
@@ -245,8 +245,8 @@ TEST_CASE("the ragged sweep skips idle warps and the square one loads A by vecto
 
 // ptxas' own report, from the NVRTC log: the main configs must not touch local memory.
 TEST_CASE("every listed sgemm config builds for sm_90 without spills and within its register cap") {
-  const ptxrt::Program program = ptxrt::host::builtin_program("sgemm");
-  for (const SgemmConfig& config : ptxrt::host::sgemm_configs(h100())) {
+  const ptxrt::Program program = ptxrt::apps::builtin_program("sgemm");
+  for (const SgemmConfig& config : ptxrt::apps::sgemm_configs(h100())) {
     CAPTURE(config.describe());
     ptxrt::CompileOptions options;
     options.defines = config.defines();

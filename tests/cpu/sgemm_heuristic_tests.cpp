@@ -260,9 +260,9 @@ TEST_CASE("the tuning space splits K and offers small tiles only where the shape
 
 TEST_CASE("tune sgemm records under the key the tuned choice reads, one space for every size") {
   for (const Shape shape : {Shape{4096, 4096, 4096}, Shape{1536, 1536, 12288}}) {
-    const ptxrt::host::TuneProblem problem =
-        ptxrt::host::make_tune_problem("sgemm", {shape.m, shape.n, shape.k}, h100());
-    CHECK(ptxrt::host::tune_key(problem, h100()) ==
+    const ptxrt::apps::TuneProblem problem =
+        ptxrt::apps::make_tune_problem("sgemm", {shape.m, shape.n, shape.k}, h100());
+    CHECK(ptxrt::apps::tune_key(problem, h100()) ==
           ptxrt::sgemm_tuning_key(h100(), shape.m, shape.n, shape.k));
   }
   CHECK(ptxrt::sgemm_tuning_key(h100(), 64, 64, 64).space ==

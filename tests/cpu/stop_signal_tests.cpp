@@ -1,4 +1,4 @@
-// host::StopSignal, what `ptxrt tune` turns Ctrl-C into. The signals go to a child process (this
+// apps::StopSignal, what `ptxrt tune` turns Ctrl-C into. The signals go to a child process (this
 // test binary, running the first case alone), so that the second one's default action ends the
 // child, not the test run.
 #include <doctest/doctest.h>
@@ -16,7 +16,7 @@
 #include "process.hpp"
 #include "ptxrt/core/error.hpp"
 
-using ptxrt::host::StopSignal;
+using ptxrt::apps::StopSignal;
 using ptxrt::testing::BackgroundProcess;
 
 using ptxrt::testing::contains;

@@ -233,7 +233,7 @@ TEST_CASE("a worker ignores Ctrl-C and SIGTERM, and dies when its parent is kill
 }
 
 TEST_CASE("tune sizes read N, MxNxK or a point count, and reject the rest") {
-  using ptxrt::host::parse_tune_size;
+  using ptxrt::apps::parse_tune_size;
   CHECK(parse_tune_size("matmul", "256") == std::vector<std::int64_t>{256, 256, 256});
   CHECK(parse_tune_size("sgemm", "4096x1024x512") == std::vector<std::int64_t>{4096, 1024, 512});
   CHECK(parse_tune_size("closest-pair", "1000000") == std::vector<std::int64_t>{1000000});
@@ -248,20 +248,20 @@ TEST_CASE("tune sizes read N, MxNxK or a point count, and reject the rest") {
 
 TEST_CASE("the tune problems build their spaces from the kernels' manifests") {
   const ptxrt::DeviceProperties device = h100();
-  const ptxrt::host::TuneProblem matmul =
-      ptxrt::host::make_tune_problem("matmul", {1024, 1024, 1024}, device);
+  const ptxrt::apps::TuneProblem matmul =
+      ptxrt::apps::make_tune_problem("matmul", {1024, 1024, 1024}, device);
   CHECK(matmul.space.enumerate().allowed.size() == 4);
   CHECK(
       matmul.shape(TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "32"}})).block_threads ==
       1024);
 
-  const ptxrt::host::TuneProblem closest =
-      ptxrt::host::make_tune_problem("closest-pair", {1 << 20}, device);
+  const ptxrt::apps::TuneProblem closest =
+      ptxrt::apps::make_tune_problem("closest-pair", {1 << 20}, device);
   CHECK(closest.space.enumerate().allowed.size() == 6);
 
   // Every sgemm config the space allows passes the host's own rules on this device.
-  const ptxrt::host::TuneProblem sgemm =
-      ptxrt::host::make_tune_problem("sgemm", {4096, 4096, 4096}, device);
+  const ptxrt::apps::TuneProblem sgemm =
+      ptxrt::apps::make_tune_problem("sgemm", {4096, 4096, 4096}, device);
   const ptxrt::SpaceEnumeration configs = sgemm.space.enumerate();
   CHECK(configs.allowed.size() == 332);  // no splits or small tiles at 4096³
   for (const TuningConfig& config : configs.allowed) {
@@ -272,17 +272,17 @@ TEST_CASE("the tune problems build their spaces from the kernels' manifests") {
   CHECK(std::find(configs.allowed.begin(), configs.allowed.end(), sgemm.space.default_config()) !=
         configs.allowed.end());
 
-  CHECK_THROWS_WITH_AS(ptxrt::host::make_tune_problem("conv", {1}, device),
+  CHECK_THROWS_WITH_AS(ptxrt::apps::make_tune_problem("conv", {1}, device),
                        "no tuning problem 'conv': expected matmul, sgemm or closest-pair",
                        ptxrt::Error);
-  CHECK_THROWS_AS(ptxrt::host::make_tune_problem("sgemm", {64, 64, 64}, device, "other.cu"),
+  CHECK_THROWS_AS(ptxrt::apps::make_tune_problem("sgemm", {64, 64, 64}, device, "other.cu"),
                   ptxrt::Error);
 }
 
 TEST_CASE("the tuning key changes with the size and the device but not between calls") {
   const ptxrt::DeviceProperties device = h100();
   const auto key = [&](std::vector<std::int64_t> size, const ptxrt::DeviceProperties& on) {
-    return ptxrt::host::tune_key(ptxrt::host::make_tune_problem("matmul", size, on), on);
+    return ptxrt::apps::tune_key(ptxrt::apps::make_tune_problem("matmul", size, on), on);
   };
   const ptxrt::TuningKey first = key({256, 256, 256}, device);
   CHECK(first == key({256, 256, 256}, device));

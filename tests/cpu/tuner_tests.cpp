@@ -364,7 +364,7 @@ TEST_CASE("the JIT compiler prunes by the compiled kernel's resources and report
   ptxrt::DeviceProperties small = h100();
   small.max_threads_per_block = 256;
   const ptxrt::CandidateCompiler compile = ptxrt::jit_candidate_compiler(
-      jit, ptxrt::host::builtin_program("matmul_tiled"), base, "matmul_tiled",
+      jit, ptxrt::apps::builtin_program("matmul_tiled"), base, "matmul_tiled",
       [](const TuningConfig& config) {
         const std::int64_t tile = config.at("TILE_WIDTH");
         return ptxrt::LaunchShape{static_cast<int>(tile * tile), 0};

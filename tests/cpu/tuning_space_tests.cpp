@@ -85,7 +85,7 @@ TEST_CASE("a space from a manifest varies its tunable defines and fixes the othe
 
 TEST_CASE("the builtin kernels declare their tuning spaces") {
   const auto space_of = [](const char* name) {
-    return ptxrt::TuningSpace::from_manifest(ptxrt::host::builtin_program(name).manifest());
+    return ptxrt::TuningSpace::from_manifest(ptxrt::apps::builtin_program(name).manifest());
   };
   CHECK(space_of("matmul_tiled").describe() == "TILE_WIDTH in {4,8,16,32}");
   CHECK(space_of("closest_pair").describe() == "BASE in {32,64,128,256,512,1024}");

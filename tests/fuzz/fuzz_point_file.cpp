@@ -10,11 +10,11 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   try {
-    ptxrt::host::parse_point_csv(bytes, "fuzz.csv");
+    ptxrt::apps::parse_point_csv(bytes, "fuzz.csv");
   } catch (const ptxrt::Error&) {
   }
   try {
-    ptxrt::host::parse_point_binary(bytes, "fuzz.bin");
+    ptxrt::apps::parse_point_binary(bytes, "fuzz.bin");
   } catch (const ptxrt::Error&) {
   }
   return 0;

@@ -27,7 +27,7 @@
 #include "ptxrt/core/program.hpp"
 
 using namespace ptxrt;
-using namespace ptxrt::host;
+using namespace ptxrt::apps;
 using ptxrt::testing::fresh_seed;
 using ptxrt::testing::full_or_sanitized;
 using ptxrt::testing::test_context;
@@ -79,7 +79,7 @@ std::vector<Point2> dense_cluster_in_wide_box(std::size_t n, std::uint64_t seed)
 // reduce_argmin's passes over in[0, n), as run_reduce launches them, partials poisoned.
 ArgMin device_argmin(CUdeviceptr in, std::size_t n) {
   constexpr unsigned block = 256;
-  const Kernel kernel = test_jit().kernel(host::builtin_program("reduce"),
+  const Kernel kernel = test_jit().kernel(apps::builtin_program("reduce"),
                                           compile_options({{"BLOCK_SIZE", std::to_string(block)}}),
                                           test_context(), "reduce_argmin");
   const std::vector<ReducePass> passes = reduction_passes(n, block);

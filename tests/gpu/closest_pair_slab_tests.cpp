@@ -21,7 +21,7 @@
 #include "ptxrt/core/error.hpp"
 
 using namespace ptxrt;
-using namespace ptxrt::host;
+using namespace ptxrt::apps;
 using ptxrt::testing::fresh_seed;
 using ptxrt::testing::full_or_sanitized;
 using ptxrt::testing::test_context;

@@ -15,7 +15,7 @@
 #include "gpu_fixture.hpp"
 
 using namespace ptxrt;
-using namespace ptxrt::host;
+using namespace ptxrt::apps;
 using ptxrt::testing::full_or_sanitized;
 using ptxrt::testing::test_context;
 using ptxrt::testing::test_jit;
@@ -166,7 +166,7 @@ TEST_CASE("the device bitonic sort orders (key, value) pairs like the CPU's stab
 
     std::vector<float> expected_keys = keys;
     std::vector<int> expected_values = values;
-    host::sort(expected_keys, expected_values);
+    apps::sort(expected_keys, expected_values);
     std::vector<float> got_keys = device_keys.download();
     std::vector<int> got_values = device_values.download();
     got_keys.resize(n);

@@ -38,8 +38,8 @@ TEST_CASE("the resource report and occupancy match the driver for every built-in
   const DeviceProperties& device = test_context().device().properties();
   const ArchLimits& limits = arch_limits(device.cc_major, device.cc_minor);
   int kernels_checked = 0, occupancies_checked = 0;
-  for (const std::string& name : host::builtin_kernel_names()) {
-    const Program program = host::builtin_program(name);
+  for (const std::string& name : apps::builtin_kernel_names()) {
+    const Program program = apps::builtin_program(name);
     for (std::vector<Define> defines : configurations(program.manifest())) {
       CompileOptions options{.defines = defines};
       const Module module = test_jit().module(program, options, test_context());
@@ -101,7 +101,7 @@ TEST_CASE("sixteen threads asking for one specialization compile and load it onc
     options.cache_directory.clear();
     return options;
   }());
-  const Program program = host::builtin_program("matmul_tiled");
+  const Program program = apps::builtin_program("matmul_tiled");
   const CompileOptions options{.defines = {{"TILE_WIDTH", "8"}}};
   std::vector<std::thread> threads;
   std::vector<CUmodule> handles(16);
@@ -118,7 +118,7 @@ TEST_CASE("sixteen threads asking for one specialization compile and load it onc
 TEST_CASE("a PTX image is JIT-compiled by the driver, its log kept, and runs") {
   CompileOptions options;
   options.target.format = ImageFormat::ptx;
-  const Program program = host::builtin_program("vector_add");
+  const Program program = apps::builtin_program("vector_add");
   const Module module = test_jit().module(program, options, test_context());
   CHECK(module.label().find("compute_") != std::string::npos);
   const long long n = 1001;

@@ -127,7 +127,7 @@ TEST_CASE(
   for (const char* block : {"64", "256", "1024"}) {
     CAPTURE(block);
     const CompileOptions options{.defines = {{"BLOCK_SIZE", block}}};
-    const Program program = host::builtin_program("reduce");
+    const Program program = apps::builtin_program("reduce");
     const Kernel kernel =
         test_jit().kernel(program, options, test_context(), "reduce_sum_cooperative");
     const auto image = test_jit().image(program, Jit::target_for(options, test_context()));

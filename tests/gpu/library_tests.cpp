@@ -26,7 +26,7 @@ Jit memory_only_jit() {
 }
 
 const Program& vector_add_program() {
-  static const Program program = host::builtin_program("vector_add");
+  static const Program program = apps::builtin_program("vector_add");
   return program;
 }
 
@@ -40,7 +40,7 @@ void check_vector_add(const Kernel& kernel, unsigned seed) {
   DeviceBuffer<float> dc(context, a.size());
   dc.memory().fill_words(poison_word);
   kernel.launch({.grid = blocks_for(n, 256), .block = 256}, da, db, dc, n);
-  CHECK(dc.download() == host::vector_add(a, b));
+  CHECK(dc.download() == apps::vector_add(a, b));
 }
 
 // Every device that can run device 0's image: same compute capability.
@@ -55,7 +55,7 @@ std::vector<Context> primary_contexts_of_device_0_arch() {
 
 Library tiled_matmul_library() {
   return Library::load(
-      compile(host::builtin_program("matmul_tiled"),
+      compile(apps::builtin_program("matmul_tiled"),
               Jit::target_for({.defines = {{"TILE_WIDTH", "16"}}}, test_context())));
 }
 
@@ -100,7 +100,7 @@ TEST_CASE("a library's kernel is made once per context and shared") {
 
 TEST_CASE("sixteen threads asking for one library compile and load it once") {
   Jit jit = memory_only_jit();
-  const Program program = host::builtin_program("matmul_tiled");
+  const Program program = apps::builtin_program("matmul_tiled");
   const CompileOptions options =
       Jit::target_for({.defines = {{"TILE_WIDTH", "8"}}}, test_context());
   std::vector<std::thread> threads;

@@ -26,7 +26,7 @@
 #include "gpu_fixture.hpp"
 #include "ptxrt/blas/sgemm.hpp"
 
-namespace host = ptxrt::host;
+namespace apps = ptxrt::apps;
 using ptxrt::Define;
 using ptxrt::DeviceBuffer;
 using ptxrt::testing::test_context;
@@ -34,10 +34,10 @@ using ptxrt::testing::test_jit;
 
 namespace {
 
-const host::RunOptions verified{.seed = 7, .repeats = 1, .verify = true};
+const apps::RunOptions verified{.seed = 7, .repeats = 1, .verify = true};
 
-void check_passed(const host::Run& run) {
-  INFO(host::format_run(run));
+void check_passed(const apps::Run& run) {
+  INFO(apps::format_run(run));
   CHECK(run.passed());
 }
 
@@ -47,11 +47,11 @@ std::vector<Define> define(const char* name, int value) { return {{name, std::to
 
 TEST_CASE("sanitize: vecadd, matadd and aos-soa at ragged sizes") {
   check_passed(
-      host::run_vector_add(test_jit(), test_context(), host::plan_vector_add(1009), verified));
+      apps::run_vector_add(test_jit(), test_context(), apps::plan_vector_add(1009), verified));
   check_passed(
-      host::run_matrix_add(test_jit(), test_context(), host::plan_matrix_add(37, 71), verified));
-  const host::AosSoaRuns runs =
-      host::run_aos_soa(test_jit(), test_context(), host::plan_aos_soa(1009), verified);
+      apps::run_matrix_add(test_jit(), test_context(), apps::plan_matrix_add(37, 71), verified));
+  const apps::AosSoaRuns runs =
+      apps::run_aos_soa(test_jit(), test_context(), apps::plan_aos_soa(1009), verified);
   check_passed(runs.aos);
   check_passed(runs.soa);
 }
@@ -59,48 +59,48 @@ TEST_CASE("sanitize: vecadd, matadd and aos-soa at ragged sizes") {
 TEST_CASE("sanitize: matmul naive and tiled, every tile width, across tile edges") {
   for (int tile : {4, 8, 16, 32}) {
     CAPTURE(tile);
-    check_passed(host::run_matmul(test_jit(), test_context(),
-                                  host::plan_matmul(33, 37, 41, host::parse_matmul_variant("tiled"),
+    check_passed(apps::run_matmul(test_jit(), test_context(),
+                                  apps::plan_matmul(33, 37, 41, apps::parse_matmul_variant("tiled"),
                                                     define("TILE_WIDTH", tile)),
                                   verified));
   }
-  check_passed(host::run_matmul(test_jit(), test_context(),
-                                host::plan_matmul(33, 37, 41, host::parse_matmul_variant("naive")),
+  check_passed(apps::run_matmul(test_jit(), test_context(),
+                                apps::plan_matmul(33, 37, 41, apps::parse_matmul_variant("naive")),
                                 verified));
 }
 
 TEST_CASE("sanitize: transpose, every variant, across tile edges") {
   for (const char* variant : {"naive", "shared", "padded"}) {
     CAPTURE(variant);
-    check_passed(host::run_transpose(
+    check_passed(apps::run_transpose(
         test_jit(), test_context(),
-        host::plan_transpose(45, 67, host::parse_transpose_variant(variant)), verified));
+        apps::plan_transpose(45, 67, apps::parse_transpose_variant(variant)), verified));
   }
 }
 
 TEST_CASE("sanitize: reduce sum and argmin over more than one pass") {
   for (const char* variant : {"sum", "argmin"}) {
     CAPTURE(variant);
-    check_passed(host::run_reduce(test_jit(), test_context(),
-                                  host::plan_reduce(300'007, host::parse_reduce_variant(variant)),
+    check_passed(apps::run_reduce(test_jit(), test_context(),
+                                  apps::plan_reduce(300'007, apps::parse_reduce_variant(variant)),
                                   verified));
   }
 }
 
 TEST_CASE("sanitize: the cooperative sum, and both histograms with every cluster size") {
-  check_passed(host::run_reduce(test_jit(), test_context(),
-                                host::plan_reduce(300'007, host::ReduceVariant::cooperative),
+  check_passed(apps::run_reduce(test_jit(), test_context(),
+                                apps::plan_reduce(300'007, apps::ReduceVariant::cooperative),
                                 verified));
-  check_passed(host::run_histogram(
+  check_passed(apps::run_histogram(
       test_jit(), test_context(),
-      host::plan_histogram(100'003, host::HistogramVariant::block, define("BINS", 1024)),
+      apps::plan_histogram(100'003, apps::HistogramVariant::block, define("BINS", 1024)),
       verified));
   if (!test_context().device().properties().cluster_launch) return;
   for (int cluster : {2, 4, 8}) {
     CAPTURE(cluster);
-    check_passed(host::run_histogram(
+    check_passed(apps::run_histogram(
         test_jit(), test_context(),
-        host::plan_histogram(100'003, host::HistogramVariant::cluster,
+        apps::plan_histogram(100'003, apps::HistogramVariant::cluster,
                              {{"BINS", "1024"}, {"CLUSTER_SIZE", std::to_string(cluster)}}),
         verified));
   }
@@ -109,17 +109,17 @@ TEST_CASE("sanitize: the cooperative sum, and both histograms with every cluster
 TEST_CASE("sanitize: bitonic and radix sorts of keys and pairs, several tiles") {
   for (const char* variant : {"bitonic", "bitonic-pairs", "radix", "radix-pairs"}) {
     CAPTURE(variant);
-    check_passed(host::run_sort(test_jit(), test_context(),
-                                host::plan_sort(14'001, host::parse_sort_variant(variant)),
+    check_passed(apps::run_sort(test_jit(), test_context(),
+                                apps::plan_sort(14'001, apps::parse_sort_variant(variant)),
                                 verified));
   }
 }
 
 TEST_CASE("sanitize: raytrace and simpson") {
   check_passed(
-      host::run_raytrace(test_jit(), test_context(), host::plan_raytrace(67, 45, 9, {}), verified));
-  check_passed(host::run_simpson(test_jit(), test_context(),
-                                 host::plan_simpson(100'002, host::parse_integrand("pi")),
+      apps::run_raytrace(test_jit(), test_context(), apps::plan_raytrace(67, 45, 9, {}), verified));
+  check_passed(apps::run_simpson(test_jit(), test_context(),
+                                 apps::plan_simpson(100'002, apps::parse_integrand("pi")),
                                  verified));
 }
 
@@ -127,21 +127,21 @@ TEST_CASE("sanitize: raytrace and simpson") {
 // case covers that kernel too.
 TEST_CASE("sanitize: closest pair, every GPU method and the smallest and largest BASE") {
   for (std::size_t n : {7u, 3001u}) {
-    const auto points = host::generate_points(n, host::PointDistribution::clustered, 11 + n);
+    const auto points = apps::generate_points(n, apps::PointDistribution::clustered, 11 + n);
     const double expected =
-        host::closest_pair(points, host::ClosestPairMethod::cpu_divide_conquer, {}).distance;
-    for (host::ClosestPairMethod method :
-         {host::ClosestPairMethod::grid, host::ClosestPairMethod::divide_conquer,
-          host::ClosestPairMethod::brute_force}) {
+        apps::closest_pair(points, apps::ClosestPairMethod::cpu_divide_conquer, {}).distance;
+    for (apps::ClosestPairMethod method :
+         {apps::ClosestPairMethod::grid, apps::ClosestPairMethod::divide_conquer,
+          apps::ClosestPairMethod::brute_force}) {
       for (int base : {32, 1024}) {
-        CAPTURE(host::to_string(method));
+        CAPTURE(apps::to_string(method));
         CAPTURE(base);
         CAPTURE(n);
-        host::ClosestPairOptions options;
+        apps::ClosestPairOptions options;
         options.base = base;
         options.context = test_context();
         options.jit = &test_jit();
-        CHECK(host::closest_pair(points, method, options).distance == expected);
+        CHECK(apps::closest_pair(points, method, options).distance == expected);
       }
     }
   }
@@ -149,7 +149,7 @@ TEST_CASE("sanitize: closest pair, every GPU method and the smallest and largest
 
 TEST_CASE("sanitize: every listed sgemm config, aligned and any-alignment entries") {
   for (const ptxrt::SgemmConfig& config :
-       host::sgemm_configs(test_context().device().properties())) {
+       apps::sgemm_configs(test_context().device().properties())) {
     CAPTURE(config.describe());
     // K % 4 == 0 with N % 4 == 0: the vector-A path, its last tile partial.
     for (const auto [m, n, k] :
@@ -161,9 +161,9 @@ TEST_CASE("sanitize: every listed sgemm config, aligned and any-alignment entrie
       DeviceBuffer<float> device_c(test_context(), static_cast<std::size_t>(m * n));
       ptxrt::sgemm(test_context(), m, n, k, device_a, device_b, device_c,
                    {.choice = ptxrt::SgemmChoice::given, .config = config, .jit = &test_jit()});
-      const auto expected = host::matmul(a, b, static_cast<std::size_t>(m),
+      const auto expected = apps::matmul(a, b, static_cast<std::size_t>(m),
                                          static_cast<std::size_t>(n), static_cast<std::size_t>(k));
-      CHECK(host::max_relative_error(device_c.download(), expected) <= 1e-4);
+      CHECK(apps::max_relative_error(device_c.download(), expected) <= 1e-4);
     }
   }
 }

@@ -49,7 +49,7 @@ struct Problem {
       : shape(s),
         a(random_floats(elements(s.m, s.k), seed)),
         b(random_floats(elements(s.k, s.n), seed + 1)),
-        expected(host::matmul(a, b, static_cast<std::size_t>(s.m), static_cast<std::size_t>(s.n),
+        expected(apps::matmul(a, b, static_cast<std::size_t>(s.m), static_cast<std::size_t>(s.n),
                               static_cast<std::size_t>(s.k))),
         device_a(test_context(), std::span<const float>(a)),
         device_b(test_context(), std::span<const float>(b)) {}
@@ -75,7 +75,7 @@ SgemmConfig check_product(const Problem& problem, const SgemmOptions& options) {
   const std::vector<float> c = device_c.download();
   const auto product_end = c.begin() + static_cast<std::ptrdiff_t>(elements(shape.m, shape.n));
   const std::vector<float> product(c.begin(), product_end);
-  CHECK(host::max_relative_error(product, problem.expected) <= 1e-4);
+  CHECK(apps::max_relative_error(product, problem.expected) <= 1e-4);
   CHECK(std::all_of(product_end, c.end(), is_poison));
   return ran;
 }
@@ -94,7 +94,7 @@ TEST_CASE("every listed sgemm config matches the fp64 reference at small and rag
       {64, 4, 3},     {128, 256, 64},
       {129, 132, 17}, full_or_sanitized<Shape>({1000, 776, 513}, {140, 132, 37}),
       {129, 132, 20}, full_or_sanitized<Shape>({1300, 776, 516}, {1300, 132, 8})};
-  const auto configs = host::sgemm_configs(test_context().device().properties());
+  const auto configs = apps::sgemm_configs(test_context().device().properties());
   REQUIRE(!configs.empty());
   SgemmWorkspace workspace(test_context());
   unsigned seed = 1;
@@ -166,7 +166,7 @@ TEST_CASE("sgemm on addresses 4 bytes off 16 runs the any-alignment entry and ma
   const std::vector<float> values = c.download();
   CHECK(is_poison(values.front()));
   const std::vector<float> product(values.begin() + 1, values.end());
-  CHECK(host::max_relative_error(product, problem.expected) <= 1e-4);
+  CHECK(apps::max_relative_error(product, problem.expected) <= 1e-4);
 }
 
 TEST_CASE("sgemm with k = 0 writes a zero matrix, split or not") {

@@ -70,10 +70,10 @@ const std::vector<Variant>& variants() {
 
 const Program& program_of(Family family) {
   static const std::map<Family, Program> programs = {
-      {Family::vector_add, host::builtin_program("vector_add")},
-      {Family::matrix_add, host::builtin_program("matrix_add")},
-      {Family::matmul, host::builtin_program("matmul_tiled")},
-      {Family::reduce_sum, host::builtin_program("reduce")}};
+      {Family::vector_add, apps::builtin_program("vector_add")},
+      {Family::matrix_add, apps::builtin_program("matrix_add")},
+      {Family::matmul, apps::builtin_program("matmul_tiled")},
+      {Family::reduce_sum, apps::builtin_program("reduce")}};
   return programs.at(family);
 }
 
@@ -144,12 +144,12 @@ class Worker {
         partial_(test_context(), 1024),
         first_results_(variants().size()) {
     expected_.reserve(variants().size());
-    expected_.push_back(host::vector_add(a_, b_));
-    expected_.push_back(host::matrix_add(head(a_, rows * cols), head(b_, rows * cols), rows, cols));
+    expected_.push_back(apps::vector_add(a_, b_));
+    expected_.push_back(apps::matrix_add(head(a_, rows * cols), head(b_, rows * cols), rows, cols));
     expected_.push_back(expected_.back());
-    expected_.push_back(host::matmul(head(a_, m * k), head(b_, k * n), m, n, k));
+    expected_.push_back(apps::matmul(head(a_, m * k), head(b_, k * n), m, n, k));
     expected_.push_back(expected_.back());
-    expected_.push_back({static_cast<float>(host::sum(head(a_, reduce_count)))});
+    expected_.push_back({static_cast<float>(apps::sum(head(a_, reduce_count)))});
     expected_.push_back(expected_.back());
     for (float x : head(a_, reduce_count)) sum_of_magnitudes_ += std::abs(x);
   }
@@ -238,7 +238,7 @@ class Worker {
     }
     const double error =
         family == Family::matmul
-            ? host::max_relative_error(result, expected_[which])
+            ? apps::max_relative_error(result, expected_[which])
             : std::abs(static_cast<double>(result[0]) - expected_[which][0]) / sum_of_magnitudes_;
     const double tolerance = family == Family::matmul ? matmul_tolerance : reduce_tolerance;
     if (!(error <= tolerance))

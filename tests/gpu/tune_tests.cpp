@@ -74,7 +74,7 @@ TEST_CASE("tuning matmul_tiled at 256^3 times every TILE_WIDTH and the tuned run
   const ptxrt::DeviceProperties& device = ptxrt::testing::test_context().device().properties();
   const ptxrt::TuningDatabase tuning(database);
   const auto choice_for = [&](std::vector<std::int64_t> size) {
-    return ptxrt::host::choose_tuned(ptxrt::host::make_tune_problem("matmul", size, device), device,
+    return ptxrt::apps::choose_tuned(ptxrt::apps::make_tune_problem("matmul", size, device), device,
                                      tuning);
   };
   const ptxrt::TunedChoice exact = choice_for({256, 256, 256});

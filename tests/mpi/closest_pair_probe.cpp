@@ -18,7 +18,7 @@
 #include "ptxrt/mpi.hpp"
 
 namespace mpi = ptxrt::mpi;
-using ptxrt::host::Point2;
+using ptxrt::apps::Point2;
 
 namespace {
 
@@ -27,8 +27,8 @@ SlabPoint key_of(const mpi::IndexedPoint& point) { return {point.x, point.y, poi
 mpi::PointPair brute_force(std::span<const mpi::IndexedPoint> points) {
   std::vector<Point2> coordinates;
   for (const mpi::IndexedPoint& point : points) coordinates.push_back({point.x, point.y});
-  const ptxrt::host::ClosestPair found =
-      ptxrt::host::closest_pair(coordinates, ptxrt::host::ClosestPairMethod::cpu_brute_force);
+  const ptxrt::apps::ClosestPair found =
+      ptxrt::apps::closest_pair(coordinates, ptxrt::apps::ClosestPairMethod::cpu_brute_force);
   return {points[found.i], points[found.j], found.distance};
 }
 
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const mpi::Session session;
   try {
-    FilePoints points(ptxrt::host::read_point_file(file), splitters);
+    FilePoints points(ptxrt::apps::read_point_file(file), splitters);
     const mpi::DistributedClosestPair found =
         mpi::closest_pair(MPI_COMM_WORLD, points, {.solve_border = brute_force});
     int rank = 0;

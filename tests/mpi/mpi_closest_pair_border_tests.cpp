@@ -16,7 +16,7 @@
 #include "mpirun.hpp"
 
 using nlohmann::json;
-using ptxrt::host::Point2;
+using ptxrt::apps::Point2;
 using ptxrt::testing::contains;
 using ptxrt::testing::mpirun;
 using ptxrt::testing::printed_json;

@@ -21,7 +21,7 @@
 #include "mpirun.hpp"
 
 using nlohmann::json;
-using ptxrt::host::Point2;
+using ptxrt::apps::Point2;
 using ptxrt::testing::contains;
 using ptxrt::testing::mpirun;
 using ptxrt::testing::printed_json;
@@ -59,7 +59,7 @@ void check_same_answer(const json& expected, const json& found, int ranks) {
   CHECK(found["distance"].get<double>() == expected["distance"].get<double>());
   CHECK(found["i"] == expected["i"]);
   CHECK(found["j"] == expected["j"]);
-  CHECK(ptxrt::host::point_distance(point_of(found["point_i"]), point_of(found["point_j"])) ==
+  CHECK(ptxrt::apps::point_distance(point_of(found["point_i"]), point_of(found["point_j"])) ==
         found["distance"].get<double>());
   std::uint64_t slab_points = 0;
   for (const json& rank : found["ranks"]) slab_points += rank["slab_points"].get<std::uint64_t>();
@@ -124,7 +124,7 @@ TEST_CASE("distributed closest pair: every rank reports its phases, which add up
   ScratchDirectory scratch;
   const std::filesystem::path file = scratch.path() / "points.bin";
   write_binary(file,
-               ptxrt::host::generate_points(5003, ptxrt::host::PointDistribution::uniform, 9));
+               ptxrt::apps::generate_points(5003, ptxrt::apps::PointDistribution::uniform, 9));
   for (const std::vector<std::string>& input :
        {std::vector<std::string>{"--n", "5003"},
         std::vector<std::string>{"--input", file.string()}}) {
@@ -156,7 +156,7 @@ TEST_CASE("distributed closest pair: every rank reports its phases, which add up
 TEST_CASE("distributed closest pair: points on one vertical line still spread over the ranks") {
   ScratchDirectory scratch;
   std::vector<Point2> points =
-      ptxrt::host::generate_points(6007, ptxrt::host::PointDistribution::uniform, 5);
+      ptxrt::apps::generate_points(6007, ptxrt::apps::PointDistribution::uniform, 5);
   for (Point2& point : points) point.x = 0.5f;
   const std::filesystem::path file = scratch.path() / "line.bin";
   write_binary(file, points);
@@ -170,7 +170,7 @@ TEST_CASE("distributed closest pair: columns of points sharing an x are cut betw
   // 7 columns of about 860 points: 4 slabs' splitters fall inside columns, so points of one x
   // lie on both sides of a border, and the closest pair may be across it.
   std::vector<Point2> points =
-      ptxrt::host::generate_points(6007, ptxrt::host::PointDistribution::uniform, 8);
+      ptxrt::apps::generate_points(6007, ptxrt::apps::PointDistribution::uniform, 8);
   for (Point2& point : points) point.x = std::floor(point.x * 7.0f) / 7.0f;
   const std::filesystem::path file = scratch.path() / "columns.bin";
   write_binary(file, points);
@@ -181,7 +181,7 @@ TEST_CASE("distributed closest pair: duplicates give distance 0, whichever slabs
   ScratchDirectory scratch;
   // Every point twice, at index k and k + n: wherever a slab border falls, it may cut a pair.
   std::vector<Point2> points =
-      ptxrt::host::generate_points(4001, ptxrt::host::PointDistribution::uniform, 6);
+      ptxrt::apps::generate_points(4001, ptxrt::apps::PointDistribution::uniform, 6);
   const std::vector<Point2> copies = points;
   points.insert(points.end(), copies.begin(), copies.end());
   const std::filesystem::path csv = scratch.path() / "twice.csv";
@@ -202,7 +202,7 @@ TEST_CASE(
   const json found = distributed(scratch, 4, {"--input", file.string(), "--method", "cpu-brute"});
   CHECK(found["i"] == 0);
   CHECK(found["j"] == 2);
-  CHECK(found["distance"].get<double>() == ptxrt::host::point_distance({0, 0}, {1, 1}));
+  CHECK(found["distance"].get<double>() == ptxrt::apps::point_distance({0, 0}, {1, 1}));
   int empty = 0;
   for (const json& rank : found["ranks"]) empty += rank["slab_points"] == 0;
   CHECK(empty >= 1);

@@ -42,13 +42,13 @@ Range rank_range(std::uint64_t total, const mpi::Placement& placement) {
 // every rank.
 std::vector<mpi::IndexedPoint> read_rank_points(const std::string& input,
                                                 const mpi::Placement& placement) {
-  std::vector<host::Point2> points;
+  std::vector<apps::Point2> points;
   Range range;
   if (std::filesystem::path(input).extension() == ".bin") {
-    range = rank_range(host::count_binary_points(input), placement);
-    points = host::read_binary_point_range(input, range.first, range.count);
+    range = rank_range(apps::count_binary_points(input), placement);
+    points = apps::read_binary_point_range(input, range.first, range.count);
   } else {
-    const std::vector<host::Point2> all = host::read_point_file(input);
+    const std::vector<apps::Point2> all = apps::read_point_file(input);
     range = rank_range(all.size(), placement);
     points.assign(all.begin() + static_cast<std::ptrdiff_t>(range.first),
                   all.begin() + static_cast<std::ptrdiff_t>(range.first + range.count));
@@ -146,22 +146,22 @@ void print_phase_table(const PhaseReport& report) {
 }
 
 // The one-process answer on the whole set, for --verify.
-host::ClosestPair one_process_answer(const ClosestPairArguments& arguments,
-                                     const host::ClosestPairOptions& options) {
-  const std::vector<host::Point2> all =
+apps::ClosestPair one_process_answer(const ClosestPairArguments& arguments,
+                                     const apps::ClosestPairOptions& options) {
+  const std::vector<apps::Point2> all =
       arguments.input.empty()
-          ? host::generate_points(
-                arguments.n, host::parse_point_distribution(arguments.distribution), arguments.seed)
-          : host::read_point_file(arguments.input);
-  return host::closest_pair(all, host::ClosestPairMethod::cpu_divide_conquer, options);
+          ? apps::generate_points(
+                arguments.n, apps::parse_point_distribution(arguments.distribution), arguments.seed)
+          : apps::read_point_file(arguments.input);
+  return apps::closest_pair(all, apps::ClosestPairMethod::cpu_divide_conquer, options);
 }
 
-void report(const ClosestPairArguments& arguments, const host::ClosestPairOptions& options,
-            host::ClosestPairMethod method, const std::vector<RankSetup>& setups,
+void report(const ClosestPairArguments& arguments, const apps::ClosestPairOptions& options,
+            apps::ClosestPairMethod method, const std::vector<RankSetup>& setups,
             const mpi::DistributedClosestPair& found) {
   const mpi::PointPair& pair = found.pair;
-  const host::Point2 first{pair.first.x, pair.first.y};
-  const host::Point2 second{pair.second.x, pair.second.y};
+  const apps::Point2 first{pair.first.x, pair.first.y};
+  const apps::Point2 second{pair.second.x, pair.second.y};
   const PhaseReport times = phase_report(found, setups);
   nlohmann::json json{{"n", found.points},
                       {"input", describe_input(arguments)},
@@ -215,12 +215,12 @@ void report(const ClosestPairArguments& arguments, const host::ClosestPairOption
 
 void run_closest_pair_as_rank(const ClosestPairArguments& arguments) {
   // What can be refused without MPI is refused before it, as in one process.
-  const host::ClosestPairOptions base_options = closest_pair_options(arguments);
-  const host::ClosestPairMethod requested = host::parse_closest_pair_method(arguments.method);
-  const host::PointDistribution distribution =
-      host::parse_point_distribution(arguments.distribution);
+  const apps::ClosestPairOptions base_options = closest_pair_options(arguments);
+  const apps::ClosestPairMethod requested = apps::parse_closest_pair_method(arguments.method);
+  const apps::PointDistribution distribution =
+      apps::parse_point_distribution(arguments.distribution);
   const std::optional<std::vector<int>> listed =
-      arguments.devices.empty() ? std::nullopt : host::parse_device_list(arguments.devices);
+      arguments.devices.empty() ? std::nullopt : apps::parse_device_list(arguments.devices);
   if (arguments.verify && arguments.input.empty() &&
       arguments.n > static_cast<std::size_t>(INT_MAX))
     throw Error(ErrorKind::invalid_argument,
@@ -233,9 +233,9 @@ void run_closest_pair_as_rank(const ClosestPairArguments& arguments) {
     // A file's size is known only once read: "auto" may take a GPU then.
     const std::uint64_t known_size =
         generated ? arguments.n : std::numeric_limits<std::uint64_t>::max();
-    host::ClosestPairOptions options = base_options;
+    apps::ClosestPairOptions options = base_options;
     RankSetup setup;
-    if (host::is_gpu_method(host::resolve_closest_pair_method(requested, known_size))) {
+    if (apps::is_gpu_method(apps::resolve_closest_pair_method(requested, known_size))) {
       setup.device = rank_device(placement, listed).ordinal;
       options.context = Context::primary(setup.device);
     }
@@ -244,7 +244,7 @@ void run_closest_pair_as_rank(const ClosestPairArguments& arguments) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_start)
             .count();
     const mpi::DistributedClosestPairOptions distributed{
-        .solve_border = cpu_solver(host::ClosestPairMethod::cpu_divide_conquer, options)};
+        .solve_border = cpu_solver(apps::ClosestPairMethod::cpu_divide_conquer, options)};
     mpi::DistributedClosestPair found;
     if (generated) {
       const std::unique_ptr<mpi::GeneratedPointSet> set =

@@ -46,14 +46,14 @@ SlabRange slab_range(const mpi::SlabRange& range) {
 
 class GpuSlab final : public mpi::Slab {
  public:
-  GpuSlab(host::DeviceSlab slab, host::ClosestPairMethod method,
-          const host::ClosestPairOptions& options)
+  GpuSlab(apps::DeviceSlab slab, apps::ClosestPairMethod method,
+          const apps::ClosestPairOptions& options)
       : slab_(std::move(slab)), method_(method), options_(options) {}
 
   std::uint64_t size() const override { return slab_.size(); }
 
   mpi::PointPair closest_pair() override {
-    const host::DeviceSlab::Pair pair = slab_.closest_pair(method_, options_);
+    const apps::DeviceSlab::Pair pair = slab_.closest_pair(method_, options_);
     return {indexed(pair.first), indexed(pair.second), pair.distance};
   }
 
@@ -62,16 +62,16 @@ class GpuSlab final : public mpi::Slab {
   }
 
  private:
-  host::DeviceSlab slab_;
-  host::ClosestPairMethod method_;
-  host::ClosestPairOptions options_;
+  apps::DeviceSlab slab_;
+  apps::ClosestPairMethod method_;
+  apps::ClosestPairOptions options_;
 };
 
 // Regenerated on the rank's GPU: the splitters from a sample sorted there, the slab kept there.
 class GpuGeneratedSet final : public mpi::GeneratedPointSet {
  public:
-  GpuGeneratedSet(host::SlabKernels& kernels, const PointGenerator& generator, std::uint64_t count,
-                  host::ClosestPairMethod method, const host::ClosestPairOptions& options)
+  GpuGeneratedSet(apps::SlabKernels& kernels, const PointGenerator& generator, std::uint64_t count,
+                  apps::ClosestPairMethod method, const apps::ClosestPairOptions& options)
       : kernels_(kernels),
         generator_(generator),
         count_(count),
@@ -86,16 +86,16 @@ class GpuGeneratedSet final : public mpi::GeneratedPointSet {
 
   std::unique_ptr<mpi::Slab> make_slab(const mpi::SlabRange& range) override {
     return std::make_unique<GpuSlab>(
-        host::DeviceSlab::generate(kernels_, generator_, count_, slab_range(range)), method_,
+        apps::DeviceSlab::generate(kernels_, generator_, count_, slab_range(range)), method_,
         options_);
   }
 
  private:
-  host::SlabKernels& kernels_;
+  apps::SlabKernels& kernels_;
   PointGenerator generator_;
   std::uint64_t count_;
-  host::ClosestPairMethod method_;
-  host::ClosestPairOptions options_;
+  apps::ClosestPairMethod method_;
+  apps::ClosestPairOptions options_;
 };
 
 // Regenerated on the CPU, for the CPU methods.
@@ -108,11 +108,11 @@ class CpuGeneratedSet final : public mpi::GeneratedPointSet {
   std::uint64_t size() const override { return count_; }
 
   std::vector<mpi::IndexedPoint> splitters(int parts) override {
-    return indexed(host::sample_splitters(generator_, count_, parts, cpu_sample_size));
+    return indexed(apps::sample_splitters(generator_, count_, parts, cpu_sample_size));
   }
 
   std::unique_ptr<mpi::Slab> make_slab(const mpi::SlabRange& range) override {
-    return mpi::host_slab(indexed(host::generate_slab(generator_, count_, slab_range(range))),
+    return mpi::host_slab(indexed(apps::generate_slab(generator_, count_, slab_range(range))),
                           solve_);
   }
 
@@ -124,48 +124,48 @@ class CpuGeneratedSet final : public mpi::GeneratedPointSet {
 
 }  // namespace
 
-mpi::ClosestPairSolver cpu_solver(host::ClosestPairMethod method,
-                                  const host::ClosestPairOptions& options) {
+mpi::ClosestPairSolver cpu_solver(apps::ClosestPairMethod method,
+                                  const apps::ClosestPairOptions& options) {
   return [method, options](std::span<const mpi::IndexedPoint> points) {
-    std::vector<host::Point2> coordinates(points.size());
+    std::vector<apps::Point2> coordinates(points.size());
     for (std::size_t k = 0; k < points.size(); ++k) coordinates[k] = {points[k].x, points[k].y};
-    const host::ClosestPair found = host::closest_pair(coordinates, method, options);
+    const apps::ClosestPair found = apps::closest_pair(coordinates, method, options);
     return mpi::PointPair{points[found.i], points[found.j], found.distance};
   };
 }
 
-RankSolver::RankSolver(host::ClosestPairMethod requested, host::ClosestPairOptions options)
+RankSolver::RankSolver(apps::ClosestPairMethod requested, apps::ClosestPairOptions options)
     : requested_(requested), options_(std::move(options)) {
   if (!options_.context) return;
   kernels_.emplace(*options_.context, options_.jit != nullptr ? *options_.jit : Jit::shared());
   // A small set cut, made and solved as a rank's slab is: every kernel of the timed phases
   // compiled, loaded (a driver loads a module's functions lazily, at first use) and run once.
-  const PointGenerator warm_up = host::point_generator(host::PointDistribution::uniform, 0);
+  const PointGenerator warm_up = apps::point_generator(apps::PointDistribution::uniform, 0);
   const std::vector<SlabPoint> splitters = kernels_->sample_splitters(warm_up, warm_up_points, 2);
-  host::DeviceSlab::generate(*kernels_, warm_up, warm_up_points, host::slab_range(splitters, 0))
-      .closest_pair(host::resolve_device_method(requested_), options_);
+  apps::DeviceSlab::generate(*kernels_, warm_up, warm_up_points, apps::slab_range(splitters, 0))
+      .closest_pair(apps::resolve_device_method(requested_), options_);
 }
 
-host::ClosestPairMethod RankSolver::method_for(std::uint64_t set_size) const {
-  return host::resolve_closest_pair_method(requested_, set_size);
+apps::ClosestPairMethod RankSolver::method_for(std::uint64_t set_size) const {
+  return apps::resolve_closest_pair_method(requested_, set_size);
 }
 
 std::unique_ptr<mpi::Slab> RankSolver::slab_of(std::vector<mpi::IndexedPoint> points,
                                                std::uint64_t set_size) {
-  const host::ClosestPairMethod method = method_for(set_size);
-  if (!host::is_gpu_method(method))
+  const apps::ClosestPairMethod method = method_for(set_size);
+  if (!apps::is_gpu_method(method))
     return mpi::host_slab(std::move(points), cpu_solver(method, options_));
   const std::span<const SlabPoint> records(reinterpret_cast<const SlabPoint*>(points.data()),
                                            points.size());
-  return std::make_unique<GpuSlab>(host::DeviceSlab::upload(kernels_.value(), records), method,
+  return std::make_unique<GpuSlab>(apps::DeviceSlab::upload(kernels_.value(), records), method,
                                    options_);
 }
 
 std::unique_ptr<mpi::GeneratedPointSet> RankSolver::generated_set(
-    host::PointDistribution distribution, std::uint64_t seed, std::uint64_t count) {
-  const host::ClosestPairMethod method = method_for(count);
-  const PointGenerator generator = host::point_generator(distribution, seed);
-  if (!host::is_gpu_method(method))
+    apps::PointDistribution distribution, std::uint64_t seed, std::uint64_t count) {
+  const apps::ClosestPairMethod method = method_for(count);
+  const PointGenerator generator = apps::point_generator(distribution, seed);
+  if (!apps::is_gpu_method(method))
     return std::make_unique<CpuGeneratedSet>(generator, count, cpu_solver(method, options_));
   return std::make_unique<GpuGeneratedSet>(kernels_.value(), generator, count, method, options_);
 }

@@ -16,8 +16,8 @@ namespace ptxrt::cli {
 
 // The closest pair of indexed points by a CPU method (the border's solver, and a CPU method's
 // slab's).
-mpi::ClosestPairSolver cpu_solver(host::ClosestPairMethod method,
-                                  const host::ClosestPairOptions& options);
+mpi::ClosestPairSolver cpu_solver(apps::ClosestPairMethod method,
+                                  const apps::ClosestPairOptions& options);
 
 // One rank's means of solving. Constructed during the rank's set-up: with a GPU context in
 // `options`, it compiles (or finds) every kernel a GPU slab runs, allocates their workspace and
@@ -26,23 +26,23 @@ mpi::ClosestPairSolver cpu_solver(host::ClosestPairMethod method,
 class RankSolver {
  public:
   // `requested`: the method asked for ("auto" is resolved by the set's size, as in one process).
-  RankSolver(host::ClosestPairMethod requested, host::ClosestPairOptions options);
+  RankSolver(apps::ClosestPairMethod requested, apps::ClosestPairOptions options);
 
   // The method for a set of `set_size` points.
-  host::ClosestPairMethod method_for(std::uint64_t set_size) const;
+  apps::ClosestPairMethod method_for(std::uint64_t set_size) const;
 
   // A slab of points that arrived from the split (mpi::SlabMaker).
   std::unique_ptr<mpi::Slab> slab_of(std::vector<mpi::IndexedPoint> points, std::uint64_t set_size);
 
   // The first `count` points of (distribution, seed) as a set each rank makes its own slab of:
   // on the GPU for a GPU method, else on the CPU.
-  std::unique_ptr<mpi::GeneratedPointSet> generated_set(host::PointDistribution distribution,
+  std::unique_ptr<mpi::GeneratedPointSet> generated_set(apps::PointDistribution distribution,
                                                         std::uint64_t seed, std::uint64_t count);
 
  private:
-  host::ClosestPairMethod requested_;
-  host::ClosestPairOptions options_;
-  std::optional<host::SlabKernels> kernels_;  // with a GPU context
+  apps::ClosestPairMethod requested_;
+  apps::ClosestPairOptions options_;
+  std::optional<apps::SlabKernels> kernels_;  // with a GPU context
 };
 
 }  // namespace ptxrt::cli
