@@ -128,8 +128,9 @@ TEST_CASE("broken kernel source: a compile error at the file's line, then a good
 }
 
 TEST_CASE("an unknown kernel is not_found, naming it and the builtin kernels") {
-  check_error([] { apps::builtin_program("no_such_kernel"); }, ErrorKind::not_found, "no_such_kernel");
-  CHECK(apps::builtin_program("matmul_tiled").name() == "matmul_tiled.cu");
+  check_error([] { ptxrt::apps::builtin_program("no_such_kernel"); }, ErrorKind::not_found,
+              "no_such_kernel");
+  CHECK(ptxrt::apps::builtin_program("matmul_tiled").name() == "matmul_tiled.cu");
   if (!have_cli()) return;
   Cli cli;
   cli.check_fails({"compile", "no_such_kernel", "--arch", "sm_80"}, 1,
@@ -140,7 +141,7 @@ TEST_CASE("an unknown kernel is not_found, naming it and the builtin kernels") {
 }
 
 TEST_CASE("TILE_WIDTH=0, =33 and =abc are refused before NVRTC, listing the valid values") {
-  const Program matmul = apps::builtin_program("matmul_tiled");
+  const Program matmul = ptxrt::apps::builtin_program("matmul_tiled");
   for (const char* value : {"0", "33", "abc"}) {
     CAPTURE(value);
     check_error(
@@ -172,7 +173,7 @@ TEST_CASE("a missing required define, an unknown one and a bad name are each nam
               "name '1TILE' is not a C identifier");
   check_error(
       [] {
-        ptxrt::apps::resolve_defines(apps::builtin_program("matmul_tiled"), {{"NOPE", "1"}});
+        ptxrt::apps::resolve_defines(ptxrt::apps::builtin_program("matmul_tiled"), {{"NOPE", "1"}});
       },
       ErrorKind::invalid_argument, "-D NOPE: matmul_tiled.cu declares no such constant");
   CHECK_FALSE(compile(program, options_for("sm_80", {{"WIDTH", "2"}})).data.empty());
