@@ -61,7 +61,7 @@ class Layout:
 
     def unknown_folders(self) -> list:
         present = set(self.folders)
-        candidates = [path for path in (self.root / "runtime" / "core").glob("*/")]
+        candidates = list((self.root / "runtime" / "core").glob("*/"))
         candidates += [path for path in (self.root / "runtime").glob("*/") if path.name != "core"]
         candidates += list((self.root / "apps").glob("*/"))
         return sorted(str(path.relative_to(self.root)) for path in candidates if path not in present)
