@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "ptxrt/core/device.hpp"
 #include "driver/toolkit_check.hpp"
+#include "ptxrt/core/device.hpp"
 #include "ptxrt/core/error.hpp"
 
 using namespace ptxrt;
