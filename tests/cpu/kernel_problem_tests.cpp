@@ -133,7 +133,9 @@ TEST_CASE(
     if (name == "gaussian_sum") return known;
     return std::nullopt;
   };
-  const nlohmann::json by_name = nlohmann::json::parse(read.to_json(programs_by_name));
+  // Ordered as written: the order of the tunables is part of the problem's JSON.
+  const nlohmann::ordered_json by_name =
+      nlohmann::ordered_json::parse(read.to_json(programs_by_name));
   CHECK(by_name["builtin"] == "gaussian_sum");
   CHECK_FALSE(by_name.contains("source"));
   const KernelProblem again =
