@@ -166,7 +166,10 @@ std::vector<SampledSplitter> SlabKernels::sample_splitters(const PointGenerator&
 }
 
 void SlabKernels::reserve(std::uint64_t count, std::uint64_t capacity, ClosestPairMethod method) {
-  capacity = std::min({capacity, count, static_cast<std::uint64_t>(INT_MAX)});
+  capacity = std::min(capacity, count);
+  // Room for more points than a GPU method takes would never be used: such a slab is counted
+  // before any room is made for it (DeviceSlab::generate).
+  if (capacity > static_cast<std::uint64_t>(INT_MAX)) return;
   const std::uint64_t runs = capacity < count ? runs_of(count) : 0;
   reserved_ = std::make_unique<SlabMemory>(SlabMemory{
       DeviceBuffer<Point2>(context_, capacity), DeviceBuffer<unsigned long long>(context_, runs)});
@@ -189,7 +192,8 @@ void SlabKernels::hold_runs(std::uint64_t runs) {
 }
 
 GridSolver& SlabKernels::grid_solver(std::size_t points) {
-  if (!grid_ || grid_->capacity() < points) grid_.emplace(GpuSetup{context_, jit_, 128}, points);
+  if (!grid_ || grid_->capacity() < points)
+    grid_.emplace(GpuSetup{context_, jit_, ClosestPairOptions{}.base}, points);  // reads no BASE
   return *grid_;
 }
 
@@ -219,6 +223,9 @@ DeviceSlab DeviceSlab::generate(SlabKernels& kernels, const GeneratedSlab& slab)
   const SlabEdges edges =
       whole_set ? no_edges() : SlabEdges{slab.note_left_until, slab.note_right_from, edge_capacity};
   std::uint64_t room = whole_set ? slab.count : std::min(slab.capacity, slab.count);
+  // Room for more points than a slab may hold would be made in vain: counted first, the slab is
+  // refused before any room is made, or made in room of its size.
+  if (room > static_cast<std::uint64_t>(INT_MAX)) room = 0;
   for (;;) {
     SlabMemoryHandle memory = kernels.slab_memory(room, whole_set ? 0 : runs_of(slab.count));
     const SlabCensus census =

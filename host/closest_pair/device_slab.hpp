@@ -46,7 +46,7 @@ std::uint64_t slab_capacity(std::uint64_t count, int parts);
 // The slab of a generated set to make: the keys of `range` among the first `count` points of
 // `generator` (neither bound: the whole set), noting the points with x at most note_left_until or
 // at least note_right_from. It is made in room for `capacity` points first, and made again in room
-// of its size when it holds more (0: counted first, then made).
+// of its size when it holds more (0, or more than 2^31 - 1: counted first, then made).
 struct GeneratedSlab {
   PointGenerator generator{};
   std::uint64_t count = 0;
@@ -87,9 +87,10 @@ class SlabKernels {
   std::vector<SampledSplitter> sample_splitters(const PointGenerator& generator,
                                                 std::uint64_t count, int parts);
 
-  // Sets aside the device memory of a slab of up to `capacity` points of a set of `count` (at most
-  // what a GPU method takes), and for the grid method that of its solve, so that making and
-  // solving it allocate nothing: the next slab made that fits borrows it.
+  // Sets aside the device memory of a slab of up to `capacity` points of a set of `count`, and for
+  // the grid method that of its solve, so that making and solving it allocate nothing: the next
+  // slab made that fits borrows it. Nothing for a capacity above the 2^31 - 1 points a GPU method
+  // takes, and a grid solver for at most the radix sort's keys.
   void reserve(std::uint64_t count, std::uint64_t capacity, ClosestPairMethod method);
 
  private:

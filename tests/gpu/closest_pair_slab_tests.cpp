@@ -3,7 +3,8 @@
 // their indices, for every distribution (so the two generators agree bit for bit), in any room;
 // the GPU sample's splitters and their bands; a slab's closest pair by each GPU method against
 // the CPU on the same points, indices included; the points near a slab's edges, noted when it was
-// made or found again; an uploaded slab; memory reserved ahead; a grid solver reused.
+// made or found again; an uploaded slab; memory reserved ahead; a grid solver reused; a slab of
+// more than 2^31 - 1 points refused before any room is made for it.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@ using ptxrt::testing::fresh_seed;
 using ptxrt::testing::full_or_sanitized;
 using ptxrt::testing::test_context;
 using ptxrt::testing::test_jit;
+using ptxrt::testing::under_compute_sanitizer;
 
 namespace {
 
@@ -312,5 +314,27 @@ TEST_CASE("a generated slab of 2^31 points or more is refused before any is made
     CHECK(std::string(error.what()) ==
           "closest pair: a slab of 2147483649 points exceeds the 2^31 - 1 a GPU method takes: use "
           "more ranks");
+  }
+}
+
+TEST_CASE("a generated slab whose room exceeds 2^31 - 1 points is counted, then refused") {
+  // Counting regenerates all 2^35 points: far too slow under compute-sanitizer's tools.
+  if (under_compute_sanitizer()) return;
+  // Room for 2^35 points (256 GiB) fits no GPU: only a slab counted before any room is made
+  // comes to the refusal.
+  const std::uint64_t count = std::uint64_t{1} << 35;
+  const SlabPoint beyond_every_point{std::numeric_limits<float>::max(), 0.0f, 0};
+  try {
+    DeviceSlab::generate(test_kernels(),
+                         {.generator = point_generator(PointDistribution::uniform, 1),
+                          .count = count,
+                          .range = {.through = beyond_every_point, .has_through = 1},
+                          .capacity = count});
+    FAIL("expected an error");
+  } catch (const Error& error) {
+    CHECK(error.kind() == ErrorKind::invalid_argument);
+    CHECK(std::string(error.what()) ==
+          "closest pair: a slab of 34359738368 points exceeds the 2^31 - 1 a GPU method takes: "
+          "use more ranks");
   }
 }
