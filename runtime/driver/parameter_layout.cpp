@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstdint>
 
-#include "driver/cubin_elf.hpp"
+#include "driver/elf_file.hpp"
 #include "ptxrt/error.hpp"
 
 namespace ptxrt {
@@ -58,7 +58,7 @@ std::vector<ParameterInfo> in_order(std::vector<ParameterRecord> records, std::s
 }
 
 std::vector<EntryParameters> read_cubin_layouts(std::string_view cubin) {
-  const detail::CubinElf elf(cubin);
+  const detail::ElfFile elf(cubin);
   std::vector<EntryParameters> entries;
   for (const detail::ElfEntry& entry : elf.entries()) {
     std::vector<ParameterRecord> records;
