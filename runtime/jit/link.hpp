@@ -12,8 +12,9 @@
 
 namespace ptxrt::detail {
 
-// The global symbols a CUBIN defines (not those it only uses); empty for anything else.
-std::vector<std::string> defined_global_symbols(std::string_view elf);
+// The global symbols a CUBIN defines (not those it only uses). Throws Error (invalid_argument)
+// when the bytes are not a well-formed CUBIN.
+std::vector<std::string> defined_global_symbols(std::string_view cubin);
 
 class DeviceLinker {
  public:
@@ -25,7 +26,9 @@ class DeviceLinker {
   DeviceLinker& operator=(const DeviceLinker&) = delete;
   ~DeviceLinker();
 
-  // Kept until complete(), which hands every input to nvJitLink at once.
+  // Checks the bytes whole (check_device_code) and keeps them until complete(), which hands every
+  // input to nvJitLink at once. Throws Error (invalid_argument) naming the input when they are
+  // damaged, are not of `type`, or are LTO-IR in a link without lto.
   void add(nvJitLinkInputType type, std::string bytes, std::string name);
   // Links. A failure throws Error (link) whose message names each undefined or duplicate symbol
   // (demangled, with its mangled name) and the inputs involved, then lists every input and holds
@@ -42,6 +45,7 @@ class DeviceLinker {
 
   nvJitLinkHandle handle_ = nullptr;
   std::string what_;  // "a.cu+b.cu for sm_90"
+  bool lto_;
   struct Input {
     nvJitLinkInputType type;
     std::string bytes;
