@@ -37,6 +37,9 @@ struct PTXRT_API DeviceCode {
   // header), "compute_90" for PTX (from its .target); a fatbin's entries and those of the fatbins
   // in an object or library count. None for LTO-IR, whose target NVIDIA does not document.
   std::vector<std::string> architectures;
+  // Each CUBIN in it that a linker reads as it is: itself, or the uncompressed CUBIN entries of
+  // its fatbins (those of a library's members too). Views into the bytes checked.
+  std::vector<std::string_view> cubins;
 };
 
 // Recognises `bytes` and checks all of it: an ELF file's header, program and section tables,

@@ -113,17 +113,19 @@ void check_ltoir(std::string_view bytes) {
             ", outside 40 ... " + std::to_string(bytes.size() - 1));
 }
 
-void check_cubin(std::string_view bytes, std::vector<std::string>& architectures) {
-  ElfFile elf(bytes, ElfMachine::cuda);
+void check_cubin(std::string_view bytes, DeviceCode& found) {
+  ElfFile(bytes, ElfMachine::cuda);
   if (const std::optional<int> sm = cubin_sm_version(bytes))
-    add_architecture(architectures, "sm_" + std::to_string(*sm));
+    add_architecture(found.architectures, "sm_" + std::to_string(*sm));
+  found.cubins.push_back(bytes);
 }
 
-void check_fatbin_payload(const FatbinEntry& entry) {
+void check_fatbin_payload(const FatbinEntry& entry, DeviceCode& found) {
   if (entry.compressed) return;  // read_fatbin checked the sizes it declares
   switch (entry.format) {
     case ImageFormat::cubin:
       ElfFile(entry.payload, ElfMachine::cuda);
+      found.cubins.push_back(entry.payload);
       return;
     case ImageFormat::ptx:
       // The toolkit reads it as a C string.
@@ -139,20 +141,21 @@ void check_fatbin_payload(const FatbinEntry& entry) {
   }
 }
 
-void check_fatbin(std::string_view fatbin, std::vector<std::string>& architectures) {
+void check_fatbin(std::string_view fatbin, DeviceCode& found) {
   const std::vector<FatbinEntry> entries = read_fatbin(fatbin);
   for (std::size_t index = 0; index < entries.size(); ++index) {
     const FatbinEntry& entry = entries[index];
     within("entry " + std::to_string(index + 1) + " (" + entry.describe() + ")",
-           [&] { check_fatbin_payload(entry); });
-    add_architecture(architectures, (entry.format == ImageFormat::cubin ? "sm_" : "compute_") +
-                                        std::to_string(entry.sm));
+           [&] { check_fatbin_payload(entry, found); });
+    add_architecture(
+        found.architectures,
+        (entry.format == ImageFormat::cubin ? "sm_" : "compute_") + std::to_string(entry.sm));
   }
 }
 
 // One fatbin or several back to back (as a linked host object's section holds them), with zero
 // bytes between and after them.
-void check_fatbins(std::string_view bytes, std::vector<std::string>& architectures) {
+void check_fatbins(std::string_view bytes, DeviceCode& found) {
   std::uint64_t at = 0;
   for (int count = 1; at < bytes.size(); ++count) {
     const std::size_t next = bytes.find_first_not_of('\0', at);
@@ -164,15 +167,15 @@ void check_fatbins(std::string_view bytes, std::vector<std::string>& architectur
     const std::string where =
         count == 1 ? "" : "fatbin " + std::to_string(count) + " at offset " + std::to_string(next);
     if (where.empty())
-      check_fatbin(rest.substr(0, fatbin_size(rest)), architectures);
+      check_fatbin(rest.substr(0, fatbin_size(rest)), found);
     else
-      within(where, [&] { check_fatbin(rest.substr(0, fatbin_size(rest)), architectures); });
+      within(where, [&] { check_fatbin(rest.substr(0, fatbin_size(rest)), found); });
     at = next + fatbin_size(rest);
   }
 }
 
 // Checks a host object and the fatbins in its device-code sections; whether it has any.
-bool check_host_object(std::string_view bytes, std::vector<std::string>& architectures) {
+bool check_host_object(std::string_view bytes, DeviceCode& found) {
   const ElfFile elf(bytes, ElfMachine::any);
   bool device_code = false;
   for (const detail::ElfSection& section : elf.sections()) {
@@ -180,8 +183,7 @@ bool check_host_object(std::string_view bytes, std::vector<std::string>& archite
             std::end(device_sections) ||
         section.contents.empty())
       continue;
-    within("section " + std::string(section.name),
-           [&] { check_fatbins(section.contents, architectures); });
+    within("section " + std::string(section.name), [&] { check_fatbins(section.contents, found); });
     device_code = true;
   }
   return device_code;
@@ -189,7 +191,7 @@ bool check_host_object(std::string_view bytes, std::vector<std::string>& archite
 
 // Checks every member of a static library (each an ELF object: a host object from nvcc -dc, or a
 // CUBIN); whether any holds device code.
-bool check_library(std::string_view bytes, std::vector<std::string>& architectures) {
+bool check_library(std::string_view bytes, DeviceCode& found) {
   const detail::ArchiveFile archive(bytes);
   bool device_code = false;
   for (const detail::ArchiveMember& member : archive.members()) {
@@ -197,9 +199,9 @@ bool check_library(std::string_view bytes, std::vector<std::string>& architectur
       if (!detail::looks_like_elf(member.contents))
         damaged("it is not an ELF object, as the members of a device library are");
       if (read_le<std::uint16_t>(member.contents, 18, "e_machine") == detail::elf_machine_cuda) {
-        check_cubin(member.contents, architectures);
+        check_cubin(member.contents, found);
         device_code = true;
-      } else if (check_host_object(member.contents, architectures)) {
+      } else if (check_host_object(member.contents, found)) {
         device_code = true;
       }
     });
@@ -249,27 +251,26 @@ std::string linker_input_described(DeviceObjectKind kind) {
 }
 
 // Checks `bytes` as `kind`; whether they hold device code.
-bool check_contents(std::string_view bytes, DeviceObjectKind kind,
-                    std::vector<std::string>& architectures) {
+bool check_contents(std::string_view bytes, DeviceObjectKind kind, DeviceCode& found) {
   switch (kind) {
     case DeviceObjectKind::cubin:
-      check_cubin(bytes, architectures);
+      check_cubin(bytes, found);
       return true;
     case DeviceObjectKind::ptx:
       if (std::string target = ptx_target(bytes);
           target.starts_with("sm_") && target.size() > 3 && target[3] >= '0' && target[3] <= '9')
-        add_architecture(architectures, "compute_" + target.substr(3));
+        add_architecture(found.architectures, "compute_" + target.substr(3));
       return true;
     case DeviceObjectKind::ltoir:
       check_ltoir(bytes);
       return true;
     case DeviceObjectKind::fatbin:
-      check_fatbins(bytes, architectures);
+      check_fatbins(bytes, found);
       return true;
     case DeviceObjectKind::object:
-      return check_host_object(bytes, architectures);
+      return check_host_object(bytes, found);
     case DeviceObjectKind::library:
-      return check_library(bytes, architectures);
+      return check_library(bytes, found);
   }
   return false;
 }
@@ -287,8 +288,7 @@ DeviceCode check_device_code(std::string_view bytes, std::string_view name,
     refuse(name, reader,
            "it is " + linker_input_described(code.kind) + ", which only the device linker takes");
   const std::string subject = name.empty() ? "the image" : std::string(name);
-  if (within(subject, [&] { return check_contents(bytes, code.kind, code.architectures); }))
-    return code;
+  if (within(subject, [&] { return check_contents(bytes, code.kind, code); })) return code;
   refuse(name, reader,
          code.kind == DeviceObjectKind::library
              ? "it is a static library whose members hold no device code"

@@ -337,6 +337,7 @@ void ElfFile::read_symbols() {
     symbol.binding = info >> 4;
     symbol.entry = (read_le<std::uint8_t>(entry, 5, "st_other") & kOtherCudaEntry) != 0;
     symbol.section = read_le<std::uint16_t>(entry, 6, "st_shndx");
+    symbol.size = read_le<std::uint64_t>(entry, 16, "st_size");
     if (symbol.section >= sections_.size() && symbol.section < kFirstReservedIndex)
       malformed("symbol " + std::to_string(index) + " (" + std::string(symbol.name) +
                 ") is in section " + std::to_string(symbol.section) + ", but there are " +

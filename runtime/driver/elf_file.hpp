@@ -55,6 +55,7 @@ struct ElfSymbol {
   std::uint8_t binding = 0;
   bool entry = false;  // STO_CUDA_ENTRY: a kernel, not a device function
   std::uint16_t section = 0;
+  std::uint64_t size = 0;
 };
 
 // One .nv.info record: byte and half formats carry `value`, the sized format a `payload`.

@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "driver/elf_file.hpp"
 #include "ptxrt/device_code.hpp"
 #include "ptxrt/error.hpp"
+#include "ptxrt/target.hpp"
 
 namespace ptxrt::detail {
 namespace {
@@ -106,20 +108,39 @@ DeviceObjectKind kind_of(nvJitLinkInputType type) {
   }
 }
 
-}  // namespace
-
-std::vector<std::string> defined_global_symbols(std::string_view cubin) {
-  constexpr std::uint8_t global_binding = 1;  // STB_GLOBAL
-  const ElfFile elf(cubin);
-  std::vector<std::string> defined;
-  for (const ElfSymbol& symbol : elf.symbols())
-    if (symbol.binding == global_binding && symbol.section != 0) defined.emplace_back(symbol.name);
-  return defined;
+// 90 of "sm_90" and "sm_90a"; 0 for a virtual architecture, whose link reads no CUBIN entry.
+int sm_of(const std::string& arch) {
+  int sm = 0;
+  if (arch.starts_with("sm_")) std::from_chars(arch.data() + 3, arch.data() + arch.size(), sm);
+  return sm;
 }
+
+// The CUBINs nvJitLink links from an input as they are: a CUBIN itself, or the uncompressed CUBIN
+// entries for the target SM in a fatbin or an object. A library's members are linked only when
+// they resolve a symbol, which is nvJitLink's to judge.
+std::vector<std::string_view> linked_cubins(nvJitLinkInputType type, std::string_view bytes,
+                                            const std::string& name, int sm) {
+  if (type == NVJITLINK_INPUT_LIBRARY || type == NVJITLINK_INPUT_PTX ||
+      type == NVJITLINK_INPUT_LTOIR)
+    return {};
+  std::vector<std::string_view> cubins =
+      check_device_code(bytes, name, DeviceCodeReader::linker).cubins;
+  if (type == NVJITLINK_INPUT_CUBIN) return cubins;
+  std::erase_if(cubins, [sm](std::string_view cubin) { return cubin_sm_version(cubin) != sm; });
+  return cubins;
+}
+
+// Where weak data was first declared, for comparing its other declarations with.
+struct WeakData {
+  std::string input;
+  std::uint64_t size = 0;
+};
+
+}  // namespace
 
 DeviceLinker::DeviceLinker(const std::string& program, const std::string& arch, ImageFormat format,
                            bool lto, bool resource_usage, const std::vector<std::string>& options)
-    : what_(program + " for " + arch), lto_(lto) {
+    : what_(program + " for " + arch), sm_(sm_of(arch)), lto_(lto) {
   std::vector<std::string> arguments{"-arch=" + arch};
   if (lto) arguments.push_back("-lto");
   if (format == ImageFormat::ptx) arguments.push_back("-ptx");
@@ -158,27 +179,45 @@ void DeviceLinker::add(nvJitLinkInputType type, std::string bytes, std::string n
   inputs_.push_back({type, std::move(bytes), std::move(name)});
 }
 
-// nvJitLink 13.0 only prints a symbol that two relocatable CUBINs define, links on, and may
-// crash on such input after an earlier failed link: ptxrt finds them first.
+// nvJitLink 13.0 only prints a symbol that two relocatable CUBINs define, or weak data (defined or
+// not) they give different sizes, links on, and may crash on such input after an earlier failed
+// link: ptxrt finds them first.
 void DeviceLinker::complete() {
+  constexpr std::uint8_t global_binding = 1;  // STB_GLOBAL
+  constexpr std::uint8_t weak_binding = 2;    // STB_WEAK
+  constexpr std::uint8_t object_type = 1;     // STT_OBJECT: data, whose size the linker lays out
   std::string inputs;
-  std::map<std::string, std::string> definitions;
-  std::string duplicates;
+  std::map<std::string, std::string, std::less<>> global_definitions;
+  std::map<std::string, WeakData, std::less<>> weak_data;
+  std::string problems;
+  auto add_problem = [&problems](const std::string& problem) {
+    problems += (problems.empty() ? "" : "; ") + problem;
+  };
   for (const Input& input : inputs_) {
     inputs += (inputs.empty() ? "" : ", ") + input.name + " (" + input_type_name(input.type) + ")";
-    if (input.type != NVJITLINK_INPUT_CUBIN) continue;
-    for (std::string& symbol : defined_global_symbols(input.bytes)) {
-      auto [first, inserted] = definitions.emplace(symbol, input.name);
-      if (!inserted)
-        duplicates += (duplicates.empty() ? "" : "; ") + std::string("symbol ") +
-                      demangled(symbol) + " is defined twice: in " + first->second + " and in " +
-                      input.name;
+    for (std::string_view cubin : linked_cubins(input.type, input.bytes, input.name, sm_)) {
+      const ElfFile elf(cubin);
+      for (const ElfSymbol& symbol : elf.symbols()) {
+        const std::string name(symbol.name);
+        if (symbol.binding == global_binding && symbol.section != 0) {
+          auto [first, inserted] = global_definitions.emplace(name, input.name);
+          if (!inserted)
+            add_problem("symbol " + demangled(name) + " is defined twice: in " + first->second +
+                        " and in " + input.name);
+        } else if (symbol.binding == weak_binding && symbol.type == object_type) {
+          auto [first, inserted] = weak_data.emplace(name, WeakData{input.name, symbol.size});
+          if (!inserted && first->second.size != symbol.size)
+            add_problem("symbol " + demangled(name) + " is " + std::to_string(first->second.size) +
+                        " bytes in " + first->second.input + " but " + std::to_string(symbol.size) +
+                        " bytes in " + input.name);
+        }
+      }
     }
   }
-  if (!duplicates.empty())
+  if (!problems.empty())
     throw Error(ErrorKind::link,
-                "linking " + what_ + " failed: " + duplicates + " (inputs: " + inputs + ")",
-                "nvJitLinkComplete", 0, "duplicate definitions", "linking " + what_);
+                "linking " + what_ + " failed: " + problems + " (inputs: " + inputs + ")",
+                "nvJitLinkComplete", 0, "conflicting definitions", "linking " + what_);
   for (const Input& input : inputs_) {
     const nvJitLinkResult added = nvJitLinkAddData(handle_, input.type, input.bytes.data(),
                                                    input.bytes.size(), input.name.c_str());

@@ -376,3 +376,18 @@ TEST_CASE("the loader's check refuses what only the linker takes, naming the ima
   check_refused("", "k.cu sm_90", "k.cu sm_90 cannot be loaded: it is empty",
                 DeviceCodeReader::loader);
 }
+
+TEST_CASE("weak data given another size than in another input is a link error naming both") {
+  std::string changed = relocatable_cubin();
+  const ptxrt::detail::ElfFile elf(changed);
+  std::uint64_t index = 0;
+  while (index < elf.symbols().size() && elf.symbols()[index].name != "__UFT_CANONICAL") ++index;
+  REQUIRE(index < elf.symbols().size());
+  put<std::uint64_t>(changed, contents_of(changed, ".symtab") + index * 24 + 16, 77);  // st_size
+  ptxrt::Program program = ptxrt::Program::from_file(link_data / "link_main.cu");
+  program.add_device_object(ptxrt::DeviceObject::from_bytes(changed, "math.cubin"));
+  ptxrt::CompileOptions options;
+  options.target = {"sm_90", ptxrt::ImageFormat::cubin, {}};
+  check_error([&] { ptxrt::compile(program, options); }, ErrorKind::link,
+              "symbol __UFT_CANONICAL is 8 bytes in link_main.cu but 77 bytes in math.cubin");
+}
