@@ -1,8 +1,9 @@
 // Damaged device objects through the CLI, the way a user meets them: a relocatable CUBIN, a fatbin
 // and LTO-IR built here, each overwritten in 1 to 4 random bytes or cut short a few hundred times
 // (a fixed seed, so a failure reproduces), linked with `ptxrt compile a.cu --link X` and reported
-// with `ptxrt resources a.cu --link X`. Every run ends in exit 0 with the output its rerun gives,
-// or in exit 1 with one line "ptxrt: error: ..."; never a signal, never past the timeout.
+// with `ptxrt resources a.cu --link X`. Every run ends in exit 0 with no error printed and the
+// output its rerun gives, or in exit 1 with one line "ptxrt: error: ..."; never a signal, never
+// past the timeout.
 //
 // LTO-IR is cut only: after its 40-byte header it is NVIDIA's encoded IR, with no size or checksum
 // to hold it to, and even its header's words feed the decoding. A byte overwritten anywhere in it
@@ -112,6 +113,8 @@ Run run_cli(const std::vector<std::string>& arguments, const fs::path& written) 
 std::string judge(const std::vector<std::string>& arguments, const fs::path& written) {
   const Run first = run_cli(arguments, written);
   if (first.exit_code == 0) {
+    if (first.output.find("error") != std::string::npos)
+      return "it printed an error but exited 0: " + first.output.substr(0, 400);
     const Run again = run_cli(arguments, written);
     if (again.exit_code != 0 || again.output != first.output)
       return "an accepted mutant gave another result when run again (exit " +
