@@ -448,8 +448,9 @@ void ElfFile::check_section_roles() const {
     }
     // Relocations are named after the section they apply to, which ptxas always gives them.
     if (section.type == kSectionRel || section.type == kSectionRela) {
-      const std::string_view target = section.name.substr(section.type == kSectionRela ? 5 : 4);
-      if (target != sections_[section.info].name)
+      const std::string_view prefix = section.type == kSectionRela ? ".rela" : ".rel";
+      if (!section.name.starts_with(prefix) ||
+          section.name.substr(prefix.size()) != sections_[section.info].name)
         malformed("relocations " + describe(index) + " apply (sh_info) to " +
                   describe(section.info) + ", not to the section they are named after");
     }

@@ -248,6 +248,9 @@ TEST_CASE("a section nvJitLink finds by name must have the type of that name") {
   const SectionHeader relocations = header_of(cubin, ".rela.debug_frame");
   put<std::uint32_t>(changed, relocations.offset + 0x2c, header_of(cubin, ".symtab").index);
   check_refused(changed, "a.cubin", "not to the section they are named after");
+  changed = cubin;
+  put<std::uint32_t>(changed, relocations.offset, 0);  // sh_name: "", shorter than ".rela"
+  check_refused(changed, "a.cubin", "not to the section they are named after");
 }
 
 TEST_CASE("a fatbin whose header or entries claim more bytes than there are is refused") {
