@@ -14,24 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/device_code.hpp"
 #include "ptxrt/export.hpp"
 #include "ptxrt/image.hpp"
 #include "ptxrt/manifest.hpp"
 #include "ptxrt/target.hpp"
 
 namespace ptxrt {
-
-// What a prebuilt input to the device linker is, recognised from its content (never only from
-// its file name): each maps to one NVJITLINK_INPUT_* kind.
-enum class DeviceObjectKind {
-  cubin,    // a CUDA ELF (nvcc -cubin, or relocatable from nvcc -dc -cubin)
-  ptx,      // PTX text
-  ltoir,    // NVVM IR for link-time optimisation (nvcc -dlto -dc, NVRTC -dlto)
-  fatbin,   // a fatbin (nvcc -fatbin, nvFatbin)
-  object,   // a host object holding device code (nvcc -dc)
-  library,  // a static library of such objects (nvcc -lib, ar)
-};
-PTXRT_API std::string_view to_string(DeviceObjectKind kind);
 
 // A prebuilt device object linked into a Program. A plain value holding the file's bytes.
 struct PTXRT_API DeviceObject {
