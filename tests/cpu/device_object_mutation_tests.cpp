@@ -36,7 +36,7 @@ namespace {
 const fs::path link_data = fs::path(PTXRT_SOURCE_DIR) / "tests/data/link";
 constexpr std::chrono::seconds run_limit{30};
 constexpr int mutants_per_object = 150;
-constexpr int ltoir_mutants_per_case = 50;
+constexpr int ltoir_mutants_per_case = 32;
 
 enum class Sample { cubin, fatbin, ltoir };
 
@@ -65,13 +65,13 @@ struct Mutant {
 };
 
 // Some mutants overwritten in 1 to 4 random bytes, every fourth cut short.
-std::vector<Mutant> mutants_of(const std::string& sample, int count, std::uint32_t seed) {
+std::vector<Mutant> mutants_of(const std::string& sample, int mutant_count, std::uint32_t seed) {
   std::mt19937 random(seed);
   auto below = [&random](std::size_t bound) {
     return std::uniform_int_distribution<std::size_t>(0, bound - 1)(random);
   };
   std::vector<Mutant> mutants;
-  for (int index = 0; index < count; ++index) {
+  for (int index = 0; index < mutant_count; ++index) {
     Mutant mutant{"bytes", sample};
     if (index % 4 == 0) {
       mutant.bytes.resize(below(sample.size()));
@@ -180,7 +180,7 @@ TEST_CASE("ptxrt resources --link ends cleanly on every mutant of a fatbin") {
   check_mutants(Sample::fatbin, "resources", 2);
 }
 
-// Seeds 3 to 6: 200 LTO-IR mutants per command.
+// Seeds 3 to 6: 128 LTO-IR mutants per command.
 TEST_CASE("ptxrt compile --lto --link ends cleanly on every mutant of LTO-IR (seed 3)") {
   check_mutants(Sample::ltoir, "compile", 3);
 }
