@@ -12,6 +12,7 @@
 #include "cli.hpp"
 #include "host/common/disassembly.hpp"
 #include "host/common/kernel_defines.hpp"
+#include "ltoir_reader.hpp"
 #include "ptxrt/demangle.hpp"
 #include "ptxrt/error.hpp"
 #include "ptxrt/manifest.hpp"
@@ -153,6 +154,7 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
                     target.arch);
   auto [major, minor] = compute_capability_of(target.arch);
   const ArchLimits& limits = arch_limits(major, minor);
+  read_ltoir_apart(program, target.arch, arguments.link.lto);
 
   std::vector<std::vector<Row>> per_configuration(defines.size());
   run_parallel(defines.size(), usable_cpu_count(), [&](std::size_t index) {

@@ -23,6 +23,14 @@
 namespace ptxrt {
 
 // A prebuilt device object linked into a Program. A plain value holding the file's bytes.
+//
+// Its bytes are checked whole (check_device_code) before nvJitLink reads them, except LTO-IR's
+// body (also inside a fatbin, object or library): past its header it is NVIDIA's encoded IR with
+// no size or checksum, and nvJitLink may crash, abort or exit with "LLVM ERROR" on a damaged one,
+// taking the calling process with it. An application that links LTO-IR it did not write should
+// link it in a separate process, or first let a child process of its own compile a program that
+// links it (compile() with lto) and link it here only when that child ended normally, as the
+// ptxrt command does for the LTO-IR it links.
 struct PTXRT_API DeviceObject {
   std::string name;  // the file name, in messages, logs and the linker's diagnostics
   std::string bytes;

@@ -1,14 +1,15 @@
 // Damaged device objects through the CLI, the way a user meets them: a relocatable CUBIN, a fatbin
 // and LTO-IR built here, each overwritten in 1 to 4 random bytes or cut short a few hundred times
-// (a fixed seed, so a failure reproduces), linked with `ptxrt compile a.cu --link X` and reported
+// (fixed seeds, so a failure reproduces), linked with `ptxrt compile a.cu --link X` and reported
 // with `ptxrt resources a.cu --link X`. Every run ends in exit 0 with no error printed and the
 // output its rerun gives, or in exit 1 with one line "ptxrt: error: ..."; never a signal, never
 // past the timeout.
 //
-// LTO-IR is cut only: after its 40-byte header it is NVIDIA's encoded IR, with no size or checksum
-// to hold it to, and even its header's words feed the decoding. A byte overwritten anywhere in it
-// reaches nvJitLink, which may crash on it (2 of 150 such mutants did with CUDA 13.0); only a link
-// in a separate process would contain that.
+// LTO-IR after its 40-byte header is NVIDIA's encoded IR, with no size or checksum to hold it to:
+// a byte overwritten there reaches nvJitLink, which may crash on it (2 of 150 such mutants did
+// with CUDA 13.0). The CLI has nvJitLink read it in a child process first, so such a mutant too
+// ends in one error. Each child links the IR again, so the LTO-IR mutants are split into several
+// cases to keep each short.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -35,6 +36,7 @@ namespace {
 const fs::path link_data = fs::path(PTXRT_SOURCE_DIR) / "tests/data/link";
 constexpr std::chrono::seconds run_limit{30};
 constexpr int mutants_per_object = 150;
+constexpr int ltoir_mutants_per_case = 32;
 
 enum class Sample { cubin, fatbin, ltoir };
 
@@ -62,18 +64,16 @@ struct Mutant {
   std::string bytes;
 };
 
-// How a sample is damaged: some mutants overwritten in random bytes and the others cut, or all cut.
-enum class Damage { overwrite_or_cut, cut };
-
-std::vector<Mutant> mutants_of(const std::string& sample, Damage damage, std::uint32_t seed) {
+// Some mutants overwritten in 1 to 4 random bytes, every fourth cut short.
+std::vector<Mutant> mutants_of(const std::string& sample, int mutant_count, std::uint32_t seed) {
   std::mt19937 random(seed);
   auto below = [&random](std::size_t bound) {
     return std::uniform_int_distribution<std::size_t>(0, bound - 1)(random);
   };
   std::vector<Mutant> mutants;
-  for (int index = 0; index < mutants_per_object; ++index) {
+  for (int index = 0; index < mutant_count; ++index) {
     Mutant mutant{"bytes", sample};
-    if (damage == Damage::cut || index % 4 == 0) {
+    if (index % 4 == 0) {
       mutant.bytes.resize(below(sample.size()));
       mutant.change = "cut to " + std::to_string(mutant.bytes.size()) + " bytes";
     } else {
@@ -130,8 +130,9 @@ std::string judge(const std::vector<std::string>& arguments, const fs::path& wri
 
 // Runs `command` ("compile" or "resources") on every mutant of `sample`, two processes at a time.
 void check_mutants(Sample sample, const std::string& command, std::uint32_t seed) {
-  const std::vector<Mutant> mutants = mutants_of(
-      sample_bytes(sample), sample == Sample::ltoir ? Damage::cut : Damage::overwrite_or_cut, seed);
+  const std::vector<Mutant> mutants =
+      mutants_of(sample_bytes(sample),
+                 sample == Sample::ltoir ? ltoir_mutants_per_case : mutants_per_object, seed);
   ScratchDirectory scratch;
   std::vector<std::string> problems(mutants.size());
   std::atomic<std::size_t> next{0};
@@ -179,10 +180,35 @@ TEST_CASE("ptxrt resources --link ends cleanly on every mutant of a fatbin") {
   check_mutants(Sample::fatbin, "resources", 2);
 }
 
-TEST_CASE("ptxrt compile --lto --link ends cleanly on every cut of LTO-IR") {
+// Seeds 3 to 6: 128 LTO-IR mutants per command.
+TEST_CASE("ptxrt compile --lto --link ends cleanly on every mutant of LTO-IR (seed 3)") {
   check_mutants(Sample::ltoir, "compile", 3);
 }
 
-TEST_CASE("ptxrt resources --lto --link ends cleanly on every cut of LTO-IR") {
+TEST_CASE("ptxrt compile --lto --link ends cleanly on every mutant of LTO-IR (seed 4)") {
+  check_mutants(Sample::ltoir, "compile", 4);
+}
+
+TEST_CASE("ptxrt compile --lto --link ends cleanly on every mutant of LTO-IR (seed 5)") {
+  check_mutants(Sample::ltoir, "compile", 5);
+}
+
+TEST_CASE("ptxrt compile --lto --link ends cleanly on every mutant of LTO-IR (seed 6)") {
+  check_mutants(Sample::ltoir, "compile", 6);
+}
+
+TEST_CASE("ptxrt resources --lto --link ends cleanly on every mutant of LTO-IR (seed 3)") {
   check_mutants(Sample::ltoir, "resources", 3);
+}
+
+TEST_CASE("ptxrt resources --lto --link ends cleanly on every mutant of LTO-IR (seed 4)") {
+  check_mutants(Sample::ltoir, "resources", 4);
+}
+
+TEST_CASE("ptxrt resources --lto --link ends cleanly on every mutant of LTO-IR (seed 5)") {
+  check_mutants(Sample::ltoir, "resources", 5);
+}
+
+TEST_CASE("ptxrt resources --lto --link ends cleanly on every mutant of LTO-IR (seed 6)") {
+  check_mutants(Sample::ltoir, "resources", 6);
 }
