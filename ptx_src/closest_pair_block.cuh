@@ -24,13 +24,20 @@ __device__ __forceinline__ PairMinimum block_minimum(const PairMinimum& mine) {
   return result;
 }
 
+// The best of `count` per-block minima, which one block folds; every thread gets it (and must
+// call it: it has barriers).
+template <int THREADS>
+__device__ __forceinline__ PairMinimum best_of_minima(const PairMinimum* partial, long long count) {
+  PairMinimum mine = no_pair_yet(infinite_distance());
+  for (long long k = threadIdx.x; k < count; k += THREADS) merge_minimum(mine, partial[k]);
+  return block_minimum<THREADS>(mine);
+}
+
 // One block folds `count` per-block minima into *total, which accumulates across launches.
 template <int THREADS>
 __device__ __forceinline__ void reduce_minima_into(const PairMinimum* partial, long long count,
                                                    PairMinimum* total) {
-  PairMinimum mine = no_pair_yet(infinite_distance());
-  for (long long k = threadIdx.x; k < count; k += THREADS) merge_minimum(mine, partial[k]);
-  const PairMinimum block = block_minimum<THREADS>(mine);
+  const PairMinimum block = best_of_minima<THREADS>(partial, count);
   if (threadIdx.x == 0) merge_minimum(*total, block);
 }
 
@@ -60,10 +67,10 @@ __device__ __forceinline__ BoxWords warp_box(BoxWords box) {
   return box;
 }
 
-// Folds every thread's box into *bounds: one set of atomics per block. Every thread of the block
+// The block's box, in thread 0 (the others get their warp's or less). Every thread of the block
 // must call it (it has a barrier). THREADS is the block size, a multiple of 32.
 template <int THREADS>
-__device__ __forceinline__ void fold_box_into(BoxWords box, PointBounds* bounds) {
+__device__ __forceinline__ BoxWords block_box(BoxWords box) {
   __shared__ BoxWords warp_boxes[THREADS / 32];
   box = warp_box(box);
   if (threadIdx.x % 32 == 0) warp_boxes[threadIdx.x / 32] = box;
@@ -71,11 +78,19 @@ __device__ __forceinline__ void fold_box_into(BoxWords box, PointBounds* bounds)
   if (threadIdx.x < 32) {
     box = threadIdx.x < THREADS / 32 ? warp_boxes[threadIdx.x] : empty_box();
     box = warp_box(box);
-    if (threadIdx.x == 0) {
-      atomicMin(&bounds->low_x, box.low_x);
-      atomicMin(&bounds->low_y, box.low_y);
-      atomicMax(&bounds->high_x, box.high_x);
-      atomicMax(&bounds->high_y, box.high_y);
-    }
+  }
+  return box;
+}
+
+// Folds every thread's box into *bounds: one set of atomics per block. Every thread of the block
+// must call it (it has a barrier). THREADS is the block size, a multiple of 32.
+template <int THREADS>
+__device__ __forceinline__ void fold_box_into(BoxWords box, PointBounds* bounds) {
+  box = block_box<THREADS>(box);
+  if (threadIdx.x == 0) {
+    atomicMin(&bounds->low_x, box.low_x);
+    atomicMin(&bounds->low_y, box.low_y);
+    atomicMax(&bounds->high_x, box.high_x);
+    atomicMax(&bounds->high_y, box.high_y);
   }
 }

@@ -17,13 +17,14 @@
 // point within pruning_radius(d0) of it (the window quantizes monotonically) that comes after it
 // on the curve, so every pair within the final pruning radius is visited once.
 //
-// Host sequence, all block=(BLOCK_SIZE) except reduce_minima, block=(1024):
+// Host sequence, all block=(BLOCK_SIZE) except the reductions of block minima, block=(1024):
 //   grid_bounds (G blocks, grid-stride) → the box, checked on the host
 //   grid_keys (high) → radix sort (keys, order)
 //   grid_long_runs(RUN_LIMIT) → when set: grid_keys (low) → radix sort; grid_keys_of (high, by
 //     that order) → radix sort carrying the order (levels = 32; else levels = 16)
 //   grid_gather; grid_bound; grid_cell_starts (grid over 4^table_level + 1 cells); grid_search;
-//   reduce_minima over its block minima
+//   grid_minimum over its block minima (reduce_minima folds them into a running total instead)
+// The sorted 64-bit codes may take the room of the two key arrays, which gather no longer reads.
 //
 // clang-format off
 // ptxrt: define BLOCK_SIZE in {128, 256, 512, 1024} default 256
@@ -36,6 +37,7 @@
 // ptxrt: entry grid_cell_starts grid=(ceil((4^table_level+1)/BLOCK_SIZE)) block=(BLOCK_SIZE) — cell_start[c] = the first sorted point in level-table_level node c or after; cell_start[4^table_level] = n
 // ptxrt: entry grid_search grid=(ceil(n/BLOCK_SIZE)) block=(BLOCK_SIZE) — each sorted point against the later points of the nodes covering its pruning radius; block_minima[blockIdx.x]
 // ptxrt: entry reduce_minima grid=(1) block=(1024) — folds count block minima into *total
+// ptxrt: entry grid_minimum grid=(1) block=(1024) — *total = the best of count block minima
 // clang-format on
 
 #ifndef BLOCK_SIZE
@@ -265,4 +267,11 @@ extern "C" __global__ void __launch_bounds__(REDUCE_THREADS)
     reduce_minima(const PairMinimum* __restrict__ block_minima, long long count,
                   PairMinimum* __restrict__ total) {
   reduce_minima_into<REDUCE_THREADS>(block_minima, count, total);
+}
+
+extern "C" __global__ void __launch_bounds__(REDUCE_THREADS)
+    grid_minimum(const PairMinimum* __restrict__ block_minima, long long count,
+                 PairMinimum* __restrict__ total) {
+  const PairMinimum best = best_of_minima<REDUCE_THREADS>(block_minima, count);
+  if (threadIdx.x == 0) *total = best;
 }

@@ -22,12 +22,33 @@ struct SlabRange {
   int has_through;
 };
 
-// What slab_count learns before a slab is made: how many points it keeps and the range of their
-// x (as ordered words; low > high when it keeps none).
+// A splitter a sample placed (sample_pick): its number in the sample, and the ordered words of the
+// x of the sample points `band` places before and after it in x order.
+struct SamplePick {
+  int number;
+  unsigned band_low_word;
+  unsigned band_high_word;
+};
+
+// What slab_make reports, all zero before it runs: the runs claimed so far (each by the warp that
+// makes it, in index order), the points kept (all of them, also past the room it was given), the
+// points near the edges (all counted; up to their capacity written), and the kept points' box as
+// ordered words, the low corner complemented so that zero is the empty box.
 struct SlabCensus {
+  unsigned long long next_run;
   unsigned long long kept;
-  unsigned low_x;
+  unsigned long long edge_count;
+  unsigned low_x_complement;
+  unsigned low_y_complement;
   unsigned high_x;
+  unsigned high_y;
+};
+
+// The pair a search found in a slab, as points with their indices in the whole set (slab_pair).
+struct SlabPair {
+  SlabPoint first;
+  SlabPoint second;
+  double distance_squared;
 };
 
 // Which points of a slab lie near its edges: x at most left_until or at least right_from (either

@@ -10,12 +10,14 @@ flags, printed beside the table.
 
 The model of one rank of R, for N generated points (docs/perf-notes.md, "The distributed closest
 pair"):
-  input  = x·N + p·N/R      every rank makes an interval of the x of all N points (to count its
-                            slab's, then to keep them: x), and makes and writes the N/R it keeps (p)
-  split  = s + a·log2 R     rank 0 sorts a sample of 2^18 points on its GPU (s), then a broadcast
+  input  = x·N + p·N/R      every rank makes an interval of the x of all N points once (to decide
+                            which it keeps: x), and makes and writes the N/R it keeps (p)
+  split  = s                every rank sorts the same sample of 2^18 points on its GPU (no message)
   solve  = g·N/R            the grid method on the slab
-  border = b + 2a·log2 R + R·box/w     boxes gathered from every rank, a few points exchanged
-  reduce = r + a·log2 R + R·rank/w     every rank's answer and phase times gathered
+  border = b + 2a·log2 R + R·slab/w    every slab's answer, size and band box gathered; the count
+                            of points near the borders summed (and those few sent, when any)
+  reduce = r                the least answer of those gathered (gathered again only when points
+                            near a border travelled)
 with a the latency of one step of a collective between nodes and w a GPU's share of the network.
 A slab must hold fewer than 2^30 points (the radix sort's look-back counts) and fit its GPU.
 A .bin file instead of input: each rank reads its N/R points (8 bytes each) at its share of the
@@ -29,13 +31,13 @@ import json
 import math
 
 PHASES = ["input_ms", "split_ms", "solve_ms", "border_ms", "reduce_ms"]
-BOX_BYTES = 20  # a rank's border box: a flag and four floats
-RANK_BYTES = 40 + 88  # a rank's answer and its phase times, gathered by every rank
+SLAB_BYTES = 80  # a solved slab's summary: its answer (a pair), its size and its band's box
 SLAB_LIMIT = 2**30 - 1  # keys the radix sort takes
 # Device bytes a point of a slab takes at once while the grid method solves it: the slab's point
-# and index (16), the grid's two key and two order arrays, sorted points, indices and 64-bit keys
-# (36), the radix sort's workspace and the cell table (a few).
-BYTES_PER_POINT = 56
+# (8; its index is found again when asked), the grid's key arrays (later its 64-bit codes), order
+# arrays (later the sorted indices) and sorted points (24), the cell table and the radix sort's
+# workspace (a few).
+BYTES_PER_POINT = 36
 
 
 def slowest(run, phase):
@@ -63,11 +65,11 @@ def model(costs, n, ranks, latency_ms, network_bytes_per_ms):
     steps = math.ceil(math.log2(ranks)) if ranks > 1 else 0
     return {
         "input_ms": costs["x"] * n + costs["point"] * n / ranks,
-        "split_ms": costs["sample"] + latency_ms * steps,
+        "split_ms": costs["sample"],
         "solve_ms": costs["solve"] * n / ranks,
         "border_ms": costs["border"] + 2 * latency_ms * steps
-        + ranks * BOX_BYTES / network_bytes_per_ms,
-        "reduce_ms": costs["reduce"] + latency_ms * steps + ranks * RANK_BYTES / network_bytes_per_ms,
+        + ranks * SLAB_BYTES / network_bytes_per_ms,
+        "reduce_ms": costs["reduce"],
     }
 
 

@@ -17,6 +17,7 @@
 
 #include "apps/closest_pair/closest_pair.hpp"
 #include "apps/closest_pair/closest_pair_bench.hpp"
+#include "apps/closest_pair/device_slab.hpp"
 #include "apps/closest_pair/point_file.hpp"
 #include "apps/closest_pair/point_generator.hpp"
 #include "apps/tune/tune_problems.hpp"
@@ -97,31 +98,91 @@ std::string describe_times(const apps::ClosestPairTimes& times, bool gpu) {
   return out.str();
 }
 
-// The calls of one run: the points from host memory, pinned host memory, or the device (uploaded
-// once beforehand, untimed: "already there").
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Where the points are when a call starts: --from, else on the GPU for a generated set and a GPU
+// method (made there), else in host memory.
+std::string where_from(const ClosestPairArguments& arguments, apps::ClosestPairMethod method) {
+  if (!arguments.from.empty()) return arguments.from;
+  const bool gpu = apps::is_gpu_method(apps::resolve_closest_pair_method(method, arguments.n));
+  return arguments.input.empty() && gpu ? "device" : "host";
+}
+
+// The points of a run: in host memory (generated on the CPU or read), or, for a generated set
+// from the device, made on the GPU as the slab of the whole set, never on the host.
+struct RunInput {
+  std::vector<apps::Point2> points;
+  std::unique_ptr<apps::SlabKernels> kernels;  // the GPU generator of `generated`
+  std::optional<apps::DeviceSlab> generated;
+  double setup_ms = 0.0;  // what the GPU generator needed first: the driver, context, kernels
+  double input_ms = 0.0;
+
+  std::size_t size() const { return generated ? generated->size() : points.size(); }
+  apps::Point2 at(std::size_t k) const { return generated ? generated->point(k) : points[k]; }
+};
+
+std::vector<apps::Point2> generate_on_host(const ClosestPairArguments& arguments) {
+  return apps::generate_points(arguments.n, apps::parse_point_distribution(arguments.distribution),
+                               arguments.seed);
+}
+
+RunInput make_input(const ClosestPairArguments& arguments, const std::string& from,
+                    const apps::ClosestPairOptions& options) {
+  RunInput input;
+  const auto start = std::chrono::steady_clock::now();
+  if (arguments.input.empty() && from == "device") {
+    input.kernels = std::make_unique<apps::SlabKernels>(
+        Context::primary(0), options.jit != nullptr ? *options.jit : Jit::shared());
+    input.setup_ms = milliseconds_since(start);
+    const auto made = std::chrono::steady_clock::now();
+    input.generated.emplace(apps::DeviceSlab::generate(
+        *input.kernels,
+        {.generator = apps::point_generator(apps::parse_point_distribution(arguments.distribution),
+                                            arguments.seed),
+         .count = arguments.n}));
+    input.input_ms = milliseconds_since(made);
+    return input;
+  }
+  input.points = arguments.input.empty() ? generate_on_host(arguments)
+                                         : apps::read_point_file(arguments.input);
+  input.input_ms = milliseconds_since(start);
+  return input;
+}
+
+// The calls of one run: the points from host memory, pinned host memory, or the device (made
+// there, or uploaded once beforehand, untimed: "already there").
 std::vector<apps::ClosestPair> find_pairs(const ClosestPairArguments& arguments,
-                                          const std::vector<apps::Point2>& points,
+                                          const std::string& from, const RunInput& input,
+                                          apps::ClosestPairMethod method,
                                           const apps::ClosestPairOptions& options) {
-  apps::ClosestPairMethod method = apps::parse_closest_pair_method(arguments.method);
   std::vector<apps::ClosestPair> calls;
-  if (arguments.from == "host") {
+  if (from == "host") {
     for (int call = 0; call < arguments.repeat; ++call)
-      calls.push_back(apps::closest_pair(points, method, options));
+      calls.push_back(apps::closest_pair(input.points, method, options));
     return calls;
   }
-  // Checked before a context exists: a CPU method fails the same way with or without a GPU.
   method = apps::resolve_device_method(method);
   apps::ClosestPairOptions on_device = options;
   on_device.context = Context::primary(0);
-  if (arguments.from == "pinned") {
-    PinnedBuffer<apps::Point2> pinned(*on_device.context, points.size());
-    std::copy(points.begin(), points.end(), pinned.span().begin());
+  if (input.generated) {
+    // The generator's box is the check: its points are finite.
+    for (int call = 0; call < arguments.repeat; ++call)
+      calls.push_back(apps::closest_pair_in_box(*on_device.context, input.generated->points(),
+                                                input.generated->box(), method, on_device));
+    return calls;
+  }
+  if (from == "pinned") {
+    PinnedBuffer<apps::Point2> pinned(*on_device.context, input.points.size());
+    std::copy(input.points.begin(), input.points.end(), pinned.span().begin());
     for (int call = 0; call < arguments.repeat; ++call)
       calls.push_back(apps::closest_pair(pinned, method, on_device));
     return calls;
   }
   const DeviceBuffer<apps::Point2> device(*on_device.context,
-                                          std::span<const apps::Point2>(points));
+                                          std::span<const apps::Point2>(input.points));
   for (int call = 0; call < arguments.repeat; ++call)
     calls.push_back(apps::closest_pair(device, method, on_device));
   return calls;
@@ -134,35 +195,34 @@ void run_one(const ClosestPairArguments& arguments) {
                 "closest-pair --n " + std::to_string(arguments.n) +
                     " exceeds the 2147483647 points one process takes: spread them over MPI "
                     "ranks (--mpi)");
-  const auto input_start = std::chrono::steady_clock::now();
-  const std::vector<apps::Point2> points =
-      arguments.input.empty()
-          ? apps::generate_points(
-                arguments.n, apps::parse_point_distribution(arguments.distribution), arguments.seed)
-          : apps::read_point_file(arguments.input);
-  const double input_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - input_start)
-          .count();
-  const std::optional<TunedChoice> tuned = tuned_base(arguments, points.size());
+  const apps::ClosestPairMethod method = apps::parse_closest_pair_method(arguments.method);
+  const std::string from = where_from(arguments, method);
+  // Checked before a context exists: a CPU method fails the same way with or without a GPU.
+  if (from != "host") apps::resolve_device_method(method);
   apps::ClosestPairOptions options = closest_pair_options(arguments);
+  const RunInput input = make_input(arguments, from, options);
+  const std::optional<TunedChoice> tuned = tuned_base(arguments, input.size());
   if (tuned) {
     options.base = static_cast<int>(tuned->config.at("BASE"));
     if (!arguments.json) std::cout << "tuned: " << tuned->describe() << '\n';
   }
-  const std::vector<apps::ClosestPair> calls = find_pairs(arguments, points, options);
+  const std::vector<apps::ClosestPair> calls = find_pairs(arguments, from, input, method, options);
   const apps::ClosestPair& found = calls.back();
   const bool gpu = apps::is_gpu_method(found.method);
   const std::string source = describe_input(arguments);
-  nlohmann::json json{{"n", points.size()},
+  const apps::Point2 point_i = input.at(found.i);
+  const apps::Point2 point_j = input.at(found.j);
+  nlohmann::json json{{"n", input.size()},
                       {"input", source},
-                      {"from", arguments.from},
+                      {"from", from},
                       {"method", std::string(to_string(found.method))},
                       {"i", found.i},
                       {"j", found.j},
-                      {"point_i", {points[found.i].x, points[found.i].y}},
-                      {"point_j", {points[found.j].x, points[found.j].y}},
+                      {"point_i", {point_i.x, point_i.y}},
+                      {"point_j", {point_j.x, point_j.y}},
                       {"distance", found.distance},
-                      {"input_ms", input_ms},
+                      {"input_setup_ms", input.setup_ms},
+                      {"input_ms", input.input_ms},
                       {"times", times_json(found.times)},
                       {"calls", nlohmann::json::array()}};
   for (const apps::ClosestPair& call : calls) json["calls"].push_back(times_json(call.times));
@@ -170,7 +230,8 @@ void run_one(const ClosestPairArguments& arguments) {
   bool agrees = true;
   if (arguments.verify) {
     const apps::ClosestPair reference =
-        apps::closest_pair(points, apps::ClosestPairMethod::cpu_divide_conquer, options);
+        apps::closest_pair(input.generated ? generate_on_host(arguments) : input.points,
+                           apps::ClosestPairMethod::cpu_divide_conquer, options);
     agrees = reference.distance == found.distance;
     for (const apps::ClosestPair& call : calls) agrees = agrees && call.distance == found.distance;
     json["verify"] = {{"method", "cpu-dc"}, {"distance", reference.distance}, {"agrees", agrees}};
@@ -178,14 +239,19 @@ void run_one(const ClosestPairArguments& arguments) {
   if (arguments.json) {
     print_json(std::cout, json);
   } else {
-    std::cout << "closest pair of " << points.size() << " points (" << source << ") from "
-              << arguments.from << " memory by " << to_string(found.method) << ":\n"
-              << "  i = " << found.i << ' ' << describe_point(points[found.i])
-              << ", j = " << found.j << ' ' << describe_point(points[found.j]) << '\n'
+    std::cout << "closest pair of " << input.size() << " points (" << source << ") from " << from
+              << " memory by " << to_string(found.method) << ":\n"
+              << "  i = " << found.i << ' ' << describe_point(point_i) << ", j = " << found.j << ' '
+              << describe_point(point_j) << '\n'
               << "  distance = " << std::setprecision(17) << found.distance << '\n';
     std::cout << std::fixed << std::setprecision(3)
               << "  input: " << (arguments.input.empty() ? "generated" : "read") << " in "
-              << input_ms << " ms (on the CPU)\n";
+              << input.input_ms << " ms ";
+    if (input.generated)
+      std::cout << "(on the GPU, after a set-up of " << input.setup_ms
+                << " ms: context and generator)\n";
+    else
+      std::cout << "(on the CPU)\n";
     for (std::size_t call = 0; call < calls.size(); ++call)
       std::cout << "  time" << (calls.size() > 1 ? " of call " + std::to_string(call + 1) : "")
                 << ": " << describe_times(calls[call].times, gpu) << '\n';
@@ -273,8 +339,10 @@ void add_closest_pair_command(CLI::App& app) {
       command
           ->add_option("--from", arguments->from,
                        "where the points are when the search starts: host (a std::vector), pinned "
-                       "(page-locked host memory) or device (uploaded beforehand, untimed); "
-                       "pinned and device need a GPU method (auto: grid)")
+                       "(page-locked host memory) or device (a generated set made there by the "
+                       "GPU, the same points as the CPU makes; a file's uploaded beforehand, "
+                       "untimed); pinned and device need a GPU method (auto: grid). Default: "
+                       "device for a generated set and a GPU method, else host")
           ->check(CLI::IsMember({"host", "pinned", "device"}));
   CLI::Option* repeat =
       command
@@ -285,7 +353,8 @@ void add_closest_pair_command(CLI::App& app) {
                     "also run cpu-dc (with --mpi: rank 0, on the whole set in one process) and "
                     "exit 1 unless the distances are equal");
   command->add_flag("--json", arguments->json,
-                    "print {n, input, from, method, i, j, point_i, point_j, distance, input_ms "
+                    "print {n, input, from, method, i, j, point_i, point_j, distance, "
+                    "input_setup_ms (the GPU generator's context and kernels), input_ms "
                     "(generating or reading the points), times{setup_ms, upload_ms, sort_ms, "
                     "rest_ms, gpu_ms, total_ms} of the last call, calls[times of each], "
                     "verify{...}}; with --mpi times{setup_ms, input_ms, split_ms, solve_ms, "

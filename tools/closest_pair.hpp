@@ -25,8 +25,10 @@ struct ClosestPairArguments {
   bool json = false;
   bool bench = false;
   std::size_t bench_max_n = 100'000'000;
-  std::string from = "host";  // host | pinned | device: where the points are when a call starts
-  int repeat = 1;             // calls in one process
+  // host | pinned | device: where the points are when a call starts; empty: device for a
+  // generated set and a GPU method, else host
+  std::string from;
+  int repeat = 1;  // calls in one process
   bool mpi = false;
   std::string devices;  // --mpi: the GPUs the ranks of a node take turns on; empty: all
   bool tuned = false;

@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "closest_pair.hpp"
 #include "host_commands.hpp"
+#include "ltoir_reader.hpp"
 #include "multi_gpu.hpp"
 #include "unknown_command.hpp"
 
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   ptxrt::cli::add_closest_pair_command(app);
   ptxrt::cli::add_multi_gpu_command(app);
   ptxrt::cli::add_tune_commands(app);
+  ptxrt::cli::add_ltoir_reader_command(app);
   // One command per invocation: CLI11 would otherwise read a command's name in another's
   // arguments as a second command (`ptxrt tune closest-pair` would run `closest-pair`).
   app.require_subcommand(0, 1);

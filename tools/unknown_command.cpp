@@ -16,7 +16,9 @@ const CLI::App* find_command(const CLI::App& group, const std::string& name) {
 
 std::vector<std::string> command_names(const CLI::App& group) {
   std::vector<std::string> names;
-  for (const CLI::App* command : group.get_subcommands({})) names.push_back(command->get_name());
+  // A command in no group is internal, hidden from --help and from these suggestions alike.
+  for (const CLI::App* command : group.get_subcommands({}))
+    if (!command->get_group().empty()) names.push_back(command->get_name());
   return names;
 }
 

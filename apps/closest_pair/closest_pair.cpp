@@ -117,12 +117,11 @@ class GpuCall {
   }
 
   // `checked_box`: the box of points already checked on the host; else a kernel checks them.
-  ClosestPair run(const DeviceBuffer<Point2>& points,
-                  std::optional<PointBox> checked_box = std::nullopt) {
+  ClosestPair run(DevicePoints points, std::optional<PointBox> checked_box = std::nullopt) {
     double check_ms = 0.0;
     if (!checked_box) {
       const PointBounds bounds = device_bounds(points, setup_, check_ms);
-      if (bounds.first_non_finite < static_cast<long long>(points.size()))
+      if (bounds.first_non_finite < static_cast<long long>(points.count))
         throw non_finite(bounds.first_non_finite);
       checked_box = decode_box(bounds);
     }
@@ -171,6 +170,8 @@ Context context_from(const ClosestPairOptions& options) {
 void check_gpu_input(std::span<const Point2> points, int base) {
   validate_for_gpu(validate(points), base);
 }
+
+void check_gpu_box(const PointBox& box, int base) { validate_for_gpu(box, base); }
 
 std::string_view to_string(ClosestPairMethod method) {
   for (const auto& [value, name] : method_names)
@@ -256,10 +257,10 @@ ClosestPair closest_pair(const DeviceBuffer<Point2>& points, ClosestPairMethod m
   return call.run(points);
 }
 
-ClosestPair closest_pair_in_box(const DeviceBuffer<Point2>& points, const PointBox& box,
+ClosestPair closest_pair_in_box(const Context& context, DevicePoints points, const PointBox& box,
                                 ClosestPairMethod method, const ClosestPairOptions& options) {
-  check_count(points.size());
-  GpuCall call(points.context(), resolve_device_method(method), options);
+  check_count(points.count);
+  GpuCall call(context, resolve_device_method(method), options);
   return call.run(points, box);
 }
 

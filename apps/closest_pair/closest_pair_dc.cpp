@@ -46,29 +46,29 @@ struct DivideConquerBuffers {
 
 }  // namespace
 
-GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup& setup) {
+GpuResult gpu_divide_conquer(DevicePoints points, const GpuSetup& setup) {
   const CompileOptions options{.defines = {{"BASE", std::to_string(setup.base)}}};
   const Module module = setup.jit->module(apps::builtin_program("closest_pair"), options, setup.context);
   const DeviceSort sorter(setup.context, *setup.jit);
   const DeviceScan scan(setup.context, *setup.jit);
   const Symbol<float> bound = module.symbol<float>("closest_pair_bound");
   const auto base = static_cast<unsigned>(setup.base);
-  const auto n = static_cast<long long>(points.size());
-  const unsigned blocks = blocks_for(points.size(), base);
+  const auto n = static_cast<long long>(points.count);
+  const unsigned blocks = blocks_for(points.count, base);
   const LaunchConfig per_point{.grid = blocks, .block = base};
 
-  DivideConquerBuffers buffers(setup.context, points.size());
+  DivideConquerBuffers buffers(setup.context, points.count);
   DeviceBuffer<PairMinimum> block_minima(setup.context, blocks);
   MinimumTotal total(setup.context, module.kernel("reduce_minima"));
   GpuResult result;
 
   GpuInterval sort_interval(setup.context);
   module.kernel("dc_prepare_keys")
-      .launch({.grid = blocks_for(buffers.n_pow2, base), .block = base}, points, n,
+      .launch({.grid = blocks_for(buffers.n_pow2, base), .block = base}, points.address, n,
               static_cast<long long>(buffers.n_pow2), buffers.keys, buffers.order);
   sorter.sort(buffers.keys, &buffers.order, buffers.n_pow2);
   module.kernel("dc_gather")
-      .launch(per_point, points, buffers.order, n, buffers.by_x, buffers.index_by_x);
+      .launch(per_point, points.address, buffers.order, n, buffers.by_x, buffers.index_by_x);
   result.sort_ms = sort_interval.stop();
 
   GpuInterval leaves_interval(setup.context);
@@ -83,7 +83,7 @@ GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup&
   const Kernel strip_flags = module.kernel("dc_strip_flags");
   const Kernel strip_gather = module.kernel("dc_strip_gather");
   const Kernel strip_compare = module.kernel("dc_strip_compare");
-  const CUdeviceptr strip_count = buffers.offsets.address() + points.size() * sizeof(int);
+  const CUdeviceptr strip_count = buffers.offsets.address() + points.count * sizeof(int);
   int current = 0;
   for (long long length = 2LL * base; length / 2 < n; length *= 2) {
     GpuInterval merge_interval(setup.context);
@@ -94,7 +94,7 @@ GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup&
 
     GpuInterval strip_interval(setup.context);
     strip_flags.launch(per_point, buffers.by_y[current], buffers.by_x, n, length, buffers.flags);
-    scan.exclusive(buffers.flags.address(), buffers.offsets.address(), points.size());
+    scan.exclusive(buffers.flags.address(), buffers.offsets.address(), points.count);
     strip_gather.launch(per_point, buffers.by_y[current], buffers.index_by_y[current],
                         buffers.flags, buffers.offsets, n, length, buffers.strip,
                         buffers.strip_index, buffers.strip_batch);

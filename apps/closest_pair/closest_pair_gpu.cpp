@@ -87,20 +87,21 @@ BruteForceRange::BruteForceRange(const Context& context, Kernels kernels, int ba
       block_minima_(context, blocks_),
       total_(context, std::move(kernels.reduce_minima)) {}
 
-BruteForceRange::Found BruteForceRange::search(const DeviceBuffer<Point2>& points) {
+BruteForceRange::Found BruteForceRange::search(DevicePoints points) {
   GpuInterval interval(context_);
-  brute_force_.launch({.grid = blocks_, .block = base_}, points, n_, first_, end_, block_minima_);
+  brute_force_.launch({.grid = blocks_, .block = base_}, points.address, n_, first_, end_,
+                      block_minima_);
   total_.fold(block_minima_, blocks_);
   const PairMinimum minimum = total_.read();
   return {minimum, interval.stop()};
 }
 
-GpuResult gpu_brute_force(const DeviceBuffer<Point2>& points, const GpuSetup& setup) {
+GpuResult gpu_brute_force(DevicePoints points, const GpuSetup& setup) {
   const CompileOptions options{.defines = {{"BASE", std::to_string(setup.base)}}};
   const Module module = setup.jit->module(apps::builtin_program("closest_pair"), options, setup.context);
   BruteForceRange range(setup.context,
                         {module.kernel("brute_force"), module.kernel("reduce_minima")}, setup.base,
-                        points.size(), 0, brute_force_tile_pairs(points.size(), setup.base));
+                        points.count, 0, brute_force_tile_pairs(points.count, setup.base));
   const BruteForceRange::Found found = range.search(points);
   return {pair_found(found.minimum), 0.0, found.kernel_ms};
 }

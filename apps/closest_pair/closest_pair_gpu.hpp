@@ -1,12 +1,13 @@
 // The GPU closest-pair methods and what they share: the kernels' result type, the points' box on
 // the device, the device scan, the block-minima reduction, the brute force over a range of tile
-// pairs, and event timing. Used by host/closest_pair/closest_pair.cpp and
-// host/closest_pair/multi_gpu_closest_pair.cpp; the methods validate nothing that closest_pair()
-// (or check_gpu_input) already checked. Each method takes points on the device (closest_pair()
-// uploads host points first and times that apart).
+// pairs, the grid method's solver, and event timing. Used by host/closest_pair/closest_pair.cpp,
+// device_slab.cpp and multi_gpu_closest_pair.cpp; the methods validate nothing that closest_pair()
+// (or check_gpu_input, check_gpu_box) already checked. Each method takes points on the device
+// (closest_pair() uploads host points first and times that apart).
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -22,6 +23,16 @@ namespace ptxrt::apps {
 
 static_assert(sizeof(PairMinimum) == 24 && alignof(PairMinimum) == 8,
               "PairMinimum must have the layout the kernels write");
+
+// Points on the device: the first `count` of a buffer, which may have room for more (a slab's);
+// a buffer converts to all of its points.
+struct DevicePoints {
+  DevicePoints(CUdeviceptr first, std::size_t points) : address(first), count(points) {}
+  DevicePoints(const DeviceBuffer<Point2>& buffer)
+      : address(buffer.address()), count(buffer.size()) {}
+  CUdeviceptr address;
+  std::size_t count;
+};
 
 // Where and how the GPU methods run.
 struct GpuSetup {
@@ -47,15 +58,18 @@ struct PointBox {
 // What closest_pair() checks before a GPU method: n >= 2, n < 2^31, finite coordinates within
 // ±1e18, BASE a power of two from 32 to 1024. Throws Error(invalid_argument) naming the fault.
 void check_gpu_input(std::span<const Point2> points, int base);
+// The same for points whose box is known: coordinates within ±1e18, BASE in range.
+void check_gpu_box(const PointBox& box, int base);
 
-// closest_pair() of device points whose box is known (and so their coordinates finite), as a
-// kernel that made them computed it: the same answer and errors, without the check's pass.
-ClosestPair closest_pair_in_box(const DeviceBuffer<Point2>& points, const PointBox& box,
+// closest_pair() of device points (in `context`) whose box is known (and so their coordinates
+// finite), as a kernel that made them computed it: the same answer and errors, without the
+// check's pass.
+ClosestPair closest_pair_in_box(const Context& context, DevicePoints points, const PointBox& box,
                                 ClosestPairMethod method, const ClosestPairOptions& options);
 
-GpuResult gpu_brute_force(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
-GpuResult gpu_divide_conquer(const DeviceBuffer<Point2>& points, const GpuSetup& setup);
-GpuResult gpu_grid(const DeviceBuffer<Point2>& points, const PointBox& box, const GpuSetup& setup);
+GpuResult gpu_brute_force(DevicePoints points, const GpuSetup& setup);
+GpuResult gpu_divide_conquer(DevicePoints points, const GpuSetup& setup);
+GpuResult gpu_grid(DevicePoints points, const PointBox& box, const GpuSetup& setup);
 
 // Compiles (or finds in the Jit's caches) every kernel `method` runs, the bounds kernel included,
 // so that the method's own time is its work: closest_pair() reports this as set-up.
@@ -65,8 +79,7 @@ void prepare_gpu_method(ClosestPairMethod method, const GpuSetup& setup);
 Module grid_module(const GpuSetup& setup);
 // The box of the finite points, and the first point that is not finite (its index; n when none),
 // from one kernel (its time added to gpu_ms) and a download.
-PointBounds device_bounds(const DeviceBuffer<Point2>& points, const GpuSetup& setup,
-                          double& gpu_ms);
+PointBounds device_bounds(DevicePoints points, const GpuSetup& setup, double& gpu_ms);
 PointBox decode_box(const PointBounds& bounds);
 
 // Exclusive scan of ints (closest_pair_scan.cu): out[0, n) the prefix sums, out[n] the total.
@@ -119,7 +132,7 @@ class BruteForceRange {
   BruteForceRange(const Context& context, Kernels kernels, int base, std::size_t n,
                   unsigned long long first, unsigned long long end);
   // The best pair of the range among `points` (all n, on the device). Waits for the result.
-  Found search(const DeviceBuffer<Point2>& points);
+  Found search(DevicePoints points);
 
  private:
   Context context_;
@@ -131,6 +144,31 @@ class BruteForceRange {
   unsigned blocks_;
   DeviceBuffer<PairMinimum> block_minima_;
   MinimumTotal total_;
+};
+
+// The grid method (closest_pair_grid.cpp) with its kernels, radix sort and device memory made
+// once for sets of up to `capacity` points, so that a search allocates nothing and waits twice:
+// for the sort's check of long runs of equal keys (which decides whether to sort by 64-bit
+// codes), and for the answer. Reused by every search; one at a time.
+class GridSolver {
+ public:
+  // Error(invalid_argument) for a capacity of 0 or above the radix sort's.
+  GridSolver(const GpuSetup& setup, std::size_t capacity);
+  GridSolver(GridSolver&&) noexcept;
+  GridSolver& operator=(GridSolver&&) noexcept;
+  ~GridSolver();
+
+  std::size_t capacity() const noexcept;
+  // Launches the search of points (2 up to capacity, their box checked) and returns when only
+  // the search itself is left to run: its pair lands in minimum(), on the device.
+  void search(DevicePoints points, const PointBox& box);
+  const DeviceBuffer<PairMinimum>& minimum() const noexcept;
+  // The last search's pair and its sort's and the rest's GPU times: waits for it.
+  GpuResult result() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 // Milliseconds between two events recorded on the default stream around a piece of work.

@@ -71,7 +71,10 @@ std::vector<std::string> candidate_paths() {
 CublasAvailability find_cublas() {
   std::string reasons;
   for (const std::string& path : candidate_paths()) {
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // RTLD_NODELETE: cuBLAS keeps process-wide state (its caches, cuBLASLt's) past cublasDestroy,
+    // so unloading it frees nothing worth having, and a leak checker can name what stays only
+    // while the library is mapped.
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!handle) {
       const char* error = dlerror();
       if (reasons.empty()) reasons = error ? error : path + ": not found";

@@ -5,6 +5,7 @@
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/demangle.hpp"
 #include "ptxrt/core/device.hpp"
+#include "ptxrt/core/device_code.hpp"
 #include "ptxrt/core/disk_cache.hpp"
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/error.hpp"

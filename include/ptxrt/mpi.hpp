@@ -161,7 +161,8 @@ class PTXRT_API GeneratedPointSet {
   // How many points the set holds, the same on every rank.
   virtual std::uint64_t size() const = 0;
   // parts - 1 keys in key order that cut the set into `parts` slabs of about equal size (the
-  // quantiles of a sample). Asked of rank 0 only; the other ranks receive them.
+  // quantiles of a sample). Asked of every rank, which must each find the same: no message
+  // carries them.
   virtual std::vector<IndexedPoint> splitters(int parts) = 0;
   // This rank's slab: the points of the set whose keys lie in `range`, in index order.
   virtual std::unique_ptr<Slab> make_slab(const SlabRange& range) = 0;
@@ -210,15 +211,17 @@ using SlabMaker =
 // seeded by rank, so the same on every run), each point finds its slab by a binary search over
 // them, the ranks exchange their points, and a slab reaches make_slab in rank order, each rank's
 // points in the order read (with one rank: its points as read, nothing exchanged). Generated:
-// rank 0's splitters() reach every rank and each makes its own slab; no point travels to split.
+// each rank asks splitters() itself and makes its own slab; no point travels to split.
 //
-// Each rank solves its slab; with delta the least slab answer, each rank sends an earlier one
-// only its points within delta of the box of that rank's points within delta of its right edge
-// (a splitter's x), and the earlier rank solves those with its own points near them by
-// solve_border. The pair is the one of least (distance, first index, second index) among the
-// ranks' answers: the least distance of the whole set, and, when each rank reads its points in
-// index order and the ranks hold increasing index ranges (or the set is generated), the pair one
-// process finds, ties included.
+// Each rank solves its slab, and the ranks gather every slab's answer with the box of its points
+// near its right edge (a splitter's x) within the reach of that answer. With delta the least slab
+// answer, each rank sends an earlier one only its points within delta of its left edge and of
+// that rank's box, and the earlier rank solves those with its own points within delta of its
+// right edge near them by solve_border; when no rank sends any, no further message is needed.
+// The pair is the one of least (distance, first index, second index) among the ranks' answers:
+// the least distance of the whole set, and, when each rank reads its points in index order and
+// the ranks hold increasing index ranges (or the set is generated), the pair one process finds,
+// ties included.
 //
 // Error (invalid_argument), on every rank, for fewer than 2 points in all, a coordinate that is
 // not finite (points given; naming the point's index), no solve_border, splitters that are not

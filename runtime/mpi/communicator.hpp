@@ -63,18 +63,6 @@ class Communicator {
     return gathered;
   }
 
-  // Rank `root`'s `values`, on every rank.
-  template <typename T>
-  std::vector<T> broadcast(std::vector<T> values, int root) const {
-    static_assert(std::is_trivially_copyable_v<T>);
-    int count = count_of(values.size());
-    check(MPI_Bcast(&count, 1, MPI_INT, root, communicator_), "MPI_Bcast");
-    values.resize(static_cast<std::size_t>(count));
-    const Type type(sizeof(T));
-    check(MPI_Bcast(values.data(), count, type.get(), root, communicator_), "MPI_Bcast");
-    return values;
-  }
-
   // Every rank's text, by rank.
   std::vector<std::string> all_gather_text(const std::string& text) const;
 

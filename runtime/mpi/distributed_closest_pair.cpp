@@ -115,40 +115,71 @@ void keep_closer(std::optional<PointPair>& best, const PointPair& candidate) {
   if (!best || closer(candidate, *best)) best = candidate;
 }
 
-// The closest pair of the points near this slab's right edge and of the later slabs' points near
-// them, when any later point may be within `radius` of this slab's (module comment of
-// include/ptxrt/mpi.hpp). Every rank takes part: it sends earlier ranks its points near their
-// right edges.
-std::optional<PointPair> border_pair(const Communicator& world, Slab& slab, const SlabRange& range,
-                                     double radius, const ClosestPairSolver& solve_border,
-                                     ClosestPairRankStats& stats) {
-  const detail::EdgeReach reach = detail::edge_reach(range, radius);
-  const std::vector<IndexedPoint> near_edges =
-      slab.size() == 0 ? std::vector<IndexedPoint>{}
-                       : slab.points_near_edges(reach.left_until, reach.right_from);
-  std::vector<IndexedPoint> right_band;
-  for (const IndexedPoint& point : near_edges)
-    if (point.x >= reach.right_from) right_band.push_back(point);
-  const std::vector<detail::BorderBox> bands = world.all_gather(detail::bounding_box(right_band));
+// Whether a rank found a pair, and which.
+struct RankAnswer {
+  bool found = false;
+  PointPair pair;
+};
 
-  // Earlier slabs end at or left of this one: only the points within the reach of its left edge
-  // may be near their bands.
-  std::vector<IndexedPoint> outgoing;
-  std::vector<int> counts(bands.size(), 0);
+// What every rank learns of every other once its slab is solved: its answer, its slab's size, and
+// the box of its points near its right edge within the reach of its own answer (which reaches at
+// least as far as the least answer of all, so the box holds the one that reach gives).
+struct SolvedSlab {
+  RankAnswer answer;
+  std::uint64_t points = 0;
+  detail::BorderBox right_band;
+};
+
+// The slab's points near its edges within `radius`, and the box of those near its right edge.
+struct SlabEdgePoints {
+  std::vector<IndexedPoint> near_edges;
+  detail::BorderBox right_band;
+};
+
+SlabEdgePoints edge_points(Slab& slab, const SlabRange& range, double radius) {
+  SlabEdgePoints found;
+  if (slab.size() == 0) return found;
+  const detail::EdgeReach reach = detail::edge_reach(range, radius);
+  found.near_edges = slab.points_near_edges(reach.left_until, reach.right_from);
+  std::vector<IndexedPoint> right_band;
+  for (const IndexedPoint& point : found.near_edges)
+    if (point.x >= reach.right_from) right_band.push_back(point);
+  found.right_band = detail::bounding_box(right_band);
+  return found;
+}
+
+// The points this rank sends each earlier rank: its points within `radius` of its left edge that
+// lie within `radius` of that rank's band (earlier slabs end at or left of this one).
+struct Outgoing {
+  std::vector<IndexedPoint> points;
+  std::vector<int> counts;
+};
+
+Outgoing outgoing_points(const Communicator& world, const std::vector<IndexedPoint>& near_edges,
+                         const detail::EdgeReach& reach, const std::vector<SolvedSlab>& slabs,
+                         double radius) {
+  Outgoing outgoing{{}, std::vector<int>(slabs.size(), 0)};
   for (std::size_t earlier = 0; earlier < static_cast<std::size_t>(world.rank()); ++earlier) {
-    const std::size_t before = outgoing.size();
+    const std::size_t before = outgoing.points.size();
     for (const IndexedPoint& point : near_edges)
-      if (point.x <= reach.left_until && detail::near_box(point, bands[earlier], radius))
-        outgoing.push_back(point);
-    counts[earlier] = Communicator::count_of(outgoing.size() - before);
+      if (point.x <= reach.left_until && detail::near_box(point, slabs[earlier].right_band, radius))
+        outgoing.points.push_back(point);
+    outgoing.counts[earlier] = Communicator::count_of(outgoing.points.size() - before);
   }
-  std::vector<IndexedPoint> border = world.all_to_all(outgoing, counts);
-  stats.border_points_sent = outgoing.size();
-  stats.border_points_received = border.size();
+  return outgoing;
+}
+
+// The closest pair of the points that later ranks sent this one and of its own points within
+// `radius` of its right edge near them (module comment of include/ptxrt/mpi.hpp).
+std::optional<PointPair> border_pair(std::vector<IndexedPoint> border,
+                                     const std::vector<IndexedPoint>& near_edges,
+                                     const detail::EdgeReach& reach, double radius,
+                                     const ClosestPairSolver& solve_border) {
   if (border.empty()) return std::nullopt;
   const detail::BorderBox arrived = detail::bounding_box(border);
-  for (const IndexedPoint& point : right_band)
-    if (detail::near_box(point, arrived, radius)) border.push_back(point);
+  for (const IndexedPoint& point : near_edges)
+    if (point.x >= reach.right_from && detail::near_box(point, arrived, radius))
+      border.push_back(point);
   if (border.size() < 2) return std::nullopt;
   // In index order, as a slab's points are, so that ties resolve as in one process.
   std::sort(border.begin(), border.end(),
@@ -156,13 +187,17 @@ std::optional<PointPair> border_pair(const Communicator& world, Slab& slab, cons
   return ordered(solve_border(border));
 }
 
-// Whether a rank found a pair, and which: gathered from every rank.
-struct RankAnswer {
-  bool found = false;
-  PointPair pair;
-};
+// The least answer of `answers`.
+std::optional<PointPair> least_answer(const std::vector<RankAnswer>& answers) {
+  std::optional<PointPair> least;
+  for (const RankAnswer& each : answers)
+    if (each.found) keep_closer(least, each.pair);
+  return least;
+}
 
-// Solve, border and reduce, once the rank has its slab.
+// Solve, border and reduce, once the rank has its slab. The ranks share their answers and right
+// bands in one gather; the points near the borders travel, and the answers are gathered again,
+// only when some rank has points to send.
 DistributedClosestPair solve_split_set(const Communicator& world, Slab& slab,
                                        const SlabRange& range, std::uint64_t total,
                                        const DistributedClosestPairOptions& options,
@@ -172,28 +207,48 @@ DistributedClosestPair solve_split_set(const Communicator& world, Slab& slab,
   if (slab.size() >= 2) best = ordered(slab.closest_pair());
   stats.solve_ms = clock.lap();
 
-  // The slabs' least answer, and their sizes, which must add up to the set's, or a point lies in
-  // two slabs or in none.
-  const double least =
-      world.all_reduce(best ? best->distance : std::numeric_limits<double>::infinity(), MPI_MIN);
-  const std::uint64_t held = world.all_reduce(stats.slab_points, MPI_SUM);
+  const double own_radius =
+      detail::search_radius(best ? best->distance : std::numeric_limits<double>::infinity());
+  SlabEdgePoints edges;
+  if (world.size() > 1) edges = edge_points(slab, range, own_radius);
+  const std::vector<SolvedSlab> slabs = world.all_gather(
+      SolvedSlab{{best.has_value(), best.value_or(PointPair{})}, slab.size(), edges.right_band});
+  // Their sizes must add up to the set's, or a point lies in two slabs or in none.
+  std::uint64_t held = 0;
+  std::vector<RankAnswer> answers;
+  for (const SolvedSlab& each : slabs) {
+    held += each.points;
+    answers.push_back(each.answer);
+  }
   if (held != total)
     throw Error(ErrorKind::invalid_argument,
                 "closest pair: the slabs hold " + std::to_string(held) + " points, the set " +
                     std::to_string(total) + ": the splitters and the slabs made disagree");
+  std::optional<PointPair> answer = least_answer(answers);
+  std::uint64_t sent = 0;
   if (world.size() > 1) {
-    const std::optional<PointPair> across =
-        border_pair(world, slab, range, detail::search_radius(least), options.solve_border, stats);
-    if (across) keep_closer(best, *across);
+    const double radius =
+        detail::search_radius(answer ? answer->distance : std::numeric_limits<double>::infinity());
+    const detail::EdgeReach reach = detail::edge_reach(range, radius);
+    const Outgoing outgoing = outgoing_points(world, edges.near_edges, reach, slabs, radius);
+    stats.border_points_sent = outgoing.points.size();
+    sent = world.all_reduce(std::uint64_t{outgoing.points.size()}, MPI_SUM);
+    if (sent > 0) {
+      std::vector<IndexedPoint> border = world.all_to_all(outgoing.points, outgoing.counts);
+      stats.border_points_received = border.size();
+      const std::optional<PointPair> across =
+          border_pair(std::move(border), edges.near_edges, reach, radius, options.solve_border);
+      if (across) keep_closer(best, *across);
+    }
   }
   stats.border_ms = clock.lap();
 
+  // A pair across a border may beat every slab's: then the answers meet again.
+  if (sent > 0)
+    answer =
+        least_answer(world.all_gather(RankAnswer{best.has_value(), best.value_or(PointPair{})}));
   DistributedClosestPair result;
   result.points = total;
-  std::optional<PointPair> answer;
-  for (const RankAnswer& each :
-       world.all_gather(RankAnswer{best.has_value(), best.value_or(PointPair{})}))
-    if (each.found) keep_closer(answer, each.pair);
   result.pair = *answer;  // at least 2 points: some slab or border had 2
   stats.reduce_ms = clock.lap();
   stats.total_ms = clock.total();
@@ -244,8 +299,8 @@ DistributedClosestPair closest_pair(MPI_Comm communicator, GeneratedPointSet& po
   ClosestPairRankStats stats;
   std::vector<IndexedPoint> splitters;
   if (world.size() > 1) {
-    if (world.rank() == 0) splitters = points.splitters(world.size());
-    splitters = world.broadcast(std::move(splitters), 0);
+    // Every rank computes them alike from the set: no message.
+    splitters = points.splitters(world.size());
     if (splitters.size() + 1 != static_cast<std::size_t>(world.size()) ||
         !std::is_sorted(splitters.begin(), splitters.end(), detail::key_less))
       throw Error(ErrorKind::invalid_argument,

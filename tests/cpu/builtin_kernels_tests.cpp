@@ -1,21 +1,18 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "apps/common/builtin_kernels.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/program.hpp"
 #include "ptxrt/core/target.hpp"
-#include "support/usable_cpus.hpp"
 
 namespace {
 
@@ -55,6 +52,13 @@ TEST_CASE("every kernel file in ptx_src is embedded byte for byte") {
   CHECK(names.size() == static_cast<std::size_t>(std::count_if(files.begin(), files.end(), is_kernel)));
 }
 
+TEST_CASE("every builtin kernel declares an entry point") {
+  for (const std::string& name : ptxrt::apps::builtin_kernel_names()) {
+    CAPTURE(name);
+    CHECK_FALSE(ptxrt::apps::builtin_program(name).manifest().entries.empty());
+  }
+}
+
 TEST_CASE("an unknown builtin kernel is not_found") {
   CHECK_FALSE(ptxrt::apps::builtin_file("no_such_kernel.cu").has_value());
   try {
@@ -68,69 +72,110 @@ TEST_CASE("an unknown builtin kernel is not_found") {
 
 namespace {
 
-// Each value of each declared constant, the others at their default (or first value), for every
-// architecture in [lowest_sm, highest_sm] that NVRTC supports: the kernels must build wherever
-// ptxrt may run them. Hundreds of NVRTC compiles: they run on every core (NVRTC is thread-safe),
-// the checks on this thread; two test cases, so that CTest can run the halves side by side.
-void check_every_builtin_kernel_compiles_for(int lowest_sm, int highest_sm) {
-  struct Job {
-    std::string name;
-    int sm = 0;
-    std::vector<ptxrt::Define> defines;
-    std::string outcome;  // "sm_NN" as the CUBIN says, or the error
-  };
-  std::vector<Job> jobs;
-  for (const std::string& name : ptxrt::apps::builtin_kernel_names()) {
-    const ptxrt::Program program = ptxrt::apps::builtin_program(name);
-    const ptxrt::Manifest& manifest = program.manifest();
-    CHECK_MESSAGE(!manifest.entries.empty(), name << " declares no entry point");
-    std::vector<ptxrt::Define> baseline;
-    for (const ptxrt::ManifestDefine& declared : manifest.defines)
-      baseline.push_back({declared.name, declared.default_value.value_or(declared.values.front())});
-    std::vector<std::vector<ptxrt::Define>> variants{baseline};
-    for (std::size_t i = 0; i < manifest.defines.size(); ++i)
-      for (const std::string& value : manifest.defines[i].values)
-        if (value != baseline[i].value) {
-          variants.push_back(baseline);
-          variants.back()[i].value = value;
-        }
-    for (int sm : ptxrt::supported_architectures())
-      if (sm >= lowest_sm && sm <= highest_sm)
-        for (const std::vector<ptxrt::Define>& defines : variants) jobs.push_back({name, sm, defines, {}});
-  }
-  std::atomic<std::size_t> next{0};
-  const auto compile_jobs = [&] {
-    for (std::size_t i = next++; i < jobs.size(); i = next++) {
-      Job& job = jobs[i];
-      try {
-        ptxrt::CompileOptions options;
-        options.defines = job.defines;
-        options.target = {"sm_" + std::to_string(job.sm), ptxrt::ImageFormat::cubin, {}};
-        const ptxrt::Image image = ptxrt::compile(ptxrt::apps::builtin_program(job.name), options);
-        const std::optional<int> sm = ptxrt::cubin_sm_version(image.data);
-        job.outcome = sm ? "sm_" + std::to_string(*sm) : "a CUBIN without an sm version";
-      } catch (const std::exception& error) {
-        job.outcome = error.what();
+// The configurations a sweep compiles for a kernel: its defaults (a constant without one takes
+// its first value), then each other declared value of one constant at a time.
+std::vector<std::vector<ptxrt::Define>> configurations_of(const std::string& kernel) {
+  const ptxrt::Manifest manifest = ptxrt::apps::builtin_program(kernel).manifest();
+  std::vector<ptxrt::Define> defaults;
+  for (const ptxrt::ManifestDefine& declared : manifest.defines)
+    defaults.push_back({declared.name, declared.default_value.value_or(declared.values.front())});
+  std::vector<std::vector<ptxrt::Define>> configurations{defaults};
+  for (std::size_t i = 0; i < manifest.defines.size(); ++i)
+    for (const std::string& value : manifest.defines[i].values)
+      if (value != defaults[i].value) {
+        configurations.push_back(defaults);
+        configurations.back()[i].value = value;
       }
-    }
-  };
-  {
-    std::vector<std::jthread> workers(ptxrt::usable_cpu_count());
-    for (std::jthread& worker : workers) worker = std::jthread(compile_jobs);
+  return configurations;
+}
+
+// Every architecture this NVRTC compiles for from sm_75 on: wherever ptxrt may run a kernel.
+std::vector<int> swept_architectures() {
+  std::vector<int> architectures = ptxrt::supported_architectures();
+  std::erase_if(architectures, [](int sm) { return sm < 75; });
+  return architectures;
+}
+
+std::string sm_name(int sm) { return "sm_" + std::to_string(sm); }
+
+// "sm_NN" as the compiled CUBIN says, or the compiler's error.
+std::string compile_outcome(const std::string& kernel, const std::vector<ptxrt::Define>& defines,
+                            int sm) {
+  try {
+    ptxrt::CompileOptions options;
+    options.defines = defines;
+    options.target = {sm_name(sm), ptxrt::ImageFormat::cubin, {}};
+    const ptxrt::Image image = ptxrt::compile(ptxrt::apps::builtin_program(kernel), options);
+    const std::optional<int> compiled = ptxrt::cubin_sm_version(image.data);
+    return compiled ? sm_name(*compiled) : "a CUBIN without an sm version";
+  } catch (const std::exception& error) {
+    return error.what();
   }
-  for (const Job& job : jobs) {
-    CAPTURE(job.name);
-    CAPTURE(ptxrt::format_defines(job.defines));
-    CHECK(job.outcome == "sm_" + std::to_string(job.sm));
-  }
+}
+
+std::string space_separated(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : " ") + item;
+  return text;
 }
 
 }  // namespace
 
-TEST_CASE("every builtin kernel compiles for every constant value on every architecture from sm_75 to sm_89") {
-  check_every_builtin_kernel_compiles_for(75, 89);
+// The sweeps below are hundreds of NVRTC compiles. CTest runs them one kernel and architecture
+// per case (tests/CMakeLists.txt registers a case per pair, selecting the two subcases), so that
+// its -j spreads them over the cores and no case runs long; run whole, they are skipped. This
+// test keeps those cases in step with the kernels and with NVRTC.
+TEST_CASE("the sweeps' CTest cases cover every builtin kernel and every architecture from sm_75") {
+  std::vector<std::string> kernels = ptxrt::apps::builtin_kernel_names();
+  std::sort(kernels.begin(), kernels.end());
+  CHECK(std::string(PTXRT_SWEPT_KERNELS) == space_separated(kernels));
+  std::vector<std::string> architectures;
+  for (int sm : swept_architectures()) architectures.push_back(std::to_string(sm));
+  CHECK_MESSAGE(std::string(PTXRT_SWEPT_ARCHITECTURES) == space_separated(architectures),
+                "CMake took the architectures from nvcc --list-gpu-arch, which differs from NVRTC");
 }
 
-TEST_CASE("every builtin kernel compiles for every constant value on every architecture from sm_90 on") {
-  check_every_builtin_kernel_compiles_for(90, 1000);
+// Each configuration on one architecture and each architecture with at least one configuration:
+// configuration i (mod their count) on architecture i (mod theirs), for i up to the larger count.
+// Every suite runs it; CI runs the full product below.
+TEST_CASE(
+    "every builtin kernel compiles for every constant value and every architecture paired "
+    "round robin" *
+    doctest::skip()) {
+  const std::vector<int> architectures = swept_architectures();
+  for (const std::string& kernel : ptxrt::apps::builtin_kernel_names()) {
+    SUBCASE(kernel.c_str()) {
+      const std::vector<std::vector<ptxrt::Define>> configurations = configurations_of(kernel);
+      const std::size_t pairs = std::max(configurations.size(), architectures.size());
+      for (std::size_t place = 0; place < architectures.size(); ++place) {
+        const int sm = architectures[place];
+        SUBCASE(sm_name(sm).c_str()) {
+          for (std::size_t pair = place; pair < pairs; pair += architectures.size()) {
+            const std::vector<ptxrt::Define>& defines =
+                configurations[pair % configurations.size()];
+            CAPTURE(ptxrt::format_defines(defines));
+            CHECK(compile_outcome(kernel, defines, sm) == sm_name(sm));
+          }
+        }
+      }
+    }
+  }
+}
+
+// The full product; its CTest cases carry the label `exhaustive` (scripts/test.sh --exhaustive).
+TEST_CASE("every builtin kernel compiles for every constant value on every architecture" *
+          doctest::skip()) {
+  const std::vector<int> architectures = swept_architectures();
+  for (const std::string& kernel : ptxrt::apps::builtin_kernel_names()) {
+    SUBCASE(kernel.c_str()) {
+      for (int sm : architectures) {
+        SUBCASE(sm_name(sm).c_str()) {
+          for (const std::vector<ptxrt::Define>& defines : configurations_of(kernel)) {
+            CAPTURE(ptxrt::format_defines(defines));
+            CHECK(compile_outcome(kernel, defines, sm) == sm_name(sm));
+          }
+        }
+      }
+    }
+  }
 }

@@ -2,6 +2,7 @@
 // every way a link can fail: each a clear error naming the symbol or the input. No GPU needed;
 // tests/gpu/link_tests.cpp runs what these build.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,12 +13,14 @@
 #include "apps/common/disassembly.hpp"
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
+#include "process.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/program.hpp"
 #include "ptxrt/core/resources.hpp"
 #include "ptxrt/core/target.hpp"
 #include "support/child_process.hpp"
+#include "support/regular_file.hpp"
 
 namespace fs = std::filesystem;
 using ptxrt::testing::contains;
@@ -161,6 +164,19 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a static library of LTO-IR from nvcc -dlto links in with lto, recognised by content") {
+  ScratchDirectory scratch;
+  const std::optional<fs::path> library =
+      build_device_library(scratch.path(), "-gencode=arch=compute_90,code=lto_90");
+  if (!library) return;
+  const ptxrt::DeviceObject archive = ptxrt::DeviceObject::from_file(*library);
+  CHECK(archive.kind == ptxrt::DeviceObjectKind::library);
+  ptxrt::Program program = ptxrt::Program::from_file(link_data / "link_main.cu");
+  program.add_device_object(archive);
+  const ptxrt::Image image = ptxrt::compile(program, cubin_for("sm_90", true));
+  CHECK(kernel_names(image) == std::vector<std::string>{"affine_clamp"});
+}
+
 TEST_CASE("a device library for another architecture is refused naming it and both architectures") {
   ScratchDirectory scratch;
   const std::optional<fs::path> library =
@@ -207,6 +223,10 @@ TEST_CASE("inputs that are not device objects are refused naming them") {
   check_error([&] { ptxrt::DeviceObject::from_file(scratch.path() / "absent.a"); },
               ptxrt::ErrorKind::io,
               "device object '" + (scratch.path() / "absent.a").string() + "': no such file");
+  // A FIFO where a library should be: refused at once, not read until a writer comes.
+  REQUIRE(::mkfifo((scratch.path() / "fifo.a").c_str(), 0600) == 0);
+  check_error([&] { ptxrt::DeviceObject::from_file(scratch.path() / "fifo.a"); },
+              ptxrt::ErrorKind::io, "is a FIFO, not a regular file");
   // A host program (the CLI) and a text file, each under a device-library name.
   fs::copy_file(PTXRT_CLI_PATH, scratch.path() / "host.a");
   check_error([&] { ptxrt::DeviceObject::from_file(scratch.path() / "host.a"); },
@@ -229,4 +249,95 @@ TEST_CASE("a failed link leaves nothing in the disk cache") {
   const auto linked = jit.image(two_file_program(), cubin_for("sm_90", true));
   CHECK(jit.disk_cache()->entries().size() == 1);
   CHECK(jit.disk_cache()->load(linked->key)->data == linked->data);
+}
+
+TEST_CASE("a link error is one line naming each problem and every input") {
+  ptxrt::Program program = ptxrt::Program::from_file(link_data / "link_main.cu");
+  program.add_source("__device__ int unrelated = 1;\n", "unrelated.cu");
+  const ptxrt::Error error = link_error(program, cubin_for("sm_90"));
+  CHECK(std::string(error.what()).find('\n') == std::string::npos);
+  CHECK(contains(error.what(), "used in link_main.cu and defined in no input; undefined symbol"));
+  CHECK(contains(error.what(), "(inputs: link_main.cu (CUBIN), unrelated.cu (CUBIN))"));
+}
+
+TEST_CASE("a DeviceObject whose fields were set by hand is checked before nvJitLink reads it") {
+  const ptxrt::Image math =
+      ptxrt::compile(ptxrt::Program::from_file(link_data / "link_math.cu"), cubin_for("sm_90"));
+  ptxrt::Program program = ptxrt::Program::from_file(link_data / "link_main.cu");
+  program.add_device_object({"cut.cubin", math.data.substr(0, 64), ptxrt::DeviceObjectKind::cubin});
+  ptxrt::testing::check_error([&] { ptxrt::compile(program, cubin_for("sm_90")); },
+                              ptxrt::ErrorKind::invalid_argument,
+                              "cut.cubin: malformed CUBIN: program header table");
+  ptxrt::Program mislabelled = ptxrt::Program::from_file(link_data / "link_main.cu");
+  mislabelled.add_device_object({"math.ptx", math.data, ptxrt::DeviceObjectKind::ptx});
+  ptxrt::testing::check_error([&] { ptxrt::compile(mislabelled, cubin_for("sm_90")); },
+                              ptxrt::ErrorKind::invalid_argument,
+                              "math.ptx is given to the device linker as PTX, but its content is "
+                              "CUBIN");
+}
+
+TEST_CASE(
+    "ptxrt's own --emit ltoir output links in with --lto, and without it is refused naming it") {
+  ScratchDirectory scratch;
+  const fs::path ltoir = scratch.path() / "math.ltoir";
+  const std::vector<std::string> environment{"PTXRT_CACHE_DIR=" +
+                                             (scratch.path() / "cache").string()};
+  auto cli = [&](std::vector<std::string> arguments) {
+    arguments.insert(arguments.begin(), PTXRT_CLI_PATH);
+    return ptxrt::testing::run_process(arguments, environment);
+  };
+  auto result = cli({"compile", (link_data / "link_math.cu").string(), "--arch", "sm_90", "--emit",
+                     "ltoir", "-o", ltoir.string()});
+  REQUIRE_MESSAGE(result.exit_code == 0, result.output);
+  CHECK(ptxrt::DeviceObject::from_file(ltoir).kind == ptxrt::DeviceObjectKind::ltoir);
+  const fs::path cubin = scratch.path() / "linked.cubin";
+  result = cli({"compile", (link_data / "link_main.cu").string(), "--lto", "--link", ltoir.string(),
+                "--arch", "sm_90", "--emit", "cubin", "-o", cubin.string()});
+  REQUIRE_MESSAGE(result.exit_code == 0, result.output);
+  CHECK(ptxrt::read_cubin_resources(ptxrt::detail::read_regular_file(cubin, "CUBIN")).at(0).name ==
+        "affine_clamp");
+  result = cli({"compile", (link_data / "link_main.cu").string(), "--link", ltoir.string(),
+                "--arch", "sm_90", "--emit", "cubin", "-o", cubin.string()});
+  CHECK(result.exit_code == 1);
+  CHECK(contains(result.output,
+                 "math.ltoir is LTO-IR, which links only with link-time "
+                 "optimisation (--lto, CompileOptions::lto)"));
+}
+
+TEST_CASE("an object from nvcc -dlto links in with ptxrt compile --lto") {
+  ScratchDirectory scratch;
+  const fs::path object = scratch.path() / "link_math.o";
+  if (!run_toolkit_program("nvcc", {"-dc", "-gencode=arch=compute_90,code=lto_90",
+                                    (link_data / "link_math.cu").string(), "-o", object.string()}))
+    return;
+  const fs::path cubin = scratch.path() / "linked.cubin";
+  const auto result = ptxrt::testing::run_process(
+      {PTXRT_CLI_PATH, "compile", (link_data / "link_main.cu").string(), "--lto", "--link",
+       object.string(), "--arch", "sm_90", "--emit", "cubin", "-o", cubin.string()},
+      {"PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string()});
+  REQUIRE_MESSAGE(result.exit_code == 0, result.output);
+  CHECK(ptxrt::read_cubin_resources(ptxrt::detail::read_regular_file(cubin, "CUBIN")).at(0).name ==
+        "affine_clamp");
+}
+
+TEST_CASE("LTO-IR that crashes nvJitLink's reader is one error naming the file, and nothing more") {
+  ScratchDirectory scratch;
+  const fs::path ltoir = scratch.path() / "math.ltoir";
+  ptxrt::CompileOptions options;
+  options.target = {"sm_90", ptxrt::ImageFormat::ltoir, {}};
+  std::ofstream(ltoir, std::ios::binary)
+      << ptxrt::compile(ptxrt::Program::from_file(link_data / "link_math.cu"), options).data;
+  const std::vector<std::string> environment{
+      "PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string(), "PTXRT_TEST_CRASH_LTOIR_READER=1"};
+  const std::string expected =
+      "ptxrt: error: math.ltoir: damaged LTO-IR: nvJitLink crashed reading it (SIGSEGV)\n";
+  for (const std::string command : {"compile", "resources"}) {
+    CAPTURE(command);
+    const auto result =
+        ptxrt::testing::run_process({PTXRT_CLI_PATH, command, (link_data / "link_main.cu").string(),
+                                     "--lto", "--link", ltoir.string(), "--arch", "sm_90"},
+                                    environment);
+    CHECK(result.exit_code == 1);
+    CHECK(result.output == expected);
+  }
 }

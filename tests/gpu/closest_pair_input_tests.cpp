@@ -1,6 +1,7 @@
 // [perf2] on a real GPU: the closest pair from pinned host memory and from the device against the
 // CPU divide & conquer, the grid's 64-bit keys for clusters finer than its 32-bit cells, the checks
-// of device points, the split of a call's times; the radix sort of unsigned keys the grid sorts
+// of device points, the split of a call's times, `ptxrt closest-pair` of a set generated on the
+// GPU against the same set generated on the CPU; the radix sort of unsigned keys the grid sorts
 // with, against std::stable_sort on poisoned outputs; argmin's vector loads on ties, signed zeros,
 // NaNs and an input off 16-byte alignment. Fresh seeds each run.
 #include <doctest/doctest.h>
@@ -25,6 +26,7 @@
 #include "apps/common/reference.hpp"
 #include "gpu_fixture.hpp"
 #include "ptxrt/core/program.hpp"
+#include "tune_cli.hpp"
 
 using namespace ptxrt;
 using namespace ptxrt::apps;
@@ -178,6 +180,32 @@ TEST_CASE("a call's set-up, upload and GPU times are apart and within its total"
   }
   CHECK(closest_pair(device, ClosestPairMethod::grid, test_options()).times.upload_ms == 0.0);
   CHECK(closest_pair(pinned, ClosestPairMethod::grid, test_options()).times.upload_ms > 0.0);
+}
+
+TEST_CASE("closest-pair makes a generated set on the GPU by default: the CPU-made set's pair") {
+  ptxrt::testing::Scratch scratch;
+  const std::string n = std::to_string(full_or_sanitized(300'007u, 20'011u));
+  const std::string seed = std::to_string(fresh_seed() % 1'000'000);
+  CAPTURE(seed);
+  for (const char* distribution : {"uniform", "normal", "clustered"}) {
+    CAPTURE(distribution);
+    const std::vector<std::string> command{"closest-pair", "--n",    n,         "--dist",
+                                           distribution,   "--seed", seed,      "--method",
+                                           "grid",         "--json", "--verify"};
+    const nlohmann::json made_there = ptxrt::testing::cli_json(scratch, command);
+    std::vector<std::string> from_host = command;
+    from_host.insert(from_host.end(), {"--from", "host"});
+    const nlohmann::json made_here = ptxrt::testing::cli_json(scratch, from_host);
+    CHECK(made_there["from"] == "device");
+    CHECK(made_there["input_setup_ms"].get<double>() > 0.0);
+    CHECK(made_there["verify"]["agrees"] == true);
+    CHECK(made_here["from"] == "host");
+    CHECK(made_here["input_setup_ms"].get<double>() == 0.0);
+    for (const char* key : {"i", "j", "point_i", "point_j", "distance"}) {
+      CAPTURE(key);
+      CHECK(made_there[key] == made_here[key]);
+    }
+  }
 }
 
 // Keys below 2^bits, so that the passes' whole bytes order them as the CPU does; every size

@@ -239,7 +239,8 @@ void run_closest_pair_as_rank(const ClosestPairArguments& arguments) {
       setup.device = rank_device(placement, listed).ordinal;
       options.context = Context::primary(setup.device);
     }
-    RankSolver solver(requested, options);
+    RankSolver solver(requested, options,
+                      generated ? SlabReservation{arguments.n, placement.size} : SlabReservation{});
     setup.setup_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_start)
             .count();

@@ -1,6 +1,7 @@
 #include "tools/mpi/closest_pair_slabs.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -67,7 +68,9 @@ class GpuSlab final : public mpi::Slab {
   apps::ClosestPairOptions options_;
 };
 
-// Regenerated on the rank's GPU: the splitters from a sample sorted there, the slab kept there.
+// Regenerated on the rank's GPU: the splitters from a sample sorted there, the slab kept there in
+// room for its share (the splitters' sample tells it), noting its points in the bands of its
+// splitters.
 class GpuGeneratedSet final : public mpi::GeneratedPointSet {
  public:
   GpuGeneratedSet(apps::SlabKernels& kernels, const PointGenerator& generator, std::uint64_t count,
@@ -81,21 +84,41 @@ class GpuGeneratedSet final : public mpi::GeneratedPointSet {
   std::uint64_t size() const override { return count_; }
 
   std::vector<mpi::IndexedPoint> splitters(int parts) override {
-    return indexed(kernels_.sample_splitters(generator_, count_, parts));
+    sampled_ = kernels_.sample_splitters(generator_, count_, parts);
+    parts_ = parts;
+    std::vector<mpi::IndexedPoint> keys;
+    for (const apps::SampledSplitter& splitter : sampled_) keys.push_back(indexed(splitter.key));
+    return keys;
   }
 
   std::unique_ptr<mpi::Slab> make_slab(const mpi::SlabRange& range) override {
-    return std::make_unique<GpuSlab>(
-        apps::DeviceSlab::generate(kernels_, generator_, count_, slab_range(range)), method_,
-        options_);
+    apps::GeneratedSlab slab{.generator = generator_, .count = count_, .range = slab_range(range)};
+    const bool whole_set = !range.after && !range.through;
+    slab.capacity = whole_set ? count_ : parts_ > 0 ? apps::slab_capacity(count_, parts_) : 0;
+    if (const apps::SampledSplitter* left = sampled(range.after))
+      slab.note_left_until = left->band_high_x;
+    if (const apps::SampledSplitter* right = sampled(range.through))
+      slab.note_right_from = right->band_low_x;
+    return std::make_unique<GpuSlab>(apps::DeviceSlab::generate(kernels_, slab), method_, options_);
   }
 
  private:
+  // The splitter of this set's sample that `key` is, if any.
+  const apps::SampledSplitter* sampled(const std::optional<mpi::IndexedPoint>& key) const {
+    if (!key) return nullptr;
+    for (const apps::SampledSplitter& splitter : sampled_)
+      if (splitter.key.x == key->x && splitter.key.y == key->y && splitter.key.index == key->index)
+        return &splitter;
+    return nullptr;
+  }
+
   apps::SlabKernels& kernels_;
   PointGenerator generator_;
   std::uint64_t count_;
   apps::ClosestPairMethod method_;
   apps::ClosestPairOptions options_;
+  std::vector<apps::SampledSplitter> sampled_;
+  int parts_ = 0;  // the splitters' slabs; 0 before they are asked for
 };
 
 // Regenerated on the CPU, for the CPU methods.
@@ -134,16 +157,20 @@ mpi::ClosestPairSolver cpu_solver(apps::ClosestPairMethod method,
   };
 }
 
-RankSolver::RankSolver(apps::ClosestPairMethod requested, apps::ClosestPairOptions options)
+RankSolver::RankSolver(apps::ClosestPairMethod requested, apps::ClosestPairOptions options,
+                       const SlabReservation& reservation)
     : requested_(requested), options_(std::move(options)) {
   if (!options_.context) return;
   kernels_.emplace(*options_.context, options_.jit != nullptr ? *options_.jit : Jit::shared());
+  if (reservation.count > 0)
+    kernels_->reserve(reservation.count, apps::slab_capacity(reservation.count, reservation.parts),
+                      apps::resolve_device_method(method_for(reservation.count)));
   // A small set cut, made and solved as a rank's slab is: every kernel of the timed phases
   // compiled, loaded (a driver loads a module's functions lazily, at first use) and run once.
-  const PointGenerator warm_up = apps::point_generator(apps::PointDistribution::uniform, 0);
-  const std::vector<SlabPoint> splitters = kernels_->sample_splitters(warm_up, warm_up_points, 2);
-  apps::DeviceSlab::generate(*kernels_, warm_up, warm_up_points, apps::slab_range(splitters, 0))
-      .closest_pair(apps::resolve_device_method(requested_), options_);
+  GpuGeneratedSet warm_up(*kernels_, apps::point_generator(apps::PointDistribution::uniform, 0),
+                          warm_up_points, apps::resolve_device_method(requested_), options_);
+  const std::vector<mpi::IndexedPoint> splitters = warm_up.splitters(2);
+  warm_up.make_slab({.after = splitters.front()})->closest_pair();
 }
 
 apps::ClosestPairMethod RankSolver::method_for(std::uint64_t set_size) const {

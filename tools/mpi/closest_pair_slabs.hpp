@@ -19,14 +19,22 @@ namespace ptxrt::cli {
 mpi::ClosestPairSolver cpu_solver(apps::ClosestPairMethod method,
                                   const apps::ClosestPairOptions& options);
 
+// The slab a rank sets device memory aside for in its set-up: of a generated set of `count`
+// points cut into `parts` (count 0: none, as for a file, whose size is known only once read).
+struct SlabReservation {
+  std::uint64_t count = 0;
+  int parts = 1;
+};
+
 // One rank's means of solving. Constructed during the rank's set-up: with a GPU context in
 // `options`, it compiles (or finds) every kernel a GPU slab runs, allocates their workspace and
-// runs them once on a small set, so that the timed phases are the work alone. A GPU method needs
-// that context. One thread at a time.
+// the memory of the slab `reservation` describes, and runs them once on a small set, so that the
+// timed phases are the work alone. A GPU method needs that context. One thread at a time.
 class RankSolver {
  public:
   // `requested`: the method asked for ("auto" is resolved by the set's size, as in one process).
-  RankSolver(apps::ClosestPairMethod requested, apps::ClosestPairOptions options);
+  RankSolver(apps::ClosestPairMethod requested, apps::ClosestPairOptions options,
+             const SlabReservation& reservation);
 
   // The method for a set of `set_size` points.
   apps::ClosestPairMethod method_for(std::uint64_t set_size) const;

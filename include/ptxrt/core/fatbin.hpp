@@ -4,6 +4,7 @@
 // Pure functions on bytes; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,9 +32,16 @@ struct PTXRT_API FatbinEntry {
 // Whether `bytes` start with the fatbin magic (0xBA55ED50).
 PTXRT_API bool is_fatbin(std::string_view bytes) noexcept;
 
-// Every entry of a fatbin, in file order; the views point into `fatbin`. Throws Error
-// (invalid_argument) naming the defect when the bytes are not a well-formed fatbin; never reads
-// outside `fatbin`.
+// The bytes the fatbin at the start of `bytes` spans, its header and entries: a section of a host
+// object may hold several back to back. Throws Error (invalid_argument) when its header is not
+// a fatbin's or claims more bytes than there are.
+PTXRT_API std::uint64_t fatbin_size(std::string_view bytes);
+
+// Every entry of a fatbin, in file order; the views point into `fatbin`. Checks the container:
+// each entry's header, kind and name inside it, its payload inside the fatbin, and for a
+// compressed entry the sizes it declares (and a zstd frame's own). Throws Error
+// (invalid_argument) naming the entry and the defect; never reads outside `fatbin`. The payloads
+// themselves are checked by the device-code check before a toolkit library reads them.
 PTXRT_API std::vector<FatbinEntry> read_fatbin(std::string_view fatbin);
 
 }  // namespace ptxrt

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/core/device_code.hpp"
 #include "ptxrt/core/image.hpp"
 #include "ptxrt/core/manifest.hpp"
 #include "ptxrt/core/target.hpp"
@@ -21,19 +22,15 @@
 
 namespace ptxrt {
 
-// What a prebuilt input to the device linker is, recognised from its content (never only from
-// its file name): each maps to one NVJITLINK_INPUT_* kind.
-enum class DeviceObjectKind {
-  cubin,    // a CUDA ELF (nvcc -cubin, or relocatable from nvcc -dc -cubin)
-  ptx,      // PTX text
-  ltoir,    // NVVM IR for link-time optimisation (nvcc -dlto -dc, NVRTC -dlto)
-  fatbin,   // a fatbin (nvcc -fatbin, nvFatbin)
-  object,   // a host object holding device code (nvcc -dc)
-  library,  // a static library of such objects (nvcc -lib, ar)
-};
-PTXRT_API std::string_view to_string(DeviceObjectKind kind);
-
 // A prebuilt device object linked into a Program. A plain value holding the file's bytes.
+//
+// Its bytes are checked whole (check_device_code) before nvJitLink reads them, except LTO-IR's
+// body (also inside a fatbin, object or library): past its header it is NVIDIA's encoded IR with
+// no size or checksum, and nvJitLink may crash, abort or exit with "LLVM ERROR" on a damaged one,
+// taking the calling process with it. An application that links LTO-IR it did not write should
+// link it in a separate process, or first let a child process of its own compile a program that
+// links it (compile() with lto) and link it here only when that child ended normally, as the
+// ptxrt command does for the LTO-IR it links.
 struct PTXRT_API DeviceObject {
   std::string name;  // the file name, in messages, logs and the linker's diagnostics
   std::string bytes;

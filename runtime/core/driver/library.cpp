@@ -7,6 +7,7 @@
 #include "driver/driver_api.hpp"
 #include "driver/kernel_state.hpp"
 #include "driver/load_log.hpp"
+#include "ptxrt/core/device_code.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/target.hpp"
 
@@ -86,9 +87,7 @@ bool Library::context_independent_loading() {
 }
 
 Library Library::load(Image image, const ModuleLoadOptions& options) {
-  if (image.data.empty())
-    throw Error(ErrorKind::invalid_argument,
-                "cannot load an empty image as a library (" + describe_image(image) + ")");
+  check_device_code(image.data, describe_image(image), DeviceCodeReader::loader);
   auto state = std::make_shared<detail::LibraryState>(std::move(image), options);
   const detail::DriverApi& api = detail::driver();
   if (!api.cuLibraryLoadData) return Library(std::move(state));

@@ -4,6 +4,7 @@
 #include "driver/load_log.hpp"
 #include "driver/module_state.hpp"
 #include "ptxrt/core/demangle.hpp"
+#include "ptxrt/core/device_code.hpp"
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/error.hpp"
 
@@ -23,9 +24,8 @@ ModuleState::~ModuleState() {
 
 Module Module::load(const Context& context, std::string_view image,
                     const ModuleLoadOptions& options, std::string label) {
-  if (image.empty())
-    throw Error(ErrorKind::invalid_argument, "cannot load an empty image" +
-                                                 (label.empty() ? "" : " (" + label + ")"));
+  // The driver's loader assumes well-formed input: damaged bytes are refused here, naming them.
+  check_device_code(image, label, DeviceCodeReader::loader);
   // PTX must reach the driver NUL-terminated; a CUBIN may hold NULs, and a copy serves both.
   const std::string owned(image);
   detail::LoadLog log(options);
@@ -45,8 +45,7 @@ Module Module::load(const Context& context, std::string_view image,
       context, module, std::move(label), log.info_log(), log.wall_ms(), std::move(layouts)));
 }
 
-Module Module::load(const Context& context, const Image& image,
-                    const ModuleLoadOptions& options) {
+Module Module::load(const Context& context, const Image& image, const ModuleLoadOptions& options) {
   Module module = load(context, image.data, options, describe_image(image));
   module.state_->lowered_names = image.lowered_names;
   return module;

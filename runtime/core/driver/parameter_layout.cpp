@@ -4,8 +4,9 @@
 #include <charconv>
 #include <cstdint>
 
-#include "driver/cubin_elf.hpp"
+#include "driver/elf_file.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/core/fatbin.hpp"
 
 namespace ptxrt {
 namespace {
@@ -58,7 +59,7 @@ std::vector<ParameterInfo> in_order(std::vector<ParameterRecord> records, std::s
 }
 
 std::vector<EntryParameters> read_cubin_layouts(std::string_view cubin) {
-  const detail::CubinElf elf(cubin);
+  const detail::ElfFile elf(cubin);
   std::vector<EntryParameters> entries;
   for (const detail::ElfEntry& entry : elf.entries()) {
     std::vector<ParameterRecord> records;
@@ -70,46 +71,6 @@ std::vector<EntryParameters> read_cubin_layouts(std::string_view cubin) {
     entries.push_back({std::string(entry.name), in_order(std::move(records), entry.name)});
   }
   return entries;
-}
-
-// ---- fatbin ---------------------------------------------------------------------------------
-
-// The container nvcc -fatbin and fatbinary write (undocumented; checked against both in CUDA 13):
-// a 16-byte header (u32 magic, u16 version, u16 header size, u64 bytes of members), then members,
-// each a header (u16 kind, u16 version, u32 header size, u64 payload size, ...) and its payload.
-// Any CUBIN member has the layout: it is fixed by the parameter types, whatever the architecture.
-constexpr std::uint32_t kFatbinMagic = 0xba55ed50;
-constexpr std::uint16_t kFatbinMemberCubin = 2;
-
-constexpr std::size_t kFatbinHeaderBytes = 16;
-constexpr std::uint64_t kMemberHeaderBytes = 16;  // the fields read here; nvcc writes 64 or 80
-
-bool is_fatbin(std::string_view bytes) {
-  return bytes.size() >= kFatbinHeaderBytes &&
-         read_le<std::uint32_t>(bytes, 0, "fatbin magic") == kFatbinMagic;
-}
-
-// The first member that is an uncompressed CUBIN; empty when there is none.
-std::string_view first_cubin_member(std::string_view fatbin) {
-  const auto header_bytes = read_le<std::uint16_t>(fatbin, 6, "fatbin header size");
-  const auto members_bytes = read_le<std::uint64_t>(fatbin, 8, "fatbin size");
-  if (header_bytes < kFatbinHeaderBytes || header_bytes > fatbin.size() ||
-      members_bytes > fatbin.size() - header_bytes)
-    return {};
-  const std::string_view members = fatbin.substr(header_bytes, members_bytes);
-  std::uint64_t at = 0;
-  while (at + kMemberHeaderBytes <= members.size()) {
-    const auto kind = read_le<std::uint16_t>(members, at, "fatbin member kind");
-    const auto member_header = read_le<std::uint32_t>(members, at + 4, "fatbin member header");
-    const auto payload_bytes = read_le<std::uint64_t>(members, at + 8, "fatbin member size");
-    if (member_header < kMemberHeaderBytes || member_header > members.size() - at ||
-        payload_bytes > members.size() - at - member_header)
-      return {};
-    const std::string_view payload = members.substr(at + member_header, payload_bytes);
-    if (kind == kFatbinMemberCubin && detail::looks_like_elf(payload)) return payload;
-    at += member_header + payload_bytes;
-  }
-  return {};
 }
 
 // ---- PTX ------------------------------------------------------------------------------------
@@ -300,10 +261,12 @@ std::vector<EntryParameters> read_ptx_layouts(std::string_view ptx) {
 
 std::optional<std::vector<EntryParameters>> read_parameter_layouts(std::string_view image) {
   if (detail::looks_like_elf(image)) return read_cubin_layouts(image);
+  // Any CUBIN entry has the layout: it is fixed by the parameter types, whatever the architecture.
   if (is_fatbin(image)) {
-    const std::string_view cubin = first_cubin_member(image);
-    if (cubin.empty()) return std::nullopt;
-    return read_cubin_layouts(cubin);
+    for (const FatbinEntry& entry : read_fatbin(image))
+      if (entry.format == ImageFormat::cubin && !entry.compressed)
+        return read_cubin_layouts(entry.payload);
+    return std::nullopt;
   }
   return read_ptx_layouts(image);
 }

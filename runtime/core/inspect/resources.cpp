@@ -8,15 +8,15 @@
 #include <string>
 #include <unordered_map>
 
-#include "driver/cubin_elf.hpp"
+#include "driver/elf_file.hpp"
 #include "ptxrt/core/error.hpp"
 
 namespace ptxrt {
 namespace {
 
 using detail::AttributeId;
-using detail::CubinElf;
 using detail::ElfAttribute;
+using detail::ElfFile;
 using detail::ElfSection;
 using detail::malformed_cubin;
 using detail::read_attributes;
@@ -83,14 +83,14 @@ void apply_kernel_attributes(const ElfSection& section, KernelResources& resourc
   }
 }
 
-bool lays_out_reserved_shared(const CubinElf& elf) {
+bool lays_out_reserved_shared(const ElfFile& elf) {
   for (const ElfSection& section : elf.sections()) {
     if (section.name.starts_with(kReservedSharedPrefix)) return true;
   }
   return false;
 }
 
-std::size_t user_constant_bytes(const CubinElf& elf) {
+std::size_t user_constant_bytes(const ElfFile& elf) {
   std::size_t bytes = 0;
   for (std::string_view bank : {".nv.constant2", ".nv.constant3"}) {
     if (const ElfSection* section = elf.find(bank)) bytes += section->size;
@@ -98,7 +98,7 @@ std::size_t user_constant_bytes(const CubinElf& elf) {
   return bytes;
 }
 
-void apply_sections(const CubinElf& elf, KernelResources& resources, const ElfSection& text) {
+void apply_sections(const ElfFile& elf, KernelResources& resources, const ElfSection& text) {
   std::string name(resources.name);
   // Before sm_90 ptxas also kept the register count in the top byte of the code section's info.
   resources.registers = static_cast<int>(text.info >> 24);
@@ -172,7 +172,7 @@ int sm_of(std::string_view arch) {
 }  // namespace
 
 std::vector<KernelResources> read_cubin_resources(std::string_view cubin) {
-  CubinElf elf(cubin);
+  ElfFile elf(cubin);
   std::vector<KernelResources> kernels;
   std::unordered_map<std::uint32_t, std::size_t> by_symbol;
   std::size_t constants = user_constant_bytes(elf);

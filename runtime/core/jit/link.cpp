@@ -2,13 +2,17 @@
 
 #include <cxxabi.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <regex>
 
+#include "driver/elf_file.hpp"
 #include "driver/toolkit_check.hpp"
+#include "ptxrt/core/device_code.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/core/target.hpp"
 
 namespace ptxrt::detail {
 namespace {
@@ -45,7 +49,28 @@ std::string trimmed(std::string text) {
   return text;
 }
 
-// One line per problem nvJitLink reports, in ptxrt's words.
+// nvJitLink's log on one line: its lines trimmed and joined by "; ", without the "ERROR 9:
+// finish" that closes every failed link.
+std::string one_line(const std::string& log) {
+  static const std::regex finish(R"(ERROR \d+: finish)");
+  static const std::regex spaces(R"(\s+)");
+  constexpr std::string_view blank{" \0", 2};
+  std::string joined;
+  std::size_t start = 0;
+  while (start < log.size()) {
+    const std::size_t end = std::min(log.find('\n', start), log.size());
+    std::string line = std::regex_replace(log.substr(start, end - start), spaces, " ");
+    start = end + 1;
+    line.erase(0, line.find_first_not_of(blank));
+    line.erase(line.find_last_not_of(blank) + 1);
+    if (line.empty() || std::regex_match(line, finish)) continue;
+    joined += (joined.empty() ? "" : "; ") + line;
+  }
+  return joined;
+}
+
+// Each problem nvJitLink reports, in ptxrt's words; nvJitLink's own when it reports none ptxrt
+// knows.
 std::string summarise_link_errors(const std::string& log) {
   static const std::regex undefined(R"(Undefined reference to '([^']+)' in '([^']+)')");
   // After LTO, ptxas sees one module and names no input.
@@ -54,22 +79,69 @@ std::string summarise_link_errors(const std::string& log) {
   static const std::regex duplicate_lto(
       R"((\S+): link error: error: Linking globals named '([^']+)': symbol multiply defined)");
   std::string summary;
+  auto add = [&summary](const std::string& problem) {
+    summary += (summary.empty() ? "" : "; ") + problem;
+  };
   for (std::sregex_iterator it(log.begin(), log.end(), undefined), end; it != end; ++it)
-    summary += "\n  undefined symbol " + demangled((*it)[1]) + ", used in " + (*it)[2].str() +
-               " and defined in no input";
+    add("undefined symbol " + demangled((*it)[1]) + ", used in " + (*it)[2].str() +
+        " and defined in no input");
   for (std::sregex_iterator it(log.begin(), log.end(), unresolved), end; it != end; ++it)
-    summary += "\n  undefined symbol " + demangled((*it)[1]) + ", defined in no input";
+    add("undefined symbol " + demangled((*it)[1]) + ", defined in no input");
   for (std::sregex_iterator it(log.begin(), log.end(), duplicate_lto), end; it != end; ++it)
-    summary +=
-        "\n  symbol " + demangled((*it)[2]) + " is defined twice, again in " + (*it)[1].str();
-  return summary;
+    add("symbol " + demangled((*it)[2]) + " is defined twice, again in " + (*it)[1].str());
+  return summary.empty() ? one_line(log) : summary;
 }
+
+DeviceObjectKind kind_of(nvJitLinkInputType type) {
+  switch (type) {
+    case NVJITLINK_INPUT_CUBIN:
+      return DeviceObjectKind::cubin;
+    case NVJITLINK_INPUT_PTX:
+      return DeviceObjectKind::ptx;
+    case NVJITLINK_INPUT_LTOIR:
+      return DeviceObjectKind::ltoir;
+    case NVJITLINK_INPUT_FATBIN:
+      return DeviceObjectKind::fatbin;
+    case NVJITLINK_INPUT_OBJECT:
+      return DeviceObjectKind::object;
+    default:
+      return DeviceObjectKind::library;
+  }
+}
+
+// 90 of "sm_90" and "sm_90a"; 0 for a virtual architecture, whose link reads no CUBIN entry.
+int sm_of(const std::string& arch) {
+  int sm = 0;
+  if (arch.starts_with("sm_")) std::from_chars(arch.data() + 3, arch.data() + arch.size(), sm);
+  return sm;
+}
+
+// The CUBINs nvJitLink links from an input as they are: a CUBIN itself, or the uncompressed CUBIN
+// entries for the target SM in a fatbin or an object. A library's members are linked only when
+// they resolve a symbol, which is nvJitLink's to judge.
+std::vector<std::string_view> linked_cubins(nvJitLinkInputType type, std::string_view bytes,
+                                            const std::string& name, int sm) {
+  if (type == NVJITLINK_INPUT_LIBRARY || type == NVJITLINK_INPUT_PTX ||
+      type == NVJITLINK_INPUT_LTOIR)
+    return {};
+  std::vector<std::string_view> cubins =
+      check_device_code(bytes, name, DeviceCodeReader::linker).cubins;
+  if (type == NVJITLINK_INPUT_CUBIN) return cubins;
+  std::erase_if(cubins, [sm](std::string_view cubin) { return cubin_sm_version(cubin) != sm; });
+  return cubins;
+}
+
+// Where weak data was first declared, for comparing its other declarations with.
+struct WeakData {
+  std::string input;
+  std::uint64_t size = 0;
+};
 
 }  // namespace
 
 DeviceLinker::DeviceLinker(const std::string& program, const std::string& arch, ImageFormat format,
                            bool lto, bool resource_usage, const std::vector<std::string>& options)
-    : what_(program + " for " + arch) {
+    : what_(program + " for " + arch), sm_(sm_of(arch)), lto_(lto) {
   std::vector<std::string> arguments{"-arch=" + arch};
   if (lto) arguments.push_back("-lto");
   if (format == ImageFormat::ptx) arguments.push_back("-ptx");
@@ -93,42 +165,73 @@ int DeviceLinker::version() {
 }
 
 void DeviceLinker::add(nvJitLinkInputType type, std::string bytes, std::string name) {
+  // Checked here, at the last step before nvJitLink, whoever made the bytes: a DeviceObject's
+  // fields are the caller's to set.
+  const DeviceObjectKind kind = check_device_code(bytes, name, DeviceCodeReader::linker).kind;
+  if (kind != kind_of(type))
+    throw Error(ErrorKind::invalid_argument, name + " is given to the device linker as " +
+                                                 input_type_name(type) + ", but its content is " +
+                                                 std::string(to_string(kind)));
+  if (kind == DeviceObjectKind::ltoir && !lto_)
+    throw Error(ErrorKind::invalid_argument,
+                name +
+                    " is LTO-IR, which links only with link-time optimisation (--lto, "
+                    "CompileOptions::lto)");
   inputs_.push_back({type, std::move(bytes), std::move(name)});
 }
 
-// nvJitLink 13.0 only prints a symbol that two relocatable CUBINs define, links on, and may
-// crash on such input after an earlier failed link: ptxrt finds them first.
+// nvJitLink 13.0 only prints a symbol that two relocatable CUBINs define, or weak data (defined or
+// not) they give different sizes, links on, and may crash on such input after an earlier failed
+// link: ptxrt finds them first.
 void DeviceLinker::complete() {
+  constexpr std::uint8_t global_binding = 1;  // STB_GLOBAL
+  constexpr std::uint8_t weak_binding = 2;    // STB_WEAK
+  constexpr std::uint8_t object_type = 1;     // STT_OBJECT: data, whose size the linker lays out
   std::string inputs;
-  std::map<std::string, std::string> definitions;
-  std::string duplicates;
+  std::map<std::string, std::string, std::less<>> global_definitions;
+  std::map<std::string, WeakData, std::less<>> weak_data;
+  std::string problems;
+  auto add_problem = [&problems](const std::string& problem) {
+    problems += (problems.empty() ? "" : "; ") + problem;
+  };
   for (const Input& input : inputs_) {
     inputs += (inputs.empty() ? "" : ", ") + input.name + " (" + input_type_name(input.type) + ")";
-    if (input.type != NVJITLINK_INPUT_CUBIN) continue;
-    for (std::string& symbol : defined_global_symbols(input.bytes)) {
-      auto [first, inserted] = definitions.emplace(symbol, input.name);
-      if (!inserted)
-        duplicates += "\n  symbol " + demangled(symbol) + " is defined twice: in " + first->second +
-                      " and in " + input.name;
+    for (std::string_view cubin : linked_cubins(input.type, input.bytes, input.name, sm_)) {
+      const ElfFile elf(cubin);
+      for (const ElfSymbol& symbol : elf.symbols()) {
+        const std::string name(symbol.name);
+        if (symbol.binding == global_binding && symbol.section != 0) {
+          auto [first, inserted] = global_definitions.emplace(name, input.name);
+          if (!inserted)
+            add_problem("symbol " + demangled(name) + " is defined twice: in " + first->second +
+                        " and in " + input.name);
+        } else if (symbol.binding == weak_binding && symbol.type == object_type) {
+          auto [first, inserted] = weak_data.emplace(name, WeakData{input.name, symbol.size});
+          if (!inserted && first->second.size != symbol.size)
+            add_problem("symbol " + demangled(name) + " is " + std::to_string(first->second.size) +
+                        " bytes in " + first->second.input + " but " + std::to_string(symbol.size) +
+                        " bytes in " + input.name);
+        }
+      }
     }
   }
-  if (!duplicates.empty())
+  if (!problems.empty())
     throw Error(ErrorKind::link,
-                "linking " + what_ + " failed:" + duplicates + "\n  inputs: " + inputs,
-                "nvJitLinkComplete", 0, "duplicate definitions", "linking " + what_);
+                "linking " + what_ + " failed: " + problems + " (inputs: " + inputs + ")",
+                "nvJitLinkComplete", 0, "conflicting definitions", "linking " + what_);
   for (const Input& input : inputs_) {
     const nvJitLinkResult added = nvJitLinkAddData(handle_, input.type, input.bytes.data(),
                                                    input.bytes.size(), input.name.c_str());
     if (added != NVJITLINK_SUCCESS)
       check(added, "nvJitLinkAddData",
             "adding " + input.name + " (" + input_type_name(input.type) + ") to the link of " +
-                what_ + ": " + trimmed(error_log()));
+                what_ + ": " + one_line(error_log()));
   }
   const nvJitLinkResult result = nvJitLinkComplete(handle_);
   if (result == NVJITLINK_SUCCESS) return;
-  const std::string log = trimmed(error_log());
-  check(result, "nvJitLinkComplete",
-        "linking " + what_ + summarise_link_errors(log) + "\n  inputs: " + inputs + "\n\n" + log);
+  check(
+      result, "nvJitLinkComplete",
+      "linking " + what_ + ": " + summarise_link_errors(error_log()) + " (inputs: " + inputs + ")");
 }
 
 std::string DeviceLinker::output(ImageFormat format) const {

@@ -12,9 +12,6 @@
 
 namespace ptxrt::detail {
 
-// The global symbols a CUBIN defines (not those it only uses); empty for anything else.
-std::vector<std::string> defined_global_symbols(std::string_view elf);
-
 class DeviceLinker {
  public:
   // `arch` is "sm_90" (a CUBIN) or, with lto and `format` ptx, "compute_90"; `program` names what
@@ -25,11 +22,13 @@ class DeviceLinker {
   DeviceLinker& operator=(const DeviceLinker&) = delete;
   ~DeviceLinker();
 
-  // Kept until complete(), which hands every input to nvJitLink at once.
+  // Checks the bytes whole (check_device_code) and keeps them until complete(), which hands every
+  // input to nvJitLink at once. Throws Error (invalid_argument) naming the input when they are
+  // damaged, are not of `type`, or are LTO-IR in a link without lto.
   void add(nvJitLinkInputType type, std::string bytes, std::string name);
-  // Links. A failure throws Error (link) whose message names each undefined or duplicate symbol
-  // (demangled, with its mangled name) and the inputs involved, then lists every input and holds
-  // the linker's log.
+  // Links. A failure throws Error (link), one line, naming each undefined or duplicate symbol, or
+  // weak data given two sizes (demangled, with its mangled name), and the inputs involved,
+  // then every input; a problem ptxrt does not recognise is given in nvJitLink's own words.
   void complete();
   std::string output(ImageFormat format) const;
   // The linker's info log (ptxas' report with resource usage), trimmed.
@@ -42,6 +41,8 @@ class DeviceLinker {
 
   nvJitLinkHandle handle_ = nullptr;
   std::string what_;  // "a.cu+b.cu for sm_90"
+  int sm_;            // 90 for sm_90; 0 for a virtual architecture
+  bool lto_;
   struct Input {
     nvJitLinkInputType type;
     std::string bytes;

@@ -1,9 +1,16 @@
-// Internal: the reader of CUBIN bytes (a 64-bit little-endian CUDA ELF) and of the .nv.info
-// attribute records ptxas writes into it. It lives in the driver layer because loading needs it
-// (a kernel's parameter layout comes from its .nv.info section, read where the module is loaded),
-// and the resource report of runtime/inspect reads the same sections through it: one ELF reader.
-// Needs no driver. Every read is bounds-checked; a defect throws Error(invalid_argument) whose
-// message starts "malformed CUBIN: " and names it.
+// Internal: the one reader of ELF files in ptxrt: CUBINs (64-bit little-endian CUDA ELF, with the
+// .nv.info attribute records ptxas writes) and the host objects nvcc -dc writes, which carry
+// device code in a section. It lives in the driver layer because loading needs it (a kernel's
+// parameter layout comes from its .nv.info section), the resource report reads the same sections
+// through it, and the device-code check (check_device_code, driver/device_code.cpp) validates every
+// ELF file it meets with it before a toolkit library sees the bytes.
+//
+// As LLVM's ELFFile does, the constructor checks everything before anything is read: the header,
+// the program and section header tables, every section's extent, every name against its string
+// table, the symbol and relocation tables' entry sizes and indices, notes and .nv.info records.
+// A defect throws Error(invalid_argument) whose message starts "malformed CUBIN: " (or
+// "malformed ELF: " for a host file) and names the field, its value and the limit it breaks.
+// Needs no driver; views into the bytes it was given, which must outlive it.
 #pragma once
 
 #include <cstdint>
@@ -20,10 +27,12 @@ namespace ptxrt::detail {
 enum class AttributeId : std::uint8_t {
   max_threads = 0x05,     // EIATTR_MAX_THREADS: x, y, z of .maxntid
   param_cbank = 0x0a,     // EIATTR_PARAM_CBANK: symbol, then the parameters' offset and size
+  externs = 0x0f,         // EIATTR_EXTERNS: the symbols a kernel uses from other modules
   frame_size = 0x11,      // EIATTR_FRAME_SIZE: symbol, bytes (in the module-wide .nv.info)
   min_stack_size = 0x12,  // EIATTR_MIN_STACK_SIZE: symbol, bytes, callees included
   kparam_info = 0x17,     // EIATTR_KPARAM_INFO: one parameter (below 16 KiB)
   param_bytes = 0x19,     // EIATTR_CBANK_PARAM_SIZE: the parameters' bytes
+  max_stack_size = 0x23,  // EIATTR_MAX_STACK_SIZE: symbol, bytes
   register_count = 0x2f,  // EIATTR_REGCOUNT: symbol, registers
   kparam_info_v2 = 0x45,  // EIATTR_KPARAM_INFO_V2: one parameter, in kernels with one of 16 KiB+
   barrier_count = 0x4c,   // EIATTR_NUM_BARRIERS
@@ -32,17 +41,21 @@ enum class AttributeId : std::uint8_t {
 struct ElfSection {
   std::string_view name;
   std::uint32_t type = 0;
+  std::uint64_t flags = 0;
   std::uint32_t info = 0;
   std::uint32_t link = 0;
   std::uint64_t size = 0;
-  std::string_view contents;  // empty for NOBITS
+  std::uint64_t entry_size = 0;
+  std::string_view contents;  // empty for NOBITS, .nv.global and .nv.shared.<kernel>
 };
 
 struct ElfSymbol {
   std::string_view name;
   std::uint8_t type = 0;
+  std::uint8_t binding = 0;
   bool entry = false;  // STO_CUDA_ENTRY: a kernel, not a device function
   std::uint16_t section = 0;
+  std::uint64_t size = 0;
 };
 
 // One .nv.info record: byte and half formats carry `value`, the sized format a `payload`.
@@ -60,30 +73,51 @@ struct ElfEntry {
   const ElfSection* text = nullptr;
 };
 
-// Views into the bytes it was given, which must outlive it.
-class CubinElf {
- public:
-  explicit CubinElf(std::string_view bytes);
+// What an ElfFile must be: a CUBIN (e_machine EM_CUDA), or an ELF file for any machine (a host
+// object that may carry device code).
+enum class ElfMachine { cuda, any };
 
+constexpr std::uint16_t elf_machine_cuda = 190;  // EM_CUDA
+
+class ElfFile {
+ public:
+  explicit ElfFile(std::string_view bytes, ElfMachine machine = ElfMachine::cuda);
+
+  std::uint16_t machine() const { return machine_; }
+  // The SM a CUBIN is for (e_flags).
   int sm() const { return static_cast<int>((flags_ >> 8) & 0xff); }
   const std::vector<ElfSection>& sections() const { return sections_; }
   const std::vector<ElfSymbol>& symbols() const { return symbols_; }
+  // The first section of that name; null when there is none.
   const ElfSection* find(std::string_view name) const;
   std::vector<ElfEntry> entries() const;
 
  private:
-  void check_header();
+  [[noreturn]] void malformed(const std::string& what) const;
+  void check_header(ElfMachine machine);
+  void check_program_headers();
   void read_sections();
+  void read_contents(std::size_t index, std::uint64_t offset);
+  void check_section_links() const;
   void read_symbols();
+  void check_relocations(const ElfSection& relocations) const;
+  void check_notes(const ElfSection& notes) const;
+  void check_section_roles() const;
+  void check_debug_level() const;
+  void check_attribute_symbols(const ElfSection& attributes) const;
+  void check_symbol_pairs(const ElfSection& pairs) const;
+  std::string describe(std::size_t index) const;
 
   std::string_view bytes_;
+  std::uint16_t machine_ = 0;
   std::uint32_t flags_ = 0;
+  bool relocatable_ = false;  // ET_REL: relocations address their section by offset
   std::vector<ElfSection> sections_;
   std::vector<ElfSymbol> symbols_;
   std::map<std::string_view, std::size_t> by_name_;
 };
 
-// Whether `bytes` start like an ELF file (the magic number only; CubinElf checks the rest).
+// Whether `bytes` start like an ELF file (the magic number only; ElfFile checks the rest).
 bool looks_like_elf(std::string_view bytes);
 
 // The records of a .nv.info or .nv.info.<kernel> section, in file order.

@@ -1,0 +1,26 @@
+# Included by CTest after the CPU test cases are discovered (TEST_INCLUDE_FILES of tests/).
+# The cases that run processes, threads or compiles at once ask CTest for two processors, so that
+# ctest -j does not run another case beside them on a 2-core machine.
+set(cases_in_parallel
+    "processes storing and loading one key at once"
+    "processes missing one entry at once"
+    "Jits of several processes wanting one kernel at once"
+    "cache warms started at once"
+    "8 threads asking for 3 specializations at once"
+    "two processes recording into one database at once"
+    "a stand-in measurer drives a compiled problem through the tuner")
+list(JOIN cases_in_parallel "|" cases_in_parallel)
+# The cases whose time is NVRTC's, compiling many kernels through a path that other cases take
+# too (label `nvrtc`): a sanitized build instruments none of that time, so it leaves them out.
+set(nvrtc_bound_cases
+    "the C standard headers kernel files include compile under NVRTC"
+    "the C\\+\\+ standard headers kernel files include compile under NVRTC")
+list(JOIN nvrtc_bound_cases "|" nvrtc_bound_cases)
+foreach(test IN LISTS ptxrt_cpu_tests_TESTS)
+  if(test MATCHES "^cpu: ?(${cases_in_parallel})")
+    set_tests_properties("${test}" PROPERTIES PROCESSORS 2)
+  endif()
+  if(test MATCHES "^cpu: ?(${nvrtc_bound_cases})")
+    set_tests_properties("${test}" PROPERTIES LABELS nvrtc)
+  endif()
+endforeach()
