@@ -1,7 +1,7 @@
 // `ptxrt bench sgemm`: the SGEMM family at each shape (--shape, repeatable; default the twelve
 // of docs/perf-notes.md) against cuBLAS in the same process: the family's default there, the
 // best listed config, and the tuning database's winner for the shape when there is one
-// (host/matmul/sgemm_bench.hpp).
+// (apps/matmul/sgemm_bench.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,9 +1,9 @@
 // `ptxrt multi-gpu matmul --n 8192 [--devices 0,1] [--tile-width 16] [--seed 1]`: the split
-// matmul of host/matmul/multi_gpu.hpp on one GPU and then on all the chosen ones, printing each
+// matmul of apps/matmul/multi_gpu.hpp on one GPU and then on all the chosen ones, printing each
 // device's share and times (the upload with its rate in GB/s), the speed-up, and whether the two
 // results are bitwise equal (exit 1 when they are not).
 // `ptxrt multi-gpu closest-pair --n 1048576 [--devices 0,1] [--base 128] [--dist uniform]
-// [--seed 1]`: the brute-force closest pair of host/closest_pair/multi_gpu_closest_pair.hpp, the
+// [--seed 1]`: the brute-force closest pair of apps/closest_pair/multi_gpu_closest_pair.hpp, the
 // same way, checked against the single-GPU brute force's pair and distance (exit 1 when they
 // differ).
 // Both take `--host-memory pinned|pageable` (where the host keeps inputs and results; default

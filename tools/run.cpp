@@ -1,6 +1,6 @@
 // `ptxrt run <program>`: plan (all arguments checked, no driver), then run on the device and
 // report what ran, the median time, the rate and the verdict. <program> is a classic kernel's
-// name, sgemm (the library's SGEMM family: host/matmul/sgemm_run.hpp) or a kernel file with its
+// name, sgemm (the library's SGEMM family: apps/matmul/sgemm_run.hpp) or a kernel file with its
 // tuning problem (run_problem.cpp).
 #include <algorithm>
 #include <cmath>

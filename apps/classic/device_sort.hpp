@@ -22,8 +22,8 @@
 
 namespace ptxrt::apps {
 
-// One launch of the protocol. (Not host/classic/sort.hpp's BitonicLaunch: two types of one name in one
-// namespace broke the one-definition rule, and std::vector's code for one ran on the other.)
+// One launch of the protocol. (Not apps/classic/sort.hpp's BitonicLaunch: two types of one name in
+// one namespace broke the one-definition rule, and std::vector's code for one ran on the other.)
 struct DeviceSortLaunch {
   enum class Kind { sort_shared, merge_global, merge_shared };
   Kind kind = Kind::sort_shared;

@@ -1,6 +1,6 @@
 // The GPU closest-pair methods and what they share: the kernels' result type, the points' box on
 // the device, the device scan, the block-minima reduction, the brute force over a range of tile
-// pairs, the grid method's solver, and event timing. Used by host/closest_pair/closest_pair.cpp,
+// pairs, the grid method's solver, and event timing. Used by apps/closest_pair/closest_pair.cpp,
 // device_slab.cpp and multi_gpu_closest_pair.cpp; the methods validate nothing that closest_pair()
 // (or check_gpu_input, check_gpu_box) already checked. Each method takes points on the device
 // (closest_pair() uploads host points first and times that apart).

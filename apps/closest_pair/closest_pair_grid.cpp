@@ -1,5 +1,5 @@
 // The grid method (ptx_src/closest_pair_grid.cu): sort the points along a Z-order curve with the
-// radix sort (host/classic/radix_sort), bound the minimum by neighbours on the curve, then search
+// radix sort (apps/classic/radix_sort), bound the minimum by neighbours on the curve, then search
 // each point's pruning radius through the quadtree nodes that the sorted keys spell out. The
 // kernel file says why every distribution stays linear and when the 64-bit keys are needed.
 #include <algorithm>

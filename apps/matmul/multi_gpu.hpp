@@ -10,10 +10,11 @@
 // copy stream, each chunk's kernel starting on a compute stream as soon as its rows are there,
 // each chunk of C going back while later chunks compute. Page-locked host memory (PinnedBuffer)
 // goes straight to the copy engine; pageable memory through pinned staging buffers
-// (host/common/staged_copy.hpp). HostTransfers::synchronous keeps the plain pageable copies
+// (apps/common/staged_copy.hpp). HostTransfers::synchronous keeps the plain pageable copies
 // before and after the kernel, for comparison.
 //
-// The threads of a split (run_parts_together) serve host/closest_pair/multi_gpu_closest_pair.cpp as well.
+// The threads of a split (run_parts_together) serve apps/closest_pair/multi_gpu_closest_pair.cpp as
+// well.
 //
 // Thread safety: split_matmul and run_parts_together may be called from several threads at once
 // (the Jit is shared).

@@ -1,7 +1,7 @@
 // `ptxrt run sgemm`: C = A·B through the library's sgemm() with the config it would choose (the
 // shape heuristic), the tuning database's pick (tuned: sgemm_tuned_choice, the lookup of
 // SgemmChoice::tuned), or the heuristic's config with -D constants set; timed, and checked
-// against the CPU's fp64 product, cuBLAS's, or fp64 samples (host/matmul/product_check.hpp) on an
+// against the CPU's fp64 product, cuBLAS's, or fp64 samples (apps/matmul/product_check.hpp) on an
 // output poisoned before every run.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The SGEMM sweep against cuBLAS SGEMM measured in the same process, for docs/perf-notes.md: the
-// bench of `ptxrt bench sgemm` (host/matmul/sgemm_bench.hpp) with the options a sweep needs
+// bench of `ptxrt bench sgemm` (apps/matmul/sgemm_bench.hpp) with the options a sweep needs
 // beside it (--launches-per-sample, and --all for every listed config at every shape). Exits 1
 // when a check fails or a config cannot run, 77 (skipped) without a GPU.
 //

@@ -1,4 +1,4 @@
-// The slabs of the distributed closest pair on a real GPU (host/closest_pair/device_slab.hpp):
+// The slabs of the distributed closest pair on a real GPU (apps/closest_pair/device_slab.hpp):
 // a generated set's slab made there holds exactly the CPU generator's points of its range, with
 // their indices, for every distribution (so the two generators agree bit for bit), in any room;
 // the GPU sample's splitters and their bands; a slab's closest pair by each GPU method against

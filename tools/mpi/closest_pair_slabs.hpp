@@ -1,5 +1,5 @@
 // How a rank of `ptxrt closest-pair --mpi` holds and solves its slab: on its GPU
-// (host/closest_pair/device_slab.hpp: a generated set regenerated there, received points
+// (apps/closest_pair/device_slab.hpp: a generated set regenerated there, received points
 // uploaded) or in host memory with a CPU method. Built with MPI only.
 #pragma once
 

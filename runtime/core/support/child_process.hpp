@@ -1,7 +1,7 @@
 // A child process spoken to in lines: posix_spawn (no shell) with its stdin and stdout joined to
 // one socket of ours, stderr shared with ours. The tuner's worker runs behind one, so that a
 // config that faults the GPU context, aborts or hangs costs a worker, not the tune; the toolkit's
-// disassembler runs behind one too (host/common/disassembly), reading a file given as its stdin.
+// disassembler runs behind one too (apps/common/disassembly), reading a file given as its stdin.
 //
 // The socket (rather than pipes) lets a write to a dead child fail with EPIPE instead of raising
 // SIGPIPE in this process. Move-only; one thread at a time.
