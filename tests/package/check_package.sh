@@ -251,8 +251,9 @@ check_subproject_library() {  # scratch
     exported_count=$((exported_count + $(wc -l <<<"$exported")))
   done
   core_library=$(find "$build" -name 'libptxrt_core.so.*.*.*' | head -1)
-  nm -D -C --defined-only "$core_library" | grep -q 'ptxrt::Jit::kernel' ||
-    fail "libptxrt_core does not export ptxrt::Jit::kernel"
+  # Read whole first: grep -q stopping early would fail nm's write, and with it the pipeline.
+  exported=$(nm -D -C --defined-only "$core_library")
+  grep -q 'ptxrt::Jit::kernel' <<<"$exported" || fail "libptxrt_core does not export ptxrt::Jit::kernel"
   # core needs nothing of the components above it.
   needed=$(readelf -d "$core_library" | grep NEEDED)
   grep -qE 'libptxrt_(tune|blas)' <<<"$needed" && fail "libptxrt_core needs another component: $needed"
