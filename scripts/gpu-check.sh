@@ -92,6 +92,8 @@ if [ "$asan" = 1 ]; then
   grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$logs/asan-ctest.log" | tail -30
   total=$(sed -n 's/.* out of \([0-9]*\)$/\1/p' "$logs/asan-ctest.log" | tail -1)
   failed=$(sed -n 's/.*tests passed, \([0-9]*\) tests* failed.*/\1/p' "$logs/asan-ctest.log" | tail -1)
+  # CTest says "100% tests passed out of N" when none failed.
+  grep -q '100% tests passed' "$logs/asan-ctest.log" && failed=${failed:-0}
   skipped=$(grep -c "(Skipped)" "$logs/asan-ctest.log")
   line="asan (build $built s, $leaks): gpu tests $(( ${total:-0} - ${failed:-0} - skipped )) passed,"
   line+=" ${failed:-?} failed, $skipped skipped of ${total:-?}"
@@ -104,13 +106,17 @@ if [ "$asan" = 1 ]; then
 
   mpirun_command=${MPIRUN:-mpirun}
   if grep -q '^PTXRT_MPI:BOOL=ON' "$build/CMakeCache.txt" && command -v "$mpirun_command" >/dev/null; then
-    OMPI_MCA_btl_vader_single_copy_mechanism=none PTXRT_CACHE_DIR="$build/tune-cache" \
+    # Open MPI unloads its plugins in MPI_Finalize, and what they keep is then reported from
+    # "<unknown module>" frames that no suppression can name: the ranks run without the leak
+    # check (ASan's and UBSan's other checks stay on).
+    ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0} \
+      OMPI_MCA_btl_vader_single_copy_mechanism=none PTXRT_CACHE_DIR="$build/tune-cache" \
       "$mpirun_command" --allow-run-as-root --oversubscribe --bind-to none \
       -x ASAN_OPTIONS -x UBSAN_OPTIONS -x LSAN_OPTIONS -x PTXRT_CACHE_DIR -n 2 \
       "$build/ptxrt" tune sgemm --size 1024 --budget 40 --mpi \
       --db "$logs/asan-mpi-tune-db.json" --json >"$logs/asan-mpi-tune.json" 2>"$logs/asan-mpi-tune.log"
     mpi_rc=$?
-    line+="; mpi tune rc $mpi_rc"
+    line+="; mpi tune rc $mpi_rc (leak check off in the ranks)"
     [ "$mpi_rc" = 0 ] || asan_rc=1
   else
     line+="; mpi tune not run (no ptxrt::mpi in the build or no $mpirun_command)"

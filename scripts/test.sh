@@ -48,11 +48,12 @@ sanitized_build() {  # folder, sanitizers, then options
   cmake --build "$1" -j "$jobs" --target ptxrt_cpu_tests
 }
 
-# AddressSanitizer + UBSan: every CPU test but the sweeps compiling every kernel for every arch
-# and the other cases labelled `nvrtc`, which are NVRTC's time (not instrumented) and run in the
-# whole suite below.
+# AddressSanitizer + UBSan: every CPU test but the sweeps compiling every kernel for every arch,
+# the other cases labelled `nvrtc`, which are NVRTC's time (not instrumented), and the device-object
+# mutation loops (`mutants`, tests/cpu_case_properties.cmake); all of them run in the whole suite
+# below.
 sanitized_build build-asan address,undefined
-(cd build-asan && ctest -j "$jobs" --timeout 600 --output-on-failure --label-exclude nvrtc -R '^cpu:' \
+(cd build-asan && ctest -j "$jobs" --timeout 600 --output-on-failure --label-exclude 'nvrtc|mutants' -R '^cpu:' \
   -E 'every builtin kernel compiles for every constant value')
 
 # ThreadSanitizer: the caches and their single flight, and the tuner's compile pool and measurers,

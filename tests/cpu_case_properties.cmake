@@ -8,7 +8,8 @@ set(cases_in_parallel
     "cache warms started at once"
     "8 threads asking for 3 specializations at once"
     "two processes recording into one database at once"
-    "a stand-in measurer drives a compiled problem through the tuner")
+    "a stand-in measurer drives a compiled problem through the tuner"
+    "ptxrt [a-z]+ (--lto )?--link ends cleanly on every mutant")
 list(JOIN cases_in_parallel "|" cases_in_parallel)
 # The cases whose time is NVRTC's, compiling many kernels through a path that other cases take
 # too (label `nvrtc`): a sanitized build instruments none of that time, so it leaves them out.
@@ -16,11 +17,18 @@ set(nvrtc_bound_cases
     "the C standard headers kernel files include compile under NVRTC"
     "the C\\+\\+ standard headers kernel files include compile under NVRTC")
 list(JOIN nvrtc_bound_cases "|" nvrtc_bound_cases)
+# The mutation loops run the CLI on hundreds of damaged device objects (label `mutants`): under a
+# sanitizer each run costs seconds, and the readers they drive are fuzzed under AddressSanitizer
+# (fuzz_device_object) and tested case by case, so a sanitized build leaves them out too.
+set(mutant_loop_cases "ptxrt [a-z]+ (--lto )?--link ends cleanly on every mutant")
 foreach(test IN LISTS ptxrt_cpu_tests_TESTS)
   if(test MATCHES "^cpu: ?(${cases_in_parallel})")
     set_tests_properties("${test}" PROPERTIES PROCESSORS 2)
   endif()
   if(test MATCHES "^cpu: ?(${nvrtc_bound_cases})")
     set_tests_properties("${test}" PROPERTIES LABELS nvrtc)
+  endif()
+  if(test MATCHES "^cpu: ?(${mutant_loop_cases})")
+    set_tests_properties("${test}" PROPERTIES LABELS mutants)
   endif()
 endforeach()

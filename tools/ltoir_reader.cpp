@@ -167,7 +167,11 @@ void read_apart(const DeviceObject& object, const std::string& arch) {
 // says: only how the process ends and "LLVM ERROR" on its output are the parent's verdict.
 void run_reader(const std::string& arch) {
   // Lets the tests see a crashing reader reported without an input that crashes this toolkit.
-  if (std::getenv("PTXRT_TEST_CRASH_LTOIR_READER") != nullptr) std::raise(SIGSEGV);
+  // The default action, so that a sanitizer's handler does not turn the crash into an exit.
+  if (std::getenv("PTXRT_TEST_CRASH_LTOIR_READER") != nullptr) {
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
+  }
   try {
     Program program = Program::from_string("", "ltoir-reader.cu");
     program.add_device_object(
