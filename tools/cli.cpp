@@ -93,6 +93,9 @@ Program LinkArguments::add_to(Program program) const {
 void LinkArguments::apply_to(CompileOptions& compile) const {
   compile.lto = lto;
   compile.link_options = options;
+  // Objects from files may hold LTO-IR, whose IR only nvJitLink reads: a damaged one then costs
+  // a child process, not this one. Without lto the linker refuses LTO-IR unread.
+  compile.isolated_link = lto && !objects.empty();
 }
 
 void add_link_arguments(CLI::App& command, LinkArguments& arguments) {

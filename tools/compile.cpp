@@ -8,7 +8,6 @@
 #include "apps/common/disassembly.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
-#include "ltoir_reader.hpp"
 #include "ptxrt/core/error.hpp"
 
 namespace ptxrt::cli {
@@ -72,7 +71,6 @@ void run_compile(const CompileArguments& arguments) {
                                                  : choose_target(arguments.arch, format);
   // Only what the user should read: ptxas' resource report is `ptxrt resources`' business.
   options.resource_usage = false;
-  read_ltoir_apart(program, options.target.arch, options.lto);
   const Image image = compile(program, options);
   if (!image.compile_log.empty()) std::cerr << image.compile_log << '\n';
   if (arguments.emit == "sass")

@@ -2,15 +2,18 @@
 // in its own file and registers itself here.
 #include <exception>
 #include <iostream>
+#include <optional>
 
 #include "cli.hpp"
+#include "ptxrt/core/program.hpp"
 #include "closest_pair.hpp"
 #include "host_commands.hpp"
-#include "ltoir_reader.hpp"
 #include "multi_gpu.hpp"
 #include "unknown_command.hpp"
 
 int main(int argc, char** argv) {
+  // `compile --lto --link` and `resources --lto --link` link in a child process of this one.
+  if (std::optional<int> code = ptxrt::serve_isolated_link(argc, argv)) return *code;
   CLI::App app{
       "ptxrt: JIT-compile CUDA kernels with NVRTC, inspect their resources, manage the "
       "disk cache",
@@ -26,7 +29,6 @@ int main(int argc, char** argv) {
   ptxrt::cli::add_closest_pair_command(app);
   ptxrt::cli::add_multi_gpu_command(app);
   ptxrt::cli::add_tune_commands(app);
-  ptxrt::cli::add_ltoir_reader_command(app);
   // One command per invocation: CLI11 would otherwise read a command's name in another's
   // arguments as a second command (`ptxrt tune closest-pair` would run `closest-pair`).
   app.require_subcommand(0, 1);

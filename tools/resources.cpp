@@ -12,7 +12,6 @@
 #include "apps/common/disassembly.hpp"
 #include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
-#include "ltoir_reader.hpp"
 #include "ptxrt/core/demangle.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/manifest.hpp"
@@ -154,7 +153,6 @@ std::vector<Row> measure(const ResourcesArguments& arguments) {
                     target.arch);
   auto [major, minor] = compute_capability_of(target.arch);
   const ArchLimits& limits = arch_limits(major, minor);
-  read_ltoir_apart(program, target.arch, arguments.link.lto);
 
   std::vector<std::vector<Row>> per_configuration(defines.size());
   run_parallel(defines.size(), default_compile_threads(), [&](std::size_t index) {

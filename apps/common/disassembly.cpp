@@ -1,11 +1,6 @@
 #include "apps/common/disassembly.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <regex>
 
 #include "ptxrt/core/error.hpp"
@@ -39,33 +34,9 @@ std::vector<fs::path> toolkit_bin_folders() {
   return folders;
 }
 
-// The CUBIN as an anonymous in-memory file: the tools read a path, and this one (/dev/stdin
-// of the child) leaves nothing on disk.
-class MemoryFile {
- public:
-  explicit MemoryFile(std::string_view bytes)
-      : descriptor_(::memfd_create("ptxrt.cubin", MFD_CLOEXEC)) {
-    if (descriptor_ < 0)
-      throw Error(ErrorKind::io, std::string("memfd_create failed: ") + std::strerror(errno));
-    for (std::string_view rest = bytes; !rest.empty();) {
-      const ssize_t written = ::write(descriptor_, rest.data(), rest.size());
-      if (written < 0 && errno == EINTR) continue;
-      if (written <= 0) throw Error(ErrorKind::io, "cannot write the CUBIN for the disassembler");
-      rest.remove_prefix(static_cast<std::size_t>(written));
-    }
-    ::lseek(descriptor_, 0, SEEK_SET);
-  }
-  MemoryFile(const MemoryFile&) = delete;
-  MemoryFile& operator=(const MemoryFile&) = delete;
-  ~MemoryFile() { ::close(descriptor_); }
-  int get() const { return descriptor_; }
-
- private:
-  int descriptor_;
-};
-
 std::string run_tool(const std::vector<std::string>& arguments, std::string_view cubin) {
-  MemoryFile input(cubin);
+  // The tools read a path: the CUBIN is their /dev/stdin, and nothing is left on disk.
+  const detail::FileDescriptor input = detail::memory_file(cubin, "ptxrt.cubin");
   detail::ChildProcess tool(arguments, input.get());
   std::string output;
   while (std::optional<std::string> line = tool.read_line(tool_timeout)) output += *line + "\n";

@@ -1,8 +1,5 @@
 #include "ptxrt/tune/tune_worker.hpp"
 
-#include <signal.h>
-#include <sys/prctl.h>
-
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -131,11 +128,7 @@ std::optional<Measurement> WorkerMeasurer::peer() {
   return measurement;
 }
 
-void tie_worker_to_parent() {
-  ::signal(SIGINT, SIG_IGN);
-  ::signal(SIGTERM, SIG_IGN);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-}
+void tie_worker_to_parent() { detail::tie_to_parent(); }
 
 int run_tune_worker(const std::function<std::unique_ptr<TuneSession>()>& open,
                     const TimingPolicy& policy, std::istream& in, std::ostream& out) {

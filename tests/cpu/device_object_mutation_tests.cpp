@@ -7,9 +7,9 @@
 //
 // LTO-IR after its 40-byte header is NVIDIA's encoded IR, with no size or checksum to hold it to:
 // a byte overwritten there reaches nvJitLink, which may crash on it (2 of 150 such mutants did
-// with CUDA 13.0). The CLI has nvJitLink read it in a child process first, so such a mutant too
-// ends in one error. Each child links the IR again, so the LTO-IR mutants are split into several
-// cases to keep each short.
+// with CUDA 13.0). The CLI links outside objects with --lto in a child process
+// (CompileOptions::isolated_link), so such a mutant too ends in one error. Each run starts that
+// child, so the LTO-IR mutants are split into several cases to keep each short.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -34,7 +34,7 @@ using ptxrt::testing::ScratchDirectory;
 namespace {
 
 const fs::path link_data = fs::path(PTXRT_SOURCE_DIR) / "tests/data/link";
-// Past the CLI's own 60 s limit on reading LTO-IR apart, so that the CLI's verdict is judged.
+// Past the CLI's own 60 s limit on an isolated link, so that the CLI's verdict is judged.
 constexpr std::chrono::seconds run_limit{75};
 constexpr int mutants_per_object = 150;
 constexpr int ltoir_mutants_per_case = 32;
@@ -65,10 +65,8 @@ struct Mutant {
   std::string bytes;
 };
 
-// Some mutants overwritten in 1 to 4 random bytes, every fourth cut short; with `cuts_only`, all
-// cut short.
-std::vector<Mutant> mutants_of(const std::string& sample, int mutant_count, std::uint32_t seed,
-                               bool cuts_only) {
+// Mutants overwritten in 1 to 4 random bytes, every fourth cut short.
+std::vector<Mutant> mutants_of(const std::string& sample, int mutant_count, std::uint32_t seed) {
   std::mt19937 random(seed);
   auto below = [&random](std::size_t bound) {
     return std::uniform_int_distribution<std::size_t>(0, bound - 1)(random);
@@ -76,7 +74,7 @@ std::vector<Mutant> mutants_of(const std::string& sample, int mutant_count, std:
   std::vector<Mutant> mutants;
   for (int index = 0; index < mutant_count; ++index) {
     Mutant mutant{"bytes", sample};
-    if (cuts_only || index % 4 == 0) {
+    if (index % 4 == 0) {
       mutant.bytes.resize(below(sample.size()));
       mutant.change = "cut to " + std::to_string(mutant.bytes.size()) + " bytes";
     } else {
@@ -135,11 +133,7 @@ std::string judge(const std::vector<std::string>& arguments, const fs::path& wri
 void check_mutants(Sample sample, const std::string& command, std::uint32_t seed) {
   const std::vector<Mutant> mutants =
       mutants_of(sample_bytes(sample),
-                 sample == Sample::ltoir ? ltoir_mutants_per_case : mutants_per_object, seed,
-                 // Bytes overwritten inside LTO-IR's encoded IR can still crash nvJitLink now and
-                 // then after the CLI's reader survived them: a gap the reader narrows but does
-                 // not close, so LTO-IR is only cut here.
-                 sample == Sample::ltoir);
+                 sample == Sample::ltoir ? ltoir_mutants_per_case : mutants_per_object, seed);
   ScratchDirectory scratch;
   std::vector<std::string> problems(mutants.size());
   std::atomic<std::size_t> next{0};

@@ -319,25 +319,3 @@ TEST_CASE("an object from nvcc -dlto links in with ptxrt compile --lto") {
   CHECK(ptxrt::read_cubin_resources(ptxrt::detail::read_regular_file(cubin, "CUBIN")).at(0).name ==
         "affine_clamp");
 }
-
-TEST_CASE("LTO-IR that crashes nvJitLink's reader is one error naming the file, and nothing more") {
-  ScratchDirectory scratch;
-  const fs::path ltoir = scratch.path() / "math.ltoir";
-  ptxrt::CompileOptions options;
-  options.target = {"sm_90", ptxrt::ImageFormat::ltoir, {}};
-  std::ofstream(ltoir, std::ios::binary)
-      << ptxrt::compile(ptxrt::Program::from_file(link_data / "link_math.cu"), options).data;
-  const std::vector<std::string> environment{
-      "PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string(), "PTXRT_TEST_CRASH_LTOIR_READER=1"};
-  const std::string expected =
-      "ptxrt: error: math.ltoir: damaged LTO-IR: nvJitLink crashed reading it (SIGSEGV)\n";
-  for (const std::string command : {"compile", "resources"}) {
-    CAPTURE(command);
-    const auto result =
-        ptxrt::testing::run_process({PTXRT_CLI_PATH, command, (link_data / "link_main.cu").string(),
-                                     "--lto", "--link", ltoir.string(), "--arch", "sm_90"},
-                                    environment);
-    CHECK(result.exit_code == 1);
-    CHECK(result.output == expected);
-  }
-}

@@ -140,7 +140,22 @@ struct PTXRT_API CompileOptions {
   // throws Error (compile) with code NVRTC_ERROR_CANCELLED. Not part of the cache key: a compile
   // that finishes is the same whatever the limit.
   std::optional<std::chrono::milliseconds> timeout;
+  // nvJitLink links in a child process of this executable, whose main() must first call
+  // serve_isolated_link(). LTO-IR is checked up to its header (check_device_code); the IR past it
+  // only nvJitLink reads, and a damaged one can crash it, hang it or end the process with
+  // "LLVM ERROR". Set this when the program links LTO-IR, or a fatbin, object or library that
+  // may hold some, from a file you did not write: such an end then throws Error
+  // (invalid_argument) naming those inputs, "b.ltoir: damaged LTO-IR: nvJitLink crashed linking
+  // it (SIGSEGV)", and this process goes on. The child is killed after `timeout` (a minute
+  // without one). Costs a process start per link; never changes the Image, so not part of the
+  // cache key.
+  bool isolated_link = false;
 };
+
+// Answers an isolated link (CompileOptions::isolated_link) when this process was started as one,
+// and returns its exit code; nothing in any other process. Call it first in main():
+//   if (std::optional<int> code = ptxrt::serve_isolated_link(argc, argv)) return *code;
+PTXRT_API std::optional<int> serve_isolated_link(int argc, char** argv);
 
 // Compiles to the target's format: PTX, CUBIN, LTO-IR (a single source), or a fatbin holding a
 // CUBIN per sm_XY and PTX per compute_XY of the target's arch list. A program of several inputs

@@ -17,25 +17,6 @@
 namespace ptxrt::detail {
 namespace {
 
-std::string input_type_name(nvJitLinkInputType type) {
-  switch (type) {
-    case NVJITLINK_INPUT_CUBIN:
-      return "CUBIN";
-    case NVJITLINK_INPUT_PTX:
-      return "PTX";
-    case NVJITLINK_INPUT_LTOIR:
-      return "LTO-IR";
-    case NVJITLINK_INPUT_FATBIN:
-      return "fatbin";
-    case NVJITLINK_INPUT_OBJECT:
-      return "device object";
-    case NVJITLINK_INPUT_LIBRARY:
-      return "device library";
-    default:
-      return "input";
-  }
-}
-
 // "twice(float)" for "_Z5twicef"; C names and anything unmangled stay as they are.
 std::string demangled(const std::string& symbol) {
   int status = 0;
@@ -139,6 +120,25 @@ struct WeakData {
 
 }  // namespace
 
+std::string input_type_name(nvJitLinkInputType type) {
+  switch (type) {
+    case NVJITLINK_INPUT_CUBIN:
+      return "CUBIN";
+    case NVJITLINK_INPUT_PTX:
+      return "PTX";
+    case NVJITLINK_INPUT_LTOIR:
+      return "LTO-IR";
+    case NVJITLINK_INPUT_FATBIN:
+      return "fatbin";
+    case NVJITLINK_INPUT_OBJECT:
+      return "device object";
+    case NVJITLINK_INPUT_LIBRARY:
+      return "device library";
+    default:
+      return "input";
+  }
+}
+
 DeviceLinker::DeviceLinker(const std::string& program, const std::string& arch, ImageFormat format,
                            bool lto, bool resource_usage, const std::vector<std::string>& options)
     : what_(program + " for " + arch), sm_(sm_of(arch)), lto_(lto) {
@@ -177,7 +177,7 @@ void DeviceLinker::add(nvJitLinkInputType type, std::string bytes, std::string n
                 name +
                     " is LTO-IR, which links only with link-time optimisation (--lto, "
                     "CompileOptions::lto)");
-  inputs_.push_back({type, std::move(bytes), std::move(name)});
+  inputs_.push_back({type, std::move(bytes), std::move(name), false});
 }
 
 // nvJitLink 13.0 only prints a symbol that two relocatable CUBINs define, or weak data (defined or
@@ -194,7 +194,7 @@ void DeviceLinker::complete() {
   auto add_problem = [&problems](const std::string& problem) {
     problems += (problems.empty() ? "" : "; ") + problem;
   };
-  for (const Input& input : inputs_) {
+  for (const LinkInput& input : inputs_) {
     inputs += (inputs.empty() ? "" : ", ") + input.name + " (" + input_type_name(input.type) + ")";
     for (std::string_view cubin : linked_cubins(input.type, input.bytes, input.name, sm_)) {
       const ElfFile elf(cubin);
@@ -219,7 +219,7 @@ void DeviceLinker::complete() {
     throw Error(ErrorKind::link,
                 "linking " + what_ + " failed: " + problems + " (inputs: " + inputs + ")",
                 "nvJitLinkComplete", 0, "conflicting definitions", "linking " + what_);
-  for (const Input& input : inputs_) {
+  for (const LinkInput& input : inputs_) {
     const nvJitLinkResult added = nvJitLinkAddData(handle_, input.type, input.bytes.data(),
                                                    input.bytes.size(), input.name.c_str());
     if (added != NVJITLINK_SUCCESS)
@@ -264,6 +264,14 @@ std::string DeviceLinker::error_log() const {
   std::string log(size, '\0');
   if (nvJitLinkGetErrorLog(handle_, log.data()) != NVJITLINK_SUCCESS) return {};
   return log;
+}
+
+LinkResult link(const LinkRequest& request) {
+  DeviceLinker linker(request.program, request.arch, request.format, request.lto,
+                      request.resource_usage, request.options);
+  for (const LinkInput& input : request.inputs) linker.add(input.type, input.bytes, input.name);
+  linker.complete();
+  return {linker.output(request.format), linker.info_log()};
 }
 
 }  // namespace ptxrt::detail

@@ -12,6 +12,38 @@
 
 namespace ptxrt::detail {
 
+struct LinkInput {
+  nvJitLinkInputType type;
+  std::string bytes;
+  std::string name;
+  // A device object given by the caller rather than compiled here from a source: what is suspect
+  // when nvJitLink crashes.
+  bool from_caller = false;
+};
+
+// One link as a value (what a DeviceLinker is made with and given), so that it can run in another
+// process (jit/isolated_link).
+struct LinkRequest {
+  std::string program;  // names what is linked in messages: "a.cu+b.ltoir"
+  std::string arch;
+  ImageFormat format = ImageFormat::cubin;
+  bool lto = false;
+  bool resource_usage = false;
+  std::vector<std::string> options;
+  std::vector<LinkInput> inputs;
+};
+
+struct LinkResult {
+  std::string output;    // the CUBIN, or PTX
+  std::string info_log;  // DeviceLinker::info_log()
+};
+
+// "LTO-IR", "fatbin", "device library": how messages name an input of this type.
+std::string input_type_name(nvJitLinkInputType type);
+
+// Links `request` in this process with a DeviceLinker. Throws what it throws.
+LinkResult link(const LinkRequest& request);
+
 class DeviceLinker {
  public:
   // `arch` is "sm_90" (a CUBIN) or, with lto and `format` ptx, "compute_90"; `program` names what
@@ -43,12 +75,7 @@ class DeviceLinker {
   std::string what_;  // "a.cu+b.cu for sm_90"
   int sm_;            // 90 for sm_90; 0 for a virtual architecture
   bool lto_;
-  struct Input {
-    nvJitLinkInputType type;
-    std::string bytes;
-    std::string name;
-  };
-  std::vector<Input> inputs_;
+  std::vector<LinkInput> inputs_;
 };
 
 }  // namespace ptxrt::detail

@@ -17,6 +17,7 @@
 #include "jit/elapsed.hpp"
 #include "jit/hash.hpp"
 #include "jit/include_scanner.hpp"
+#include "jit/isolated_link.hpp"
 #include "jit/link.hpp"
 #include "jit/precompiled_headers.hpp"
 #include "jit/std_headers.hpp"
@@ -25,6 +26,10 @@
 
 namespace ptxrt {
 namespace {
+
+// How long an isolated link may take without CompileOptions::timeout: linking intact inputs takes
+// seconds; a minute is a hang.
+constexpr std::chrono::milliseconds isolated_link_limit{60'000};
 
 // Owns an nvrtcProgram.
 class NvrtcProgram {
@@ -388,14 +393,15 @@ Image link_program(const Program& program, const CompileOptions& options,
                     ") needs link-time optimisation: set CompileOptions::lto (--lto), or ask for "
                     "a CUBIN (sm_XY)");
   const UnitTarget unit{target.arch, options.lto ? ImageFormat::ltoir : ImageFormat::cubin, true};
-  detail::DeviceLinker linker(program.input_names(), target.arch, target.format, options.lto,
-                              wants_resource_usage(options), split_all(options.link_options));
+  detail::LinkRequest request{program.input_names(), target.arch,  target.format,
+                              options.lto,           wants_resource_usage(options),
+                              split_all(options.link_options), {}};
   Image image;
   for (std::size_t index = 0; index < program.sources().size(); ++index) {
     const SourceFile& source = program.sources()[index];
     UnitOutput compiled = compile_unit(program, source, options, defines, unit, index == 0);
-    linker.add(options.lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN,
-               std::move(compiled.data), source.name);
+    request.inputs.push_back({options.lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN,
+                              std::move(compiled.data), source.name, false});
     if (!compiled.log.empty())
       image.compile_log += "== " + source.name + " ==\n" + compiled.log + "\n";
     image.options.insert(image.options.end(), compiled.arguments.begin(), compiled.arguments.end());
@@ -403,12 +409,15 @@ Image link_program(const Program& program, const CompileOptions& options,
   }
   for (const DeviceObject& object : program.device_objects()) {
     object.check_links_into(target.arch);
-    linker.add(link_input_type(object.kind), object.bytes, object.name);
+    request.inputs.push_back({link_input_type(object.kind), object.bytes, object.name, true});
   }
-  linker.complete();
-  image.data = linker.output(target.format);
-  if (std::string log = linker.info_log(); !log.empty())
-    image.compile_log += "== link ==\n" + log + "\n";
+  detail::LinkResult linked =
+      options.isolated_link
+          ? detail::link_in_child_process(request, detail::isolated_link_command(),
+                                          options.timeout.value_or(isolated_link_limit))
+          : detail::link(request);
+  image.data = std::move(linked.output);
+  if (!linked.info_log.empty()) image.compile_log += "== link ==\n" + linked.info_log + "\n";
   return image;
 }
 

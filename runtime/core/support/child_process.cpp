@@ -1,6 +1,8 @@
 #include "support/child_process.hpp"
 
 #include <poll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -31,7 +33,8 @@ std::string describe_status(int status) {
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::vector<std::string>& arguments, int standard_input) {
+ChildProcess::ChildProcess(const std::vector<std::string>& arguments, int standard_input,
+                           int standard_error) {
   if (arguments.empty()) throw Error(ErrorKind::invalid_argument, "no program to start");
   int ends[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
@@ -41,10 +44,11 @@ ChildProcess::ChildProcess(const std::vector<std::string>& arguments, int standa
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  // dup2 clears close-on-exec on the duplicates, so only stdin and stdout reach the child.
+  // dup2 clears close-on-exec on the duplicates, so only stdin, stdout and stderr reach the child.
   posix_spawn_file_actions_adddup2(&actions, standard_input >= 0 ? standard_input : ends[1],
                                    STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, ends[1], STDOUT_FILENO);
+  if (standard_error >= 0) posix_spawn_file_actions_adddup2(&actions, standard_error, STDERR_FILENO);
   const int spawned = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(ends[1]);
@@ -86,21 +90,38 @@ std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds tim
       buffer_.erase(0, newline + 1);
       return line;
     }
+    if (!receive(deadline)) return std::nullopt;
+  }
+}
+
+std::optional<std::string> ChildProcess::read_bytes(std::size_t count,
+                                                    std::chrono::milliseconds timeout) {
+  const Clock::time_point deadline = Clock::now() + timeout;
+  while (buffer_.size() < count)
+    if (!receive(deadline)) return std::nullopt;
+  std::string bytes = buffer_.substr(0, count);
+  buffer_.erase(0, count);
+  return bytes;
+}
+
+bool ChildProcess::receive(Clock::time_point deadline) {
+  for (;;) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return std::nullopt;
+    if (left.count() <= 0) return false;
     pollfd waiting{socket_, POLLIN, 0};
     const int ready = ::poll(&waiting, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return std::nullopt;
-    char chunk[4096];
+    if (ready <= 0) return false;
+    char chunk[65536];
     const ssize_t got = ::recv(socket_, chunk, sizeof chunk, 0);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
       closed_ = true;
-      return std::nullopt;
+      return false;
     }
     buffer_.append(chunk, static_cast<std::size_t>(got));
+    return true;
   }
 }
 
@@ -119,6 +140,38 @@ std::string ChildProcess::terminate() {
   }
   pid_ = -1;
   return reaped > 0 ? describe_status(status) : "lost (waitpid failed)";
+}
+
+FileDescriptor memory_file(std::string_view bytes, const char* name) {
+  FileDescriptor file(::memfd_create(name, MFD_CLOEXEC));
+  if (!file) throw Error(ErrorKind::io, std::string("memfd_create failed: ") + std::strerror(errno));
+  for (std::string_view rest = bytes; !rest.empty();) {
+    const ssize_t written = ::write(file.get(), rest.data(), rest.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0)
+      throw Error(ErrorKind::io, std::string("cannot write a memory file: ") + std::strerror(errno));
+    rest.remove_prefix(static_cast<std::size_t>(written));
+  }
+  ::lseek(file.get(), 0, SEEK_SET);
+  return file;
+}
+
+std::string read_memory_file(const FileDescriptor& file) {
+  std::string bytes;
+  char chunk[65536];
+  for (off_t offset = 0;;) {
+    const ssize_t got = ::pread(file.get(), chunk, sizeof chunk, offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return bytes;
+    bytes.append(chunk, static_cast<std::size_t>(got));
+    offset += got;
+  }
+}
+
+void tie_to_parent() {
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
 }  // namespace ptxrt::detail
