@@ -25,7 +25,10 @@ done
 
 scripts/setup.sh --fuzz || exit 1
 build=build-fuzz
-CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTXRT_WERROR=ON \
+# -O1 with line tables only, as for the sanitized test builds: a report's stack needs no more, and
+# it compiles in about half of -O2 -g's time.
+CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DPTXRT_WERROR=ON \
   -DPTXRT_FUZZ=ON -DPTXRT_BUILD_TESTS=OFF >/dev/null || exit 1
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" || exit 1
 
