@@ -50,12 +50,11 @@ install(FILES ${PROJECT_BINARY_DIR}/ptxrtConfig.cmake ${PROJECT_BINARY_DIR}/ptxr
         DESTINATION ${PTXRT_CMAKE_DIR})
 
 # pkg-config: ptxrt-core.pc, ptxrt-tune.pc (Requires: ptxrt-core), ptxrt-blas.pc (Requires:
-# ptxrt-tune) and ptxrt.pc for all three. The prefix is found from the .pc file's own place, so
-# `--prefix` at install time is honoured; the toolkit's folders are variables (cudaincludedir,
-# cudalibdir) that `pkg-config --define-variable` can point elsewhere. A static library lists what
-# it needs on Libs, a shared one on Libs.private.
-file(RELATIVE_PATH PTXRT_PC_PREFIX_FROM_PCDIR
-     /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+# ptxrt-tune) and ptxrt.pc for all three. The prefix is written when installing, so that
+# `--prefix` then is honoured and the flags are plain paths; a tree moved later is found with
+# `pkg-config --define-prefix`. The toolkit's folders are variables (cudaincludedir, cudalibdir)
+# that `pkg-config --define-variable` can point elsewhere. A static library lists what it needs
+# on Libs, a shared one on Libs.private.
 set(PTXRT_PC_CUDA_LIBRARY_DIR ${CUDAToolkit_LIBRARY_DIR})
 set(PTXRT_PC_CORE_DEPENDENCIES "-L\${cudalibdir}")
 foreach(library IN ITEMS ${CUDA_nvrtc_LIBRARY} ${CUDA_nvJitLink_LIBRARY} ${CUDA_nvfatbin_LIBRARY})
@@ -79,8 +78,14 @@ function(ptxrt_write_pc name description requires libs dependencies)
   set(PTXRT_PC_NAME ${name})
   set(PTXRT_PC_DESCRIPTION ${description})
   set(PTXRT_PC_REQUIRES "${requires}")
-  configure_file(${PROJECT_SOURCE_DIR}/cmake/ptxrt.pc.in ${PROJECT_BINARY_DIR}/${name}.pc @ONLY)
-  install(FILES ${PROJECT_BINARY_DIR}/${name}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  set(configured ${PROJECT_BINARY_DIR}/pkgconfig/${name}.pc.in)
+  set(installed ${PROJECT_BINARY_DIR}/pkgconfig/installed/${name}.pc)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/ptxrt.pc.in ${configured} @ONLY)
+  install(CODE "
+    file(READ \"${configured}\" text)
+    string(REPLACE \"%PTXRT_INSTALL_PREFIX%\" \"\${CMAKE_INSTALL_PREFIX}\" text \"\${text}\")
+    file(WRITE \"${installed}\" \"\${text}\")")
+  install(FILES ${installed} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endfunction()
 
 ptxrt_write_pc(ptxrt-core "ptxrt::core: ${PROJECT_DESCRIPTION}" ""

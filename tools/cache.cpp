@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct WarmArguments {
-  std::vector<std::string> archs;
+  std::vector<std::string> archs{"auto"};
   std::vector<std::string> kernels;
   std::vector<std::string> defines;
   bool all_values = false;
@@ -260,9 +260,11 @@ void add_warm_command(CLI::App& cache) {
       "warm",
       "Compile CUBINs ahead of time (no GPU needed) into the disk cache, under the keys the JIT "
       "looks up: every arch x kernel x configuration not already there");
-  command->add_option("--arch", arguments->archs, "architectures: sm_80,sm_90,...")
+  command
+      ->add_option("--arch", arguments->archs,
+                   "architectures: sm_80,sm_90,...; auto is device 0's (sm_90 without a GPU)")
       ->delimiter(',')
-      ->required();
+      ->capture_default_str();
   command->add_option("--kernel", arguments->kernels,
                       "a builtin kernel or a .cu file (default: every builtin); repeatable");
   add_define_option(*command, arguments->defines);

@@ -18,13 +18,14 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/manifest.hpp"
 #include "support/quoted.hpp"
+#include "unknown_command.hpp"
 
 namespace ptxrt::cli {
 namespace {
 
-std::string builtin_list() {
+std::string joined(const std::vector<std::string>& names) {
   std::string list;
-  for (const std::string& name : apps::builtin_kernel_names()) list += (list.empty() ? "" : ", ") + name;
+  for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
   return list.empty() ? "(none)" : list;
 }
 
@@ -120,20 +121,44 @@ void add_database_option(CLI::App& command, std::string& database, std::string_v
                          "cache directory)");
 }
 
+bool names_a_file(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::exists(path, error) && !std::filesystem::is_directory(path, error);
+}
+
+void check_file_or_builtin(const std::string& word, const std::vector<std::string>& builtins,
+                           std::string_view kind, const std::vector<std::string>& commands) {
+  if (names_a_file(word) || std::find(builtins.begin(), builtins.end(), word) != builtins.end())
+    return;
+  std::string message = detail::quoted(word) + " is neither a file nor a builtin " +
+                        std::string(kind) + " (builtin: " + joined(builtins) + ")";
+  if (std::optional<std::string> closest = closest_name(word, builtins))
+    message += "; did you mean '" + *closest + "'?";
+  else
+    for (const std::string& command : commands)  // "tune show" is meant by "shwo"
+      if (closest_name(word, {command.substr(command.rfind(' ') + 1)})) {
+        message += "; did you mean the command '" + command + "'?";
+        break;
+      }
+  throw Error(ErrorKind::not_found, message);
+}
+
+void check_file_exists(const std::string& path, std::string_view option) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error))
+    throw Error(ErrorKind::not_found, std::string(option) + " " + detail::quoted(path) +
+                                          ": no such file");
+}
+
 Program load_program(const std::string& kernel_or_file) {
   // Whatever is at the path but a folder is read as kernel source, which refuses a FIFO or a
   // device by name rather than mistaking it for a builtin's.
-  std::error_code error;
-  if (std::filesystem::exists(kernel_or_file, error) &&
-      !std::filesystem::is_directory(kernel_or_file, error))
-    return Program::from_file(kernel_or_file);
+  if (names_a_file(kernel_or_file)) return Program::from_file(kernel_or_file);
   std::string name = kernel_or_file;
   if (name.ends_with(".cu")) name.resize(name.size() - 3);
   const std::vector<std::string> builtins = apps::builtin_kernel_names();
   if (std::find(builtins.begin(), builtins.end(), name) == builtins.end())
-    throw Error(ErrorKind::not_found,
-                detail::quoted(kernel_or_file) +
-                    " is neither a file nor a builtin kernel (builtin: " + builtin_list() + ")");
+    check_file_or_builtin(kernel_or_file, builtins, "kernel");
   return apps::builtin_program(name);
 }
 

@@ -65,6 +65,16 @@ void add_database_option(CLI::App& command, std::string& database, std::string_v
 // kernel's name. Throws Error (not_found) naming the argument and the builtin kernels.
 Program load_program(const std::string& kernel_or_file);
 
+// Throws Error (not_found) unless `word` names a file or one of `builtins`: "'shwo' is neither a
+// file nor a builtin tuning problem (builtin: matmul, sgemm, closest-pair)", with the closest
+// builtin, or else the closest of `commands` ("tune show"), when `word` looks like a typo of one.
+void check_file_or_builtin(const std::string& word, const std::vector<std::string>& builtins,
+                           std::string_view kind, const std::vector<std::string>& commands = {});
+
+// Throws Error (not_found) "--problem 'p.json': no such file" when nothing is at `path`; what is
+// there is for its reader to judge.
+void check_file_exists(const std::string& path, std::string_view option);
+
 // Each "NAME=VALUE" (or "NAME") through parse_define.
 std::vector<Define> parse_defines(const std::vector<std::string>& texts);
 

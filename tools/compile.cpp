@@ -9,6 +9,7 @@
 #include "apps/common/kernel_defines.hpp"
 #include "cli.hpp"
 #include "ptxrt/core/error.hpp"
+#include "support/quoted.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -67,6 +68,11 @@ void run_compile(const CompileArguments& arguments) {
   apps::check_declared(program, options.defines);
   arguments.nvrtc.apply_to(options);
   arguments.link.apply_to(options);
+  if (format != ImageFormat::fatbin && arguments.arch.find(',') != std::string::npos)
+    throw Error(ErrorKind::invalid_argument,
+                "--arch " + detail::quoted(arguments.arch) + " lists several architectures, " +
+                    "which make one fatbin (a CUBIN per sm_XY, PTX per compute_XY): add --emit "
+                    "fatbin, or give one architecture");
   options.target = format == ImageFormat::fatbin ? fatbin_target(arguments.arch)
                                                  : choose_target(arguments.arch, format);
   // Only what the user should read: ptxas' resource report is `ptxrt resources`' business.

@@ -3,10 +3,12 @@
 #include "ptxrt/core/resources.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "apps/common/disassembly.hpp"
@@ -14,9 +16,11 @@
 #include "cli.hpp"
 #include "ptxrt/core/demangle.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/core/expression.hpp"
 #include "ptxrt/core/manifest.hpp"
 #include "ptxrt/core/occupancy.hpp"
 #include "ptxrt/tune/tuner.hpp"
+#include "support/quoted.hpp"
 
 namespace ptxrt::cli {
 namespace {
@@ -56,7 +60,9 @@ struct ResourcesArguments {
   NvrtcArguments nvrtc;
   LinkArguments link;
   std::string arch = "auto";
-  std::vector<int> blocks{256};
+  // Expressions of the defines ("256", "TILE_WIDTH*TILE_WIDTH"); none: each kernel's
+  // __launch_bounds__, else 256.
+  std::vector<std::string> blocks;
   bool json = false;
   bool sass = false;
 };
@@ -120,8 +126,61 @@ std::string defining_file(const std::string& log, const std::string& kernel) {
   return file == "link" ? std::string() : file;
 }
 
+// "64,min(TILE_WIDTH*TILE_WIDTH, 512)" as its two items: split at the commas outside parentheses.
+std::vector<std::string> top_level_items(const std::vector<std::string>& texts) {
+  std::vector<std::string> items;
+  for (const std::string& text : texts) {
+    int depth = 0;
+    std::string item;
+    for (const char c : text) {
+      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+      if (c == ',' && depth == 0) {
+        items.push_back(std::exchange(item, {}));
+        continue;
+      }
+      item += c;
+    }
+    items.push_back(item);
+  }
+  return items;
+}
+
+// The block sizes to report `kernel` at for one configuration: each --block expression's value
+// under its defines, or the kernel's __launch_bounds__ (else 256) when none is given.
+std::vector<int> block_sizes(const std::vector<std::string>& texts, const Image& image,
+                             const KernelResources& kernel) {
+  if (texts.empty()) return {kernel.max_threads_per_block > 0 ? kernel.max_threads_per_block : 256};
+  auto lookup = [&image](std::string_view name) -> std::optional<std::int64_t> {
+    for (const Define& define : image.defines) {
+      std::int64_t value = 0;
+      const auto [end, error] = std::from_chars(
+          define.value.data(), define.value.data() + define.value.size(), value);
+      if (define.name == name && error == std::errc() &&
+          end == define.value.data() + define.value.size())
+        return value;
+    }
+    return std::nullopt;
+  };
+  std::vector<int> sizes;
+  for (const std::string& text : top_level_items(texts)) {
+    const std::string where =
+        "--block " + detail::quoted(text) + " for " + format_defines(image.defines);
+    std::int64_t value = 0;
+    try {
+      value = Expression::parse(text).evaluate(lookup);
+    } catch (const Error& error) {
+      throw Error(ErrorKind::invalid_argument, where + ": " + error.what());
+    }
+    if (value < 1 || value > 1024)
+      throw Error(ErrorKind::invalid_argument,
+                  where + ": " + std::to_string(value) + " threads; a block has 1 to 1024");
+    sizes.push_back(static_cast<int>(value));
+  }
+  return sizes;
+}
+
 std::vector<Row> rows_for(const Image& image, const ArchLimits& limits,
-                          const std::vector<int>& blocks, bool sass) {
+                          const std::vector<std::string>& blocks, bool sass) {
   std::vector<apps::KernelInstructions> instructions;
   if (sass) instructions = apps::count_instructions(apps::disassemble(image.data));
   std::vector<Row> rows;
@@ -130,7 +189,7 @@ std::vector<Row> rows_for(const Image& image, const ArchLimits& limits,
     std::optional<apps::KernelInstructions> counted;
     for (const apps::KernelInstructions& candidate : instructions)
       if (candidate.kernel == kernel.name) counted = candidate;
-    for (int block : blocks)
+    for (int block : block_sizes(blocks, image, kernel))
       rows.push_back({image.defines, image.arch, kernel, block,
                       compute_occupancy(limits, kernel, block, 0),
                       defining_file(image.compile_log, kernel.name), counted});
@@ -316,10 +375,10 @@ void add_resources_commands(CLI::App& app) {
                       "cartesian product; repeatable");
   add_nvrtc_arguments(*command, arguments->nvrtc);
   add_arch_option(*command, arguments->arch);
-  command->add_option("--block", arguments->blocks, "threads per block for the occupancy: N[,M...]")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
+  command->add_option("--block", arguments->blocks,
+                      "threads per block for the occupancy: N[,M...], each a number or an "
+                      "expression of the defines that follows a sweep (TILE_WIDTH*TILE_WIDTH); "
+                      "default: each kernel's __launch_bounds__, else 256");
   command->add_flag("--json", arguments->json, "print JSON (fields below)");
   command->add_flag("--sass", arguments->sass,
                     "add each kernel's instruction counts by class (FFMA, loads and stores by "

@@ -252,7 +252,13 @@ void execute_kernel_file(const CLI::App& command, const RunArguments& arguments)
 void execute(const CLI::App& command, const RunArguments& arguments) {
   if (command.count("--db") && !arguments.tuned)
     throw Error(ErrorKind::invalid_argument, "--db applies with --tuned");
-  if (!programs().contains(arguments.program)) return execute_kernel_file(command, arguments);
+  if (!programs().contains(arguments.program)) {
+    std::vector<std::string> names;
+    for (const auto& [name, spec] : programs()) names.push_back(name);
+    ptxrt::cli::check_file_or_builtin(arguments.program, names, "program");
+    if (!arguments.problem.empty()) ptxrt::cli::check_file_exists(arguments.problem, "--problem");
+    return execute_kernel_file(command, arguments);
+  }
   if (command.count("--problem") || command.count("--size"))
     throw Error(ErrorKind::invalid_argument,
                 "--problem and --size apply to a kernel file, not to " + arguments.program);
@@ -315,17 +321,13 @@ void add_run_command(CLI::App& app) {
       "Run one classic kernel: time it (median of --repeat after a warm-up) and, with "
       "--verify, check it against the CPU reference");
   auto arguments = std::make_shared<RunArguments>();
-  std::vector<std::string> names;
-  for (const auto& [name, spec] : programs()) names.push_back(name);
   command
       ->add_option("program", arguments->program,
                    "The program to run, or a kernel file with its tuning problem (--problem, or "
                    "the file's \"// ptxrt: problem\" lines)")
-      ->required()
-      ->check(CLI::IsMember(names) | CLI::ExistingFile);
+      ->required();
   command->add_option("--problem", arguments->problem,
-                      "A kernel file's problem (JSON; docs/tuning.md)")
-      ->check(CLI::ExistingFile);
+                      "A kernel file's problem (JSON; docs/tuning.md)");
   command->add_option("--size", arguments->sizes,
                       "A kernel file's problem sizes, NAME=VALUE,... (W=4096,H=4096)");
   command->add_option("--n", arguments->n,

@@ -319,6 +319,9 @@ void print_interrupted(std::ostream& out, const TuneArguments& arguments,
 
 void run_tune(const TuneArguments& arguments) {
   if (arguments.kernel.empty()) throw CLI::RequiredError("kernel (or `tune show`)");
+  check_file_or_builtin(arguments.kernel, apps::tune_problem_names(), "tuning problem",
+                        {"tune show", "tune merge"});
+  if (!arguments.problem.empty()) check_file_exists(arguments.problem, "--problem");
   // A bad size, problem, strategy name, device list or share fails before any GPU work (and
   // before MPI).
   check_before_gpu(arguments);
@@ -442,13 +445,11 @@ void add_tune_commands(CLI::App& app) {
   command
       ->add_option("kernel", arguments->kernel,
                    "matmul, sgemm, closest-pair, or a kernel file with its problem (--problem "
-                   "P.json, or the file's \"// ptxrt: problem\" lines)")
-      ->check(CLI::IsMember(apps::tune_problem_names()) | CLI::ExistingFile);
+                   "P.json, or the file's \"// ptxrt: problem\" lines)");
   command
       ->add_option("--problem", arguments->problem,
                    "the kernel file's problem: entry, sizes, tunables, launch geometry, "
-                   "arguments, verification (JSON; docs/tuning.md)")
-      ->check(CLI::ExistingFile);
+                   "arguments, verification (JSON; docs/tuning.md)");
   command->add_option("--size", arguments->sizes,
                       "problem size: N or MxNxK for matmul and sgemm (default 1024), points for "
                       "closest-pair (default 1048576), NAME=VALUE,... for a kernel file "
@@ -457,6 +458,7 @@ void add_tune_commands(CLI::App& app) {
                       "matmul: a kernel file to tune instead of matmul_tiled.cu (same entry, "
                       "signature and TILE_WIDTH)");
   command->add_option("--strategy", arguments->strategy, "exhaustive, random, occupancy or model")
+      ->check(CLI::IsMember({"exhaustive", "random", "occupancy", "model"}))
       ->capture_default_str();
   command->add_option("--budget", arguments->budget, "time at most N configs")->check(at_least(1));
   command

@@ -1,6 +1,7 @@
 #include "unknown_command.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 #include "support/quoted.hpp"
@@ -36,7 +37,67 @@ std::string join(const std::vector<std::string>& names) {
   return joined;
 }
 
+// The deepest command the arguments name, and its path ("ptxrt cache warm").
+std::pair<const CLI::App*, std::string> named_command(const CLI::App& app,
+                                                      const std::vector<std::string>& arguments) {
+  const CLI::App* command = &app;
+  std::string path = app.get_name();
+  for (const std::string& word : arguments) {
+    if (word == "--") break;
+    if (word.starts_with('-')) continue;
+    if (const CLI::App* next = find_command(*command, word)) {
+      command = next;
+      path += " " + word;
+    }
+  }
+  return {command, path};
+}
+
+// "--arch", "-D", "--define": every name an option of `command` answers to.
+std::vector<std::string> option_names(const CLI::App& command) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+  }
+  if (const CLI::Option* help = command.get_help_ptr()) {
+    for (const std::string& name : help->get_lnames()) names.push_back("--" + name);
+    for (const std::string& name : help->get_snames()) names.push_back("-" + name);
+  }
+  return names;
+}
+
 }  // namespace
+
+std::string command_path(const CLI::App& app, const std::vector<std::string>& arguments) {
+  return named_command(app, arguments).second;
+}
+
+std::string unexpected_arguments_message(const CLI::App& app,
+                                         const std::vector<std::string>& arguments,
+                                         const std::vector<std::string>& extras) {
+  const auto [command, path] = named_command(app, arguments);
+  const std::vector<std::string> names = option_names(*command);
+  std::string message;
+  for (const std::string& word : extras) {
+    message += message.empty() ? "" : "; ";
+    // A negative number is a value ("-1"), not an option.
+    if (!word.starts_with('-') || word.size() < 2 ||
+        std::isdigit(static_cast<unsigned char>(word[1]))) {
+      message += "unexpected argument " + detail::quoted(word) + " for '" + path + "'";
+      continue;
+    }
+    // "--arch=sm_90" and "-Dname" name their option before the value.
+    const std::string name =
+        word.starts_with("--") ? word.substr(0, word.find('=')) : word.substr(0, 2);
+    message += "unknown option " + detail::quoted(name) + " for '" + path + "'";
+    if (const std::optional<std::string> closest = closest_name(name, names))
+      message += " (did you mean '" + *closest + "'?)";
+    else
+      message += " (see '" + path + " --help')";
+  }
+  return message;
+}
 
 std::size_t edit_distance(std::string_view from, std::string_view to) {
   // Three rows of the dynamic programme: the swap of neighbours looks two rows back.

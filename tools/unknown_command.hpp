@@ -1,5 +1,7 @@
-// What `ptxrt` says when a command name is mistyped: CLI11 alone reports "The following arguments
-// were not expected: compiel x", without saying that "compiel" was meant as a command.
+// What `ptxrt` says when its command line does not parse: one line naming the command, with the
+// closest command or option when a name is mistyped. CLI11 alone reports "The following arguments
+// were not expected: compiel x", without saying that "compiel" was meant as a command, and
+// suggests no option.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -26,5 +28,17 @@ std::optional<std::string> closest_name(std::string_view word,
 // when none is close; otherwise nullopt, and CLI11's own message stands.
 std::optional<std::string> unknown_command_message(const CLI::App& app,
                                                    const std::vector<std::string>& arguments);
+
+// After a parse of `arguments` that left `extras` (the words CLI11 did not expect): for a word
+// that looks like an option ("--arhc", "--arhc=sm_90"), "unknown option '--arhc' for 'ptxrt
+// compile' (did you mean '--arch'?)"; for another, "unexpected argument 'x' for 'ptxrt
+// compile'"; joined by "; ".
+std::string unexpected_arguments_message(const CLI::App& app,
+                                         const std::vector<std::string>& arguments,
+                                         const std::vector<std::string>& extras);
+
+// The command the arguments name, under `app`: "ptxrt compile", "ptxrt cache warm"; "ptxrt"
+// before any.
+std::string command_path(const CLI::App& app, const std::vector<std::string>& arguments);
 
 }  // namespace ptxrt::cli

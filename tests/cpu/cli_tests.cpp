@@ -119,7 +119,7 @@ TEST_CASE("a mistyped command exits 2 naming the closest one at its level, or th
        "unknown command 'multi-gpu closest-pairs' (did you mean 'multi-gpu closest-pair'?)"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (the commands are: devices, kernels, compile, resources, "
-       "cache, demo, run, bench, closest-pair, multi-gpu, tune)"},
+       "cache, demo, run, bench, closest-pair, multi-gpu, tune, help)"},
       {{"cache", "shrink"},
        "unknown command 'cache shrink' (the commands of 'cache' are: path, ls, clear, warm)"}};
   Cli cli;

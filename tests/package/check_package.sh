@@ -97,11 +97,22 @@ check_example() {  # name, source, scratch
   run_example "$folder/${1}_example"
 }
 
-# The prefix given only at install time: ptxrt.pc finds it from its own place.
+# The prefix given only at install time: the .pc files hold it as plain paths (no ".."), and a
+# tree moved afterwards is found with --define-prefix.
 check_pkg_config() {  # source, scratch
-  local prefix folder
+  local prefix folder flags moved
   prefix=$(installed_prefix "$2")
   folder=$(fresh_folder "$2/pkg-config")
+  flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs --static ptxrt)
+  echo "pkg-config --cflags --libs --static ptxrt: $flags"
+  [[ "$flags" == *"-I$prefix/include "* && "$flags" == *"-L$prefix/lib "* ]] ||
+    fail "the flags do not name the install prefix $prefix plainly"
+  [[ "$flags" != *"/../"* ]] || fail "the flags climb out of a folder with '..'"
+  [[ "$flags" == *" -pthread"* ]] || fail "the flags lack -pthread"
+  moved="$2/pkg-config-moved"
+  rm -rf "$moved" && cp -r "$prefix" "$moved"
+  [[ "$(PKG_CONFIG_PATH="$moved/lib/pkgconfig" pkg-config --define-prefix --cflags ptxrt-core)" \
+     == *"-I$moved/include"* ]] || fail "--define-prefix does not find a moved tree"
   # shellcheck disable=SC2046
   g++ -std=c++20 -o "$folder/matmul_example" "$1/examples/matmul/main.cpp" \
     "-DKERNEL_FILE=\"$1/ptx_src/matmul_tiled.cu\"" \
