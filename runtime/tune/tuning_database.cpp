@@ -508,10 +508,11 @@ std::vector<TuningRecord> TuningDatabase::parse(std::string_view text, const fs:
                     ", expected '" + std::string(file_format) + "')");
   try {
     std::vector<TuningRecord> records;
-    const json& tunes = list_of(member(*file, "", "tunes"), "tunes");
-    records.reserve(tunes.size());
-    for (std::size_t i = 0; i < tunes.size(); ++i)
-      records.push_back(record_from(tunes[i], "tunes[" + std::to_string(i) + "]"));
+    // A pointer, not a reference: g++ 13 takes the field names' temporaries for the referent.
+    const json* tunes = &list_of(member(*file, "", "tunes"), "tunes");
+    records.reserve(tunes->size());
+    for (std::size_t i = 0; i < tunes->size(); ++i)
+      records.push_back(record_from((*tunes)[i], "tunes[" + std::to_string(i) + "]"));
     return records;
   } catch (const Malformed& error) {
     throw corrupt(error.what());

@@ -111,7 +111,7 @@ extern "C" __global__ void hungry(const float* in, float* out, int n) {
 TEST_CASE("read_cubin_resources reports a 2 KB static shared array apart from the system reserve") {
   auto kernels = ptxrt::read_cubin_resources(compile(kSharedAndConstants).cubin);
   REQUIRE(kernels.size() == 3);
-  const auto& tiles = find(kernels, "tiles");
+  const auto tiles = find(kernels, "tiles");
   CHECK(tiles.sm == 90);
   CHECK(tiles.static_shared_bytes == 2048);
   CHECK(tiles.reserved_shared_bytes == 1024);
@@ -123,8 +123,8 @@ TEST_CASE("read_cubin_resources reports a 2 KB static shared array apart from th
 
 TEST_CASE("read_cubin_resources reports the module's __constant__ bytes and each kernel's params") {
   auto kernels = ptxrt::read_cubin_resources(compile(kSharedAndConstants).cubin);
-  const auto& tiles = find(kernels, "tiles");
-  const auto& bounded = find(kernels, "bounded");
+  const auto tiles = find(kernels, "tiles");
+  const auto bounded = find(kernels, "bounded");
   CHECK(tiles.user_constant_bytes == 64 * sizeof(float));
   CHECK(bounded.user_constant_bytes == 64 * sizeof(float));
   CHECK(tiles.param_bytes == 8);     // float*

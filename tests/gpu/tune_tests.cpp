@@ -112,11 +112,11 @@ TEST_CASE(
   CHECK(report["counts"]["pruned_by_constraints"] == 2);
   CHECK(report["counts"]["timed"] == 4);
 
-  const json& wrong = result_for(report, {{"PLANT", "1"}, {"TILE_WIDTH", "16"}});
+  const json wrong = result_for(report, {{"PLANT", "1"}, {"TILE_WIDTH", "16"}});
   CHECK(wrong["status"] == "wrong");
   CHECK(wrong["detail"].get<std::string>().find("over the tolerance") != std::string::npos);
 
-  const json& fault = result_for(report, {{"PLANT", "2"}, {"TILE_WIDTH", "16"}});
+  const json fault = result_for(report, {{"PLANT", "2"}, {"TILE_WIDTH", "16"}});
   const std::string status = fault["status"];
   CHECK((status == "failed" || status == "crashed"));
   CAPTURE(fault["detail"].get<std::string>());
