@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <filesystem>
@@ -74,6 +75,8 @@ void add_arch_option(CLI::App& command, std::string& arch) {
 void NvrtcArguments::apply_to(CompileOptions& compile) const {
   compile.include_paths.assign(include_paths.begin(), include_paths.end());
   compile.extra_options = options;
+  if (timeout_seconds > 0)
+    compile.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_seconds * 1000));
 }
 
 void add_nvrtc_arguments(CLI::App& command, NvrtcArguments& arguments) {
@@ -82,6 +85,10 @@ void add_nvrtc_arguments(CLI::App& command, NvrtcArguments& arguments) {
   command.add_option("-X,--nvrtc-option", arguments.options,
                      "an option passed to NVRTC as is (-X --use_fast_math, -X -lineinfo); "
                      "repeatable");
+  command
+      .add_option("--timeout", arguments.timeout_seconds,
+                  "cancel a compile, or a link of --link inputs with --lto, after S seconds")
+      ->check(positive_seconds());
 }
 
 Program LinkArguments::add_to(Program program) const {

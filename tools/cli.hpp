@@ -41,6 +41,7 @@ void add_arch_option(CLI::App& command, std::string& arch);
 struct NvrtcArguments {
   std::vector<std::string> include_paths;
   std::vector<std::string> options;
+  double timeout_seconds = 0;  // 0: none (an isolated link still stops at a minute)
 
   void apply_to(CompileOptions& compile) const;
 };

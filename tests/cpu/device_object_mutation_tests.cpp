@@ -34,8 +34,10 @@ using ptxrt::testing::ScratchDirectory;
 namespace {
 
 const fs::path link_data = fs::path(PTXRT_SOURCE_DIR) / "tests/data/link";
-// Past the CLI's own 60 s limit on an isolated link, so that the CLI's verdict is judged.
-constexpr std::chrono::seconds run_limit{75};
+// The CLI's own limit (--timeout) on the compile and on an isolated link, which a mutant that
+// hangs nvJitLink reaches; and past it, the harness's, so that the CLI's verdict is judged.
+constexpr int cli_timeout_seconds = 20;
+constexpr std::chrono::seconds run_limit{cli_timeout_seconds + 25};
 constexpr int mutants_per_object = 150;
 constexpr int ltoir_mutants_per_case = 32;
 
@@ -148,7 +150,8 @@ void check_mutants(Sample sample, const std::string& command, std::uint32_t seed
       std::vector<std::string> arguments{
           PTXRT_CLI_PATH, command,       (link_data / "link_main.cu").string(), "--arch", "sm_90",
           "--link",       input.string()};
-      if (sample == Sample::ltoir) arguments.push_back("--lto");
+      if (sample == Sample::ltoir)
+        arguments.insert(arguments.end(), {"--lto", "--timeout", std::to_string(cli_timeout_seconds)});
       const bool compiles = command == "compile";
       if (compiles) arguments.insert(arguments.end(), {"--emit", "cubin", "-o", output.string()});
       problems[index] = judge(arguments, compiles ? output : fs::path());

@@ -135,6 +135,8 @@ TEST_CASE(
       {{"tune", "matmul", "--mpi", "--silence-limit", "0"},
        "--silence-limit: must be at least 1, got 0"},
       {{"closest-pair", "--block", "0"}, "--block: must be at least 1, got 0"},
+      {{"compile", "vector_add", "--timeout", "0"},
+       "--timeout: must be more than 0 seconds, got 0"},
   };
   for (const Row& row : rows) {
     const ptxrt::testing::ProcessResult result = cli(scratch, row.arguments);
