@@ -24,7 +24,7 @@ void StagedCopier::allocate_staging() {
 void StagedCopier::upload(DeviceRange& destination, std::size_t offset,
                           std::span<const std::byte> source, const Stream& stream) {
   if (page_locked(context_, source)) {
-    destination.upload_bytes(source.data(), source.size(), offset, stream.handle(), true);
+    destination.upload_bytes_async(source.data(), source.size(), stream, offset);
     return;
   }
   allocate_staging();
@@ -34,7 +34,7 @@ void StagedCopier::upload(DeviceRange& destination, std::size_t offset,
     // The copy engine has read what this buffer held before.
     drained_[buffer].synchronize();
     std::memcpy(staging_[buffer].data(), source.data() + done, bytes);
-    destination.upload_bytes(staging_[buffer].data(), bytes, offset + done, stream.handle(), true);
+    destination.upload_bytes_async(staging_[buffer].data(), bytes, stream, offset + done);
     drained_[buffer].record(stream);
   }
 }
@@ -42,7 +42,7 @@ void StagedCopier::upload(DeviceRange& destination, std::size_t offset,
 void StagedCopier::download(std::span<std::byte> destination, const DeviceRange& source,
                             std::size_t offset, const Stream& stream) {
   if (page_locked(context_, destination)) {
-    source.download_bytes(destination.data(), destination.size(), offset, stream.handle(), true);
+    source.download_bytes_async(destination.data(), destination.size(), stream, offset);
     return;
   }
   allocate_staging();
@@ -53,8 +53,8 @@ void StagedCopier::download(std::span<std::byte> destination, const DeviceRange&
   auto enqueue = [&](std::size_t chunk) {
     const std::size_t buffer = chunk % staging_.size();
     drained_[buffer].synchronize();  // no copy still reads or writes the buffer
-    source.download_bytes(staging_[buffer].data(), chunk_bytes(chunk),
-                          offset + chunk * chunk_bytes_, stream.handle(), true);
+    source.download_bytes_async(staging_[buffer].data(), chunk_bytes(chunk), stream,
+                                offset + chunk * chunk_bytes_);
     drained_[buffer].record(stream);
   };
   if (chunks > 0) enqueue(0);

@@ -39,7 +39,7 @@ bool multiply_and_check(ptxrt::Jit& jit, const ptxrt::Program& program,
   ptxrt::DeviceBuffer<float> device_c(context, std::span<const float>(poison));
   matmul.launch({.grid = {ptxrt::blocks_for(n, tile), ptxrt::blocks_for(m, tile)},
                  .block = {tile, tile},
-                 .stream = stream.handle()},
+                 .stream = stream},
                 device_a, device_b, device_c, m, n, k);
   stream.synchronize();
   const std::vector<float> c = device_c.download();

@@ -134,7 +134,7 @@ struct ProblemSession::State {
                         std::to_string(data.count()) + " " + std::string(to_string(data.type)) +
                         ") it is to be filled with");
       detail::copy_to_device(context, global->address(), data.bytes.data(), data.bytes.size(),
-                             nullptr, false, "filling symbol " + symbol.name);
+                             std::nullopt, "filling symbol " + symbol.name);
     }
     return module;
   }

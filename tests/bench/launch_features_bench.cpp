@@ -160,7 +160,7 @@ void bench_uploads(const ptxrt::Context& context, const Sizes& sizes) {
   const double synchronous =
       upload_rate(bytes, sizes.repeats, [&] { device.upload_bytes(pageable.data(), bytes); });
   const double direct = upload_rate(bytes, sizes.repeats, [&] {
-    device.upload_bytes(pinned.data(), bytes, 0, stream.handle(), true);
+    device.upload_bytes_async(pinned.data(), bytes, stream);
     stream.synchronize();
   });
   const double staged = upload_rate(bytes, sizes.repeats, [&] {

@@ -135,9 +135,9 @@ TEST_CASE(
     StreamMemory in(*pool, n * sizeof(float), stream);
     StreamMemory out(*pool, n * sizeof(float), stream);
     out.fill_words(poison_word, stream.handle());
-    in.upload_bytes(host_in.data(), in.bytes(), 0, stream.handle(), true);
+    in.upload_bytes_async(host_in.data(), in.bytes(), stream);
     kernel.launch(over_n(stream.handle()), in, out, n);
-    out.download_bytes(host_out.data(), out.bytes(), 0, stream.handle(), true);
+    out.download_bytes_async(host_out.data(), out.bytes(), stream);
     in.free_async(stream);
     CHECK(in.address() == 0);
     stream.synchronize();

@@ -21,6 +21,7 @@
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/memory.hpp"
+#include "ptxrt/core/stream_ref.hpp"
 #include "ptxrt/export.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 
@@ -53,7 +54,7 @@ struct PTXRT_API SgemmOptions {
   SgemmChoice choice = SgemmChoice::heuristic;
   SgemmConfig config;                        // with SgemmChoice::given
   const TuningDatabase* database = nullptr;  // tuned: null reads TuningDatabase::default_path()
-  CUstream stream = nullptr;                 // null: the context's default stream
+  StreamRef stream;                          // none: the context's default stream
   SgemmWorkspace* workspace = nullptr;       // null: a split allocates for the call and waits
   Jit* jit = nullptr;                        // null: Jit::shared()
 };

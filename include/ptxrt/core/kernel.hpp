@@ -37,6 +37,7 @@
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/memory.hpp"
 #include "ptxrt/core/parameter_layout.hpp"
+#include "ptxrt/core/stream_ref.hpp"
 #include "ptxrt/export.hpp"
 
 namespace ptxrt {
@@ -60,7 +61,7 @@ struct PTXRT_API LaunchConfig {
   Dim3 grid;
   Dim3 block;
   std::size_t dynamic_shared_bytes = 0;
-  CUstream stream = nullptr;  // nullptr: the context's default stream
+  StreamRef stream;  // none: the context's default stream
   // Launch attributes; any of them sends the launch through cuLaunchKernelEx.
   // Thread-block cluster dimensions (CC 9.0 and newer); each must divide the grid's.
   std::optional<Dim3> cluster;

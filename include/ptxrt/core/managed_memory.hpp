@@ -59,7 +59,7 @@ class PTXRT_API ManagedMemory : public DeviceMemory {
   // Migrates every page to `to` on `stream` (cuMemPrefetchAsync), so that the next touch there
   // does not fault. Needs concurrent managed access (Error(invalid_argument) naming the device
   // otherwise).
-  void prefetch(const MemoryLocation& to, CUstream stream = nullptr) const;
+  void prefetch(const MemoryLocation& to, StreamRef stream = {}) const;
   // cuMemAdvise over the whole allocation.
   void advise(ManagedAdvice advice, const MemoryLocation& location) const;
 };

@@ -20,24 +20,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "ptxrt/core/context.hpp"
+#include "ptxrt/core/stream_ref.hpp"
 #include "ptxrt/export.hpp"
 
 namespace ptxrt {
 
 namespace detail {
 // The one place host<->device copies happen (buffers and symbols): the context made current,
-// synchronous or on `stream`, failures naming `what`.
+// on `stream` when given, else synchronous; failures naming `what`.
 PTXRT_API void copy_to_device(const Context& context, CUdeviceptr destination, const void* source,
-                              std::size_t bytes, CUstream stream, bool async,
+                              std::size_t bytes, std::optional<StreamRef> stream,
                               std::string_view what);
 PTXRT_API void copy_from_device(const Context& context, void* destination, CUdeviceptr source,
-                                std::size_t bytes, CUstream stream, bool async,
+                                std::size_t bytes, std::optional<StreamRef> stream,
                                 std::string_view what);
 // count * element_bytes, or Error(invalid_argument) naming both when the product overflows
 // size_t: a wrapped size would allocate a small buffer that later copies overrun.
@@ -51,26 +53,29 @@ PTXRT_API std::size_t array_bytes(std::size_t count, std::size_t element_bytes);
 PTXRT_API bool is_page_locked(const Context& context, const void* host);
 
 // Device-addressable bytes in one context, owned by the kind of memory that derives from it.
-// Byte ranges are checked against it: an out-of-range copy is an Error. A null stream means the
-// synchronous copy; fills and device-to-device copies are always ordered on the stream given
-// (null: the legacy default stream).
+// Byte ranges are checked against it: an out-of-range copy is an Error. Copies from and to the
+// host are synchronous, or with _async ordered on a stream; fills and device-to-device copies are
+// always ordered on the stream given (none: the legacy default stream).
 class PTXRT_API DeviceRange {
  public:
   CUdeviceptr address() const noexcept { return address_; }
   std::size_t bytes() const noexcept { return bytes_; }
   const Context& context() const noexcept { return context_; }
 
-  void upload_bytes(const void* source, std::size_t bytes, std::size_t offset = 0,
-                    CUstream stream = nullptr, bool async = false);
-  void download_bytes(void* destination, std::size_t bytes, std::size_t offset = 0,
-                      CUstream stream = nullptr, bool async = false) const;
+  void upload_bytes(const void* source, std::size_t bytes, std::size_t offset = 0);
+  void download_bytes(void* destination, std::size_t bytes, std::size_t offset = 0) const;
+  // Enqueued on `stream`: the host memory must stay valid until the stream has run the copy.
+  void upload_bytes_async(const void* source, std::size_t bytes, StreamRef stream,
+                          std::size_t offset = 0);
+  void download_bytes_async(void* destination, std::size_t bytes, StreamRef stream,
+                            std::size_t offset = 0) const;
   // The first `bytes` of `source`, which may be any kind of device memory of this context, or of
   // another device: then a peer copy (cuMemcpyPeerAsync), direct where enable_peer_access
   // allowed it and staged through host memory by the driver otherwise (said at debug level).
-  void copy_from(const DeviceRange& source, std::size_t bytes, CUstream stream = nullptr);
-  void fill_bytes(std::uint8_t value, CUstream stream = nullptr);
+  void copy_from(const DeviceRange& source, std::size_t bytes, StreamRef stream = {});
+  void fill_bytes(std::uint8_t value, StreamRef stream = {});
   // Fills every 32-bit word with `word` (e.g. the bits of a NaN, to poison an output).
-  void fill_words(std::uint32_t word, CUstream stream = nullptr);
+  void fill_words(std::uint32_t word, StreamRef stream = {});
 
  protected:
   DeviceRange(Context context, CUdeviceptr address, std::size_t bytes)
@@ -141,15 +146,15 @@ class DeviceBuffer {
   }
   // Asynchronous on `stream`; `values` must stay alive (and be pinned for true overlap) until
   // the stream reaches the copy.
-  void upload_async(std::span<const T> values, CUstream stream, std::size_t first = 0) {
-    memory_.upload_bytes(values.data(), values.size_bytes(),
-                         detail::array_bytes(first, sizeof(T)), stream, true);
+  void upload_async(std::span<const T> values, StreamRef stream, std::size_t first = 0) {
+    memory_.upload_bytes_async(values.data(), values.size_bytes(), stream,
+                               detail::array_bytes(first, sizeof(T)));
   }
-  void download_async(std::span<T> values, CUstream stream, std::size_t first = 0) const {
-    memory_.download_bytes(values.data(), values.size_bytes(),
-                           detail::array_bytes(first, sizeof(T)), stream, true);
+  void download_async(std::span<T> values, StreamRef stream, std::size_t first = 0) const {
+    memory_.download_bytes_async(values.data(), values.size_bytes(), stream,
+                                 detail::array_bytes(first, sizeof(T)));
   }
-  void fill_bytes(std::uint8_t value, CUstream stream = nullptr) {
+  void fill_bytes(std::uint8_t value, StreamRef stream = {}) {
     memory_.fill_bytes(value, stream);
   }
 

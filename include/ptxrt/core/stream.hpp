@@ -11,6 +11,7 @@
 
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/graph.hpp"
+#include "ptxrt/core/stream_ref.hpp"
 #include "ptxrt/export.hpp"
 
 namespace ptxrt {
@@ -61,9 +62,8 @@ class PTXRT_API Event {
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
 
-  // Records on `stream` (nullptr: the context's default stream).
-  void record(CUstream stream = nullptr);
-  void record(const Stream& stream) { record(stream.handle()); }
+  // Records on `stream` (none: the context's default stream).
+  void record(StreamRef stream = {});
   void synchronize() const;
   CUevent handle() const noexcept { return event_; }
 

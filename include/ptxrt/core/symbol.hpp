@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "ptxrt/core/context.hpp"
+#include "ptxrt/core/stream_ref.hpp"
 #include "ptxrt/export.hpp"
 
 namespace ptxrt {
@@ -31,11 +32,11 @@ class PTXRT_API GlobalSymbol {
   const std::string& name() const noexcept { return name_; }
   const Context& context() const noexcept;
 
-  // `bytes` must equal the symbol's size. A null stream with async=false copies synchronously.
-  void write(const void* source, std::size_t bytes, CUstream stream = nullptr,
-             bool async = false) const;
-  void read(void* destination, std::size_t bytes, CUstream stream = nullptr,
-            bool async = false) const;
+  // `bytes` must equal the symbol's size. Synchronous, or with _async ordered on `stream`.
+  void write(const void* source, std::size_t bytes) const;
+  void read(void* destination, std::size_t bytes) const;
+  void write_async(const void* source, std::size_t bytes, StreamRef stream) const;
+  void read_async(void* destination, std::size_t bytes, StreamRef stream) const;
 
  private:
   void check_size(std::size_t bytes, const char* direction) const;
@@ -55,8 +56,8 @@ class Symbol {
 
   void set(const T& value) const { symbol_.write(&value, sizeof(T)); }
   void set(std::span<const T> values) const { symbol_.write(values.data(), values.size_bytes()); }
-  void set_async(std::span<const T> values, CUstream stream) const {
-    symbol_.write(values.data(), values.size_bytes(), stream, true);
+  void set_async(std::span<const T> values, StreamRef stream) const {
+    symbol_.write_async(values.data(), values.size_bytes(), stream);
   }
   T get() const {
     T value;
@@ -64,8 +65,8 @@ class Symbol {
     return value;
   }
   void get(std::span<T> values) const { symbol_.read(values.data(), values.size_bytes()); }
-  void get_async(std::span<T> values, CUstream stream) const {
-    symbol_.read(values.data(), values.size_bytes(), stream, true);
+  void get_async(std::span<T> values, StreamRef stream) const {
+    symbol_.read_async(values.data(), values.size_bytes(), stream);
   }
 
   const GlobalSymbol& untyped() const noexcept { return symbol_; }

@@ -18,6 +18,7 @@
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/kernel.hpp"
 #include "ptxrt/core/module.hpp"
+#include "ptxrt/core/stream_ref.hpp"
 #include "ptxrt/export.hpp"
 #include "ptxrt/tune/kernel_problem.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
@@ -50,7 +51,7 @@ class PTXRT_API TunedKernel {
     kernel_.launch(launch_, args...);
   }
   template <typename... Args>
-  void launch_on(CUstream stream, const Args&... args) const {
+  void launch_on(StreamRef stream, const Args&... args) const {
     LaunchConfig on_stream = launch_;
     on_stream.stream = stream;
     kernel_.launch(on_stream, args...);

@@ -263,7 +263,7 @@ void Kernel::launch_checked(const LaunchConfig& config, void** parameters) const
   const CUresult result = detail::driver().cuLaunchKernel(
       state.function, config.grid.x, config.grid.y, config.grid.z, config.block.x,
       config.block.y, config.block.z, static_cast<unsigned>(config.dynamic_shared_bytes),
-      config.stream, parameters, nullptr);
+      config.stream.handle(), parameters, nullptr);
   if (result != CUDA_SUCCESS) [[unlikely]]
     check(result, "cuLaunchKernel",
           "launching " + describe() + " with grid " + to_string(config.grid) + ", block " +

@@ -50,7 +50,7 @@ LaunchAttributeList launch_attribute_list(const LaunchConfig& config,
 CUlaunchConfig driver_launch_config(const LaunchConfig& config, LaunchAttributeList& attributes) {
   CUlaunchConfig launch{};
   set_geometry(launch, config);
-  launch.hStream = config.stream;
+  launch.hStream = config.stream.handle();
   launch.attrs = attributes.count > 0 ? attributes.entries.data() : nullptr;
   launch.numAttrs = attributes.count;
   return launch;

@@ -52,7 +52,7 @@ std::string MemoryLocation::describe() const {
 ManagedMemory::ManagedMemory(const Context& context, std::size_t bytes)
     : DeviceMemory(context, allocate_managed(context, bytes), bytes) {}
 
-void ManagedMemory::prefetch(const MemoryLocation& to, CUstream stream) const {
+void ManagedMemory::prefetch(const MemoryLocation& to, StreamRef stream) const {
   if (!context_.device().properties().concurrent_managed_access)
     throw Error(ErrorKind::invalid_argument,
                 "prefetching managed memory to " + to.describe() +
@@ -61,7 +61,7 @@ void ManagedMemory::prefetch(const MemoryLocation& to, CUstream stream) const {
                     "on first touch there");
   if (bytes_ == 0) return;
   ContextGuard guard(context_);
-  check(detail::driver().cuMemPrefetchAsync(address_, bytes_, to.location(), 0, stream),
+  check(detail::driver().cuMemPrefetchAsync(address_, bytes_, to.location(), 0, stream.handle()),
         "cuMemPrefetchAsync",
         "prefetching " + std::to_string(bytes_) + " bytes of managed memory to " + to.describe());
 }

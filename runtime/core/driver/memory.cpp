@@ -55,22 +55,24 @@ void call_in_context(const Context& context, std::size_t bytes, std::string_view
 namespace detail {
 
 void copy_to_device(const Context& context, CUdeviceptr destination, const void* source,
-                    std::size_t bytes, CUstream stream, bool async, std::string_view what) {
-  if (async) note_pageable(context, source, bytes, what);
-  call_in_context(context, bytes, async ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD", what,
+                    std::size_t bytes, std::optional<StreamRef> stream, std::string_view what) {
+  if (stream) note_pageable(context, source, bytes, what);
+  call_in_context(context, bytes, stream ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD", what,
                   [&](const DriverApi& api) {
-                    return async ? api.cuMemcpyHtoDAsync(destination, source, bytes, stream)
-                                 : api.cuMemcpyHtoD(destination, source, bytes);
+                    return stream ? api.cuMemcpyHtoDAsync(destination, source, bytes,
+                                                          stream->handle())
+                                  : api.cuMemcpyHtoD(destination, source, bytes);
                   });
 }
 
 void copy_from_device(const Context& context, void* destination, CUdeviceptr source,
-                      std::size_t bytes, CUstream stream, bool async, std::string_view what) {
-  if (async) note_pageable(context, destination, bytes, what);
-  call_in_context(context, bytes, async ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH", what,
+                      std::size_t bytes, std::optional<StreamRef> stream, std::string_view what) {
+  if (stream) note_pageable(context, destination, bytes, what);
+  call_in_context(context, bytes, stream ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH", what,
                   [&](const DriverApi& api) {
-                    return async ? api.cuMemcpyDtoHAsync(destination, source, bytes, stream)
-                                 : api.cuMemcpyDtoH(destination, source, bytes);
+                    return stream ? api.cuMemcpyDtoHAsync(destination, source, bytes,
+                                                          stream->handle())
+                                  : api.cuMemcpyDtoH(destination, source, bytes);
                   });
 }
 
@@ -132,27 +134,39 @@ void DeviceRange::check_range(std::size_t bytes, std::size_t offset, const char*
                     describe_bytes(bytes_));
 }
 
-void DeviceRange::upload_bytes(const void* source, std::size_t bytes, std::size_t offset,
-                               CUstream stream, bool async) {
+void DeviceRange::upload_bytes(const void* source, std::size_t bytes, std::size_t offset) {
   check_range(bytes, offset, "upload");
-  detail::copy_to_device(context_, address_ + offset, source, bytes, stream, async,
+  detail::copy_to_device(context_, address_ + offset, source, bytes, std::nullopt,
                          "uploading " + describe_bytes(bytes));
 }
 
-void DeviceRange::download_bytes(void* destination, std::size_t bytes, std::size_t offset,
-                                 CUstream stream, bool async) const {
+void DeviceRange::download_bytes(void* destination, std::size_t bytes, std::size_t offset) const {
   check_range(bytes, offset, "download");
-  detail::copy_from_device(context_, destination, address_ + offset, bytes, stream, async,
+  detail::copy_from_device(context_, destination, address_ + offset, bytes, std::nullopt,
                            "downloading " + describe_bytes(bytes));
 }
 
-void DeviceRange::copy_from(const DeviceRange& source, std::size_t bytes, CUstream stream) {
+void DeviceRange::upload_bytes_async(const void* source, std::size_t bytes, StreamRef stream,
+                                     std::size_t offset) {
+  check_range(bytes, offset, "upload");
+  detail::copy_to_device(context_, address_ + offset, source, bytes, stream,
+                         "uploading " + describe_bytes(bytes));
+}
+
+void DeviceRange::download_bytes_async(void* destination, std::size_t bytes, StreamRef stream,
+                                       std::size_t offset) const {
+  check_range(bytes, offset, "download");
+  detail::copy_from_device(context_, destination, address_ + offset, bytes, stream,
+                           "downloading " + describe_bytes(bytes));
+}
+
+void DeviceRange::copy_from(const DeviceRange& source, std::size_t bytes, StreamRef stream) {
   check_range(bytes, 0, "device-to-device copy");
   source.check_range(bytes, 0, "device-to-device copy");
   if (source.context_ == context_) {
     call_in_context(context_, bytes, "cuMemcpyDtoDAsync", "copying " + describe_bytes(bytes),
                     [&](const detail::DriverApi& api) {
-                      return api.cuMemcpyDtoDAsync(address_, source.address_, bytes, stream);
+                      return api.cuMemcpyDtoDAsync(address_, source.address_, bytes, stream.handle());
                     });
     return;
   }
@@ -167,23 +181,23 @@ void DeviceRange::copy_from(const DeviceRange& source, std::size_t bytes, CUstre
                    "(enable_peer_access makes it direct where the devices allow)");
   call_in_context(context_, bytes, "cuMemcpyPeerAsync", what, [&](const detail::DriverApi& api) {
     return api.cuMemcpyPeerAsync(address_, context_.handle(), source.address_,
-                                 source.context_.handle(), bytes, stream);
+                                 source.context_.handle(), bytes, stream.handle());
   });
 }
 
-void DeviceRange::fill_bytes(std::uint8_t value, CUstream stream) {
+void DeviceRange::fill_bytes(std::uint8_t value, StreamRef stream) {
   call_in_context(context_, bytes_, "cuMemsetD8Async", {}, [&](const detail::DriverApi& api) {
-    return api.cuMemsetD8Async(address_, value, bytes_, stream);
+    return api.cuMemsetD8Async(address_, value, bytes_, stream.handle());
   });
 }
 
-void DeviceRange::fill_words(std::uint32_t word, CUstream stream) {
+void DeviceRange::fill_words(std::uint32_t word, StreamRef stream) {
   if (bytes_ % 4 != 0)
     throw Error(ErrorKind::invalid_argument,
                 "fill_words needs a size that is a multiple of 4 bytes, got " +
                     describe_bytes(bytes_));
   call_in_context(context_, bytes_, "cuMemsetD32Async", {}, [&](const detail::DriverApi& api) {
-    return api.cuMemsetD32Async(address_, word, bytes_ / 4, stream);
+    return api.cuMemsetD32Async(address_, word, bytes_ / 4, stream.handle());
   });
 }
 

@@ -107,9 +107,11 @@ void Event::release() noexcept {
   if (event_) detail::driver().cuEventDestroy(std::exchange(event_, nullptr));
 }
 
-void Event::record(CUstream stream) {
+StreamRef::StreamRef(const Stream& stream) noexcept : stream_(stream.handle()) {}
+
+void Event::record(StreamRef stream) {
   ContextGuard guard(context_);
-  check(detail::driver().cuEventRecord(event_, stream), "cuEventRecord");
+  check(detail::driver().cuEventRecord(event_, stream.handle()), "cuEventRecord");
 }
 
 void Event::synchronize() const {

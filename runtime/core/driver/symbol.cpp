@@ -20,16 +20,27 @@ void GlobalSymbol::check_size(std::size_t bytes, const char* direction) const {
                     " bytes were " + direction);
 }
 
-void GlobalSymbol::write(const void* source, std::size_t bytes, CUstream stream,
-                         bool async) const {
+void GlobalSymbol::write(const void* source, std::size_t bytes) const {
   check_size(bytes, "given to write");
-  detail::copy_to_device(module_->context, address_, source, bytes, stream, async,
+  detail::copy_to_device(module_->context, address_, source, bytes, std::nullopt,
                          "writing symbol '" + name_ + "' of " + module_->label);
 }
 
-void GlobalSymbol::read(void* destination, std::size_t bytes, CUstream stream, bool async) const {
+void GlobalSymbol::read(void* destination, std::size_t bytes) const {
   check_size(bytes, "asked for");
-  detail::copy_from_device(module_->context, destination, address_, bytes, stream, async,
+  detail::copy_from_device(module_->context, destination, address_, bytes, std::nullopt,
+                           "reading symbol '" + name_ + "' of " + module_->label);
+}
+
+void GlobalSymbol::write_async(const void* source, std::size_t bytes, StreamRef stream) const {
+  check_size(bytes, "given to write");
+  detail::copy_to_device(module_->context, address_, source, bytes, stream,
+                         "writing symbol '" + name_ + "' of " + module_->label);
+}
+
+void GlobalSymbol::read_async(void* destination, std::size_t bytes, StreamRef stream) const {
+  check_size(bytes, "asked for");
+  detail::copy_from_device(module_->context, destination, address_, bytes, stream,
                            "reading symbol '" + name_ + "' of " + module_->label);
 }
 
