@@ -107,8 +107,6 @@ void Event::release() noexcept {
   if (event_) detail::driver().cuEventDestroy(std::exchange(event_, nullptr));
 }
 
-StreamRef::StreamRef(const Stream& stream) noexcept : stream_(stream.handle()) {}
-
 void Event::record(StreamRef stream) {
   ContextGuard guard(context_);
   check(detail::driver().cuEventRecord(event_, stream.handle()), "cuEventRecord");
