@@ -15,11 +15,7 @@ using nlohmann::json;
 namespace {
 
 Measurement failed(const TuningConfig& config, MeasurementStatus status, std::string detail) {
-  Measurement measurement;
-  measurement.config = config;
-  measurement.status = status;
-  measurement.detail = std::move(detail);
-  return measurement;
+  return {.config = config, .status = status, .detail = std::move(detail)};
 }
 
 json config_json(const TuningConfig& config) {

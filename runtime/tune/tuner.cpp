@@ -95,9 +95,9 @@ class TuneRun {
       const bool timeout = candidate.state == Candidate::State::compile_timeout;
       report_.compile_failures.push_back({candidate.config, candidate.reason});
       report_.compile_timeouts += timeout;
-      record({candidate.config,
-              timeout ? MeasurementStatus::compile_timeout : MeasurementStatus::failed, 0, 0, 0, 0,
-              "", 0, "compile: " + candidate.reason});
+      record({.config = candidate.config,
+              .status = timeout ? MeasurementStatus::compile_timeout : MeasurementStatus::failed,
+              .detail = "compile: " + candidate.reason});
       settled();
     } else {
       ++report_.compiled;
@@ -112,7 +112,7 @@ class TuneRun {
 
   // Hands the candidate to a free measurer with the best time known by then.
   void measure(const Candidate& candidate) {
-    record({candidate.config, MeasurementStatus::started, 0, 0, 0, 0, "", 0, ""});
+    record({.config = candidate.config, .status = MeasurementStatus::started});
     ++started_;
     measurers_.start(candidate, best_ ? std::optional<double>(best_->median_ms) : std::nullopt);
     fold_landed(measurers_.collect(false));

@@ -61,7 +61,9 @@ class TableMeasurer : public ptxrt::Measurer {
                   "the tuning process died while timing V=" + std::to_string(value));
     if (asked.size() == stop_at) stop.store(true);
     std::this_thread::sleep_for(pause);
-    return {candidate.config, MeasurementStatus::ok, table_ms[static_cast<std::size_t>(value - 1)]};
+    return {.config = candidate.config,
+            .status = MeasurementStatus::ok,
+            .median_ms = table_ms[static_cast<std::size_t>(value - 1)]};
   }
   std::set<std::int64_t> asked;
   std::size_t stop_at = 0;   // raise `stop` while timing the config with this number (from 1)

@@ -89,7 +89,9 @@ class TableMeasurer : public ptxrt::Measurer {
     const double ms = (algorithm == 1 ? 1.0 : algorithm == 2 ? 1.5 : 2.0) / static_cast<double>(items) +
                       0.001 * static_cast<double>(candidate.config.at("block_size_x"));
     const bool wrong = algorithm == 1 && items == 2;
-    return {candidate.config, wrong ? MeasurementStatus::wrong : MeasurementStatus::ok, ms};
+    return {.config = candidate.config,
+            .status = wrong ? MeasurementStatus::wrong : MeasurementStatus::ok,
+            .median_ms = ms};
   }
   std::vector<std::string> asked;
   std::size_t stop_at = 0;
@@ -476,7 +478,7 @@ TEST_CASE("a compile past the compile timeout is cancelled and recorded, and the
   const ptxrt::TuningDatabase database(scratch.path() / "tuning.json");
   struct Once : ptxrt::Measurer {
     Measurement measure(const Candidate& candidate, std::optional<double>) override {
-      return {candidate.config, MeasurementStatus::ok, 1.0};
+      return {.config = candidate.config, .status = MeasurementStatus::ok, .median_ms = 1.0};
     }
   } measurer;
   ptxrt::TuneOptions options;

@@ -91,7 +91,9 @@ TEST_CASE("the model strategy is deterministic for a seed and honours a budget")
         configs->push_back(candidate.config.describe());
         for (const RecordedConfig& entry : tune->configs)
           if (entry.config == candidate.config)
-            return {candidate.config, ptxrt::MeasurementStatus::ok, entry.median_ms};
+            return {.config = candidate.config,
+                    .status = ptxrt::MeasurementStatus::ok,
+                    .median_ms = entry.median_ms};
         return {candidate.config, ptxrt::MeasurementStatus::failed};
       }
     } recorder;

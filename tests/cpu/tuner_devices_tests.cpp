@@ -105,8 +105,9 @@ TEST_CASE("two measurers time at once, each from a thread of its own") {
       meeting->changed.notify_all();
       meeting->changed.wait_for(lock, 5s, [&] { return meeting->met; });
       --meeting->running;
-      return {candidate.config, meeting->met ? MeasurementStatus::ok : MeasurementStatus::failed,
-              1.0};
+      return {.config = candidate.config,
+              .status = meeting->met ? MeasurementStatus::ok : MeasurementStatus::failed,
+              .median_ms = 1.0};
     }
   } first, second;
   first.meeting = second.meeting = &meeting;
@@ -189,7 +190,7 @@ TEST_CASE("a measurer's throw ends the tune once the other has finished what it 
       ++started;
       std::this_thread::sleep_for(100ms);
       ++finished;
-      return {candidate.config, MeasurementStatus::ok, 1.0};
+      return {.config = candidate.config, .status = MeasurementStatus::ok, .median_ms = 1.0};
     }
   } slow;
   struct Broken : ptxrt::Measurer {

@@ -86,13 +86,16 @@ Candidate stand_in_compile(const TuningConfig& config) {
 // fail to launch; the rest take 1.0 to 3.2 ms, cut when over 1.5 × the best known.
 Measurement fate(const TuningConfig& config, std::optional<double> best_ms) {
   const int number = ordinal(config);
-  Measurement measurement{config, MeasurementStatus::ok, 1.0 + (number * 37 % 23) / 10.0};
+  Measurement measurement{.config = config,
+                          .status = MeasurementStatus::ok,
+                          .median_ms = 1.0 + (number * 37 % 23) / 10.0};
   if (number % 7 == 2)
     measurement.status = MeasurementStatus::wrong;
   else if (number % 10 == 6)
-    measurement = {config, MeasurementStatus::crashed, 0.0, 0, 0, 0, "", 0, "timed out"};
+    measurement = {.config = config, .status = MeasurementStatus::crashed, .detail = "timed out"};
   else if (number % 17 == 4)
-    measurement = {config, MeasurementStatus::failed, 0.0, 0, 0, 0, "", 0, "launch refused"};
+    measurement = {
+        .config = config, .status = MeasurementStatus::failed, .detail = "launch refused"};
   else if (best_ms && measurement.median_ms > *best_ms * 1.5)
     measurement.status = MeasurementStatus::cut;
   return measurement;

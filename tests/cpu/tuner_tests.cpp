@@ -206,7 +206,8 @@ TEST_CASE("the random strategy with a budget times that many distinct configs") 
       std::vector<std::string>* order;
       Measurement measure(const Candidate& candidate, std::optional<double>) override {
         order->push_back(candidate.config.describe());
-        return Measurement{candidate.config, MeasurementStatus::ok, 1.0};
+        return Measurement{
+            .config = candidate.config, .status = MeasurementStatus::ok, .median_ms = 1.0};
       }
     } recorder;
     recorder.order = &order;
@@ -308,7 +309,8 @@ TEST_CASE("parallel compilation hands every config to the measurer exactly once"
     Measurement measure(const Candidate& candidate, std::optional<double>) override {
       seen.insert(candidate.config.at("V"));
       same_thread = same_thread && std::this_thread::get_id() == thread;
-      return Measurement{candidate.config, MeasurementStatus::ok, 1.0};
+      return Measurement{
+          .config = candidate.config, .status = MeasurementStatus::ok, .median_ms = 1.0};
     }
   } collector;
   collector.thread = std::this_thread::get_id();

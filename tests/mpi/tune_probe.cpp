@@ -85,7 +85,9 @@ class TableMeasurer : public ptxrt::Measurer {
     const std::int64_t value = candidate.config.at("V");
     if (value == arguments_.die_at) std::_Exit(3);
     if (!arguments_.hold_rank1.empty()) hold(value);
-    Measurement measurement{candidate.config, MeasurementStatus::ok, table_ms.at(value)};
+    Measurement measurement{.config = candidate.config,
+                            .status = MeasurementStatus::ok,
+                            .median_ms = table_ms.at(value)};
     if (value == 7)
       measurement.status = MeasurementStatus::wrong;
     else if (best_ms && measurement.median_ms > 1.5 * *best_ms)
