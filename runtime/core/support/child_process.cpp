@@ -1,10 +1,10 @@
 #include "support/child_process.hpp"
 
 #include <poll.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
