@@ -88,15 +88,6 @@ std::string encode_answer(const Error& error) {
   return answer;
 }
 
-void write_all(int descriptor, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t written = ::write(descriptor, bytes.data(), bytes.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return;  // the parent has gone
-    bytes.remove_prefix(static_cast<std::size_t>(written));
-  }
-}
-
 // Reads one field of the child's answer; nothing when the child ended or `deadline` passed.
 std::optional<std::string> read_answer_field(detail::ChildProcess& child,
                                              std::chrono::steady_clock::time_point deadline) {
@@ -269,7 +260,7 @@ std::optional<int> serve_isolated_link(int argc, char** argv) {
   } catch (const std::exception& error) {
     answer = encode_answer(Error(ErrorKind::link, error.what()));
   }
-  write_all(STDOUT_FILENO, answer);
+  detail::write_all(STDOUT_FILENO, answer);  // false only when the parent has gone
   return 0;
 }
 

@@ -142,16 +142,21 @@ std::string ChildProcess::terminate() {
   return reaped > 0 ? describe_status(status) : "lost (waitpid failed)";
 }
 
+bool write_all(int descriptor, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t written = ::write(descriptor, bytes.data(), bytes.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(written));
+  }
+  return true;
+}
+
 FileDescriptor memory_file(std::string_view bytes, const char* name) {
   FileDescriptor file(::memfd_create(name, MFD_CLOEXEC));
   if (!file) throw Error(ErrorKind::io, std::string("memfd_create failed: ") + std::strerror(errno));
-  for (std::string_view rest = bytes; !rest.empty();) {
-    const ssize_t written = ::write(file.get(), rest.data(), rest.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0)
-      throw Error(ErrorKind::io, std::string("cannot write a memory file: ") + std::strerror(errno));
-    rest.remove_prefix(static_cast<std::size_t>(written));
-  }
+  if (!write_all(file.get(), bytes))
+    throw Error(ErrorKind::io, std::string("cannot write a memory file: ") + std::strerror(errno));
   ::lseek(file.get(), 0, SEEK_SET);
   return file;
 }

@@ -61,6 +61,10 @@ class PTXRT_API ChildProcess {
   bool closed_ = false;
 };
 
+// Writes all of `bytes` to `descriptor`, through short writes and EINTR; false when a write fails
+// (a reader that has gone, a full disk), with errno set.
+PTXRT_API bool write_all(int descriptor, std::string_view bytes);
+
 // An anonymous in-memory file holding `bytes`, read from its start: a child's stdin (programs that
 // read a path read it as /dev/stdin) that leaves nothing on disk. Empty, it can take a child's
 // stderr. Throws Error (io).
