@@ -1,7 +1,7 @@
 // How many configs each tuning strategy times, and at what timing cost, before it finds one
 // within 1 % and 3 % of the exhaustive winner: the recorded exhaustive tunes (`ptxrt tune ...
 // --strategy exhaustive --json`, one or more reports per file) replayed through the real tuner
-// without a GPU (tests/support/tune_replay.hpp). Deterministic: random and model are scored
+// without a GPU (ptxrt/tune/tune_replay.hpp). Deterministic: random and model are scored
 // over --seeds seeds each (median, and the 90th percentile in brackets).
 //
 //   ptxrt_strategy_replay [--seeds 25] [--markdown] exhaustive.json ...
@@ -17,53 +17,17 @@
 
 namespace {
 
-using ptxrt::testing::RecordedTune;
-using ptxrt::testing::ReplayScore;
-
 const std::vector<double> distances{0.01, 0.03};
 
-struct Cell {
-  double configs = 0.0;  // median over the seeds (configs timed to the distance)
-  double configs_p90 = 0.0;
-  double cost_share = 0.0;  // median timing cost to it, over the exhaustive tune's whole cost
-  bool reached = true;
-};
-
-double quantile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1) + 0.5)];
-}
-
-std::vector<Cell> score(const RecordedTune& tune, ptxrt::TuningStrategy strategy, int seeds,
-                        double exhaustive_cost) {
-  std::vector<std::vector<double>> configs(distances.size()), costs(distances.size());
-  std::vector<bool> reached(distances.size(), true);
-  for (int seed = 1; seed <= seeds; ++seed) {
-    ptxrt::TuneOptions options;
-    options.strategy = strategy;
-    options.seed = static_cast<std::uint64_t>(seed);
-    const ReplayScore replayed = ptxrt::testing::replay(tune, options, distances);
-    for (std::size_t d = 0; d < distances.size(); ++d) {
-      reached[d] = reached[d] && replayed.configs_to[d].has_value();
-      configs[d].push_back(static_cast<double>(replayed.configs_to[d].value_or(replayed.timed)));
-      costs[d].push_back(replayed.cost_to[d] / exhaustive_cost);
-    }
-  }
-  std::vector<Cell> cells;
-  for (std::size_t d = 0; d < distances.size(); ++d)
-    cells.push_back({quantile(configs[d], 0.5), quantile(configs[d], 0.9),
-                     quantile(costs[d], 0.5), reached[d]});
-  return cells;
-}
-
-std::string cell_text(const Cell& cell, bool seeded) {
+std::string cell_text(const ptxrt::ReplaySummary& summary, std::size_t distance) {
+  const ptxrt::ReplaySummary::Reach& reach = summary.within[distance];
   char text[96];
-  if (seeded)
-    std::snprintf(text, sizeof text, "%.0f (%.0f), %.1f %%", cell.configs, cell.configs_p90,
-                  100.0 * cell.cost_share);
+  if (summary.seeds > 1)
+    std::snprintf(text, sizeof text, "%.0f (%.0f), %.1f %%", reach.configs, reach.configs_p90,
+                  100.0 * reach.cost_share);
   else
-    std::snprintf(text, sizeof text, "%.0f, %.1f %%", cell.configs, 100.0 * cell.cost_share);
-  return std::string(text) + (cell.reached ? "" : " (not reached)");
+    std::snprintf(text, sizeof text, "%.0f, %.1f %%", reach.configs, 100.0 * reach.cost_share);
+  return std::string(text) + (reach.reached ? "" : " (not reached)");
 }
 
 }  // namespace
@@ -93,19 +57,17 @@ int main(int argc, char** argv) try {
     nlohmann::json reports = nlohmann::json::parse(in);
     if (!reports.is_array()) reports = nlohmann::json::array({reports});
     for (const nlohmann::json& report : reports) {
-      const RecordedTune tune = ptxrt::testing::recorded_tune(report);
-      ptxrt::TuneOptions exhaustive;
-      const double whole = ptxrt::testing::replay(tune, exhaustive, distances).cost_ms;
+      const ptxrt::RecordedTune tune = ptxrt::testing::recorded_tune(report);
       for (ptxrt::TuningStrategy strategy :
            {ptxrt::TuningStrategy::exhaustive, ptxrt::TuningStrategy::occupancy,
             ptxrt::TuningStrategy::random, ptxrt::TuningStrategy::model}) {
-        const bool seeded = strategy == ptxrt::TuningStrategy::random ||
-                            strategy == ptxrt::TuningStrategy::model;
-        const std::vector<Cell> cells = score(tune, strategy, seeded ? seeds : 1, whole);
+        const ptxrt::ReplaySummary summary =
+            ptxrt::summarize_replays(tune, ptxrt::TuneOptions{.strategy = strategy}, seeds,
+                                     distances);
         if (markdown) std::cout << "| ";
         std::cout << tune.name << separator << tune.configs.size() << separator
-                  << ptxrt::to_string(strategy) << separator << cell_text(cells[0], seeded)
-                  << separator << cell_text(cells[1], seeded) << (markdown ? " |" : "") << '\n';
+                  << ptxrt::to_string(strategy) << separator << cell_text(summary, 0)
+                  << separator << cell_text(summary, 1) << (markdown ? " |" : "") << '\n';
       }
     }
   }

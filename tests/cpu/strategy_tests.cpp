@@ -1,5 +1,5 @@
 // The model strategy against made-up landscapes, replayed through the real tuner
-// (tests/support/tune_replay.hpp): it comes close to the best early, times every config without
+// (ptxrt/tune/tune_replay.hpp): it comes close to the best early, times every config without
 // a budget, honours one, and is deterministic for a seed. The measured table of docs/tuning.md
 // comes from recorded H100 tunes through the same replay (tests/bench/strategy_replay.cpp).
 #include <doctest/doctest.h>
@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "ptxrt/tune/tuner.hpp"
-#include "tune_replay.hpp"
+#include "ptxrt/tune/tune_replay.hpp"
 
-using ptxrt::testing::RecordedConfig;
-using ptxrt::testing::RecordedTune;
+using ptxrt::RecordedConfig;
+using ptxrt::RecordedTune;
 
 namespace {
 
@@ -55,13 +55,13 @@ RecordedTune landscape(std::uint64_t salt) {
   return tune;
 }
 
-ptxrt::testing::ReplayScore replay(const RecordedTune& tune, ptxrt::TuningStrategy strategy,
+ptxrt::ReplayScore replay(const RecordedTune& tune, ptxrt::TuningStrategy strategy,
                                    std::uint64_t seed, std::optional<std::size_t> budget = {}) {
   ptxrt::TuneOptions options;
   options.strategy = strategy;
   options.seed = seed;
   options.budget = budget;
-  return ptxrt::testing::replay(tune, options, {0.01, 0.03});
+  return ptxrt::replay(tune, options, {0.01, 0.03});
 }
 
 }  // namespace
@@ -72,7 +72,7 @@ TEST_CASE("the model strategy comes within 3 % of the best after timing a tenth 
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
       CAPTURE(salt);
       CAPTURE(seed);
-      const ptxrt::testing::ReplayScore score = replay(tune, ptxrt::TuningStrategy::model, seed);
+      const ptxrt::ReplayScore score = replay(tune, ptxrt::TuningStrategy::model, seed);
       REQUIRE(score.configs_to[1]);
       CHECK(*score.configs_to[1] <= tune.configs.size() / 10);
       CHECK(score.timed == tune.configs.size());  // no budget: everything, in the model's order

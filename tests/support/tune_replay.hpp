@@ -1,46 +1,15 @@
-// A deterministic simulator of a tune, for comparing strategies: a recorded exhaustive tune (one
-// report of `ptxrt tune --json`, or a table made up for a test) is replayed through the real
-// tuner, whose stand-in compiler gives each config the resources it compiled to and whose
-// stand-in measurer gives it the time it took, so that each strategy's order can be scored
-// without a GPU: how many configs it times, and at what timing cost, before one within 1 % (3 %)
-// of the recorded winner.
+// Recorded exhaustive tunes for the replay (ptxrt/tune/tune_replay.hpp) from reports of
+// `ptxrt tune --json`, which the repository holds for the strategy table and its tests.
 #pragma once
 
-#include <algorithm>
-#include <cstdint>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "ptxrt/tune/tuner.hpp"
+#include "ptxrt/tune/tune_replay.hpp"
 
 namespace ptxrt::testing {
-
-struct RecordedConfig {
-  TuningConfig config;
-  MeasurementStatus status = MeasurementStatus::ok;  // cut counts as ok: it was timed
-  double median_ms = 0.0;
-  std::optional<KernelResources> resources;
-  std::optional<Occupancy> occupancy;
-  std::optional<LaunchShape> shape;
-};
-
-struct RecordedTune {
-  std::string name;
-  std::vector<RecordedConfig> configs;
-
-  // The fastest timed config's time.
-  double best_ms() const {
-    double best = 0.0;
-    for (const RecordedConfig& recorded : configs)
-      if (recorded.status == MeasurementStatus::ok && (best == 0.0 || recorded.median_ms < best))
-        best = recorded.median_ms;
-    return best;
-  }
-};
 
 inline std::optional<double> number_at(const nlohmann::json& entry, const char* key) {
   const auto found = entry.find(key);
@@ -82,90 +51,6 @@ inline RecordedTune recorded_tune(const nlohmann::json& report) {
     tune.configs.push_back(std::move(recorded));
   }
   return tune;
-}
-
-struct ReplayScore {
-  std::size_t timed = 0;  // configs timed in all
-  double cost_ms = 0.0;   // their timing cost: warm-up, verification and timed runs
-  // Per distance asked for: configs timed until the first within it of the winner, and the
-  // cost until then (nothing when the tune never came that close).
-  std::vector<std::optional<std::size_t>> configs_to;
-  std::vector<double> cost_to;
-};
-
-// Replays `recorded` with `options` (strategy, seed, budget; compiled inline, so the order is
-// the strategy's alone) and scores it against the recorded winner at each of `within`.
-inline ReplayScore replay(const RecordedTune& recorded, TuneOptions options,
-                          const std::vector<double>& within) {
-  std::map<std::string, std::set<std::int64_t>> values;
-  for (const RecordedConfig& entry : recorded.configs)
-    for (const Define& define : entry.config.defines())
-      values[define.name].insert(std::stoll(define.value));
-  TuningSpace space;
-  for (const auto& [name, set] : values)
-    space.add_parameter(name, std::vector<std::int64_t>(set.begin(), set.end()));
-  const auto find = [&](const TuningConfig& config) {
-    return std::find_if(recorded.configs.begin(), recorded.configs.end(),
-                        [&](const RecordedConfig& entry) { return entry.config == config; });
-  };
-  space.add_constraint("recorded", [&](const TuningConfig& config) -> std::optional<std::string> {
-    if (find(config) == recorded.configs.end()) return "not in the recording";
-    return std::nullopt;
-  });
-  const CandidateCompiler compile = [&](const TuningConfig& config) {
-    const RecordedConfig& entry = *find(config);
-    return Candidate{config, Candidate::State::ready, {}, entry.resources, entry.occupancy,
-                     entry.shape};
-  };
-  // Times as recorded; the cut the real measurer would make (TimingPolicy's defaults), and the
-  // runs it would take, decide the cost.
-  struct Replayer : Measurer {
-    const RecordedTune* recorded = nullptr;
-    std::function<std::vector<RecordedConfig>::const_iterator(const TuningConfig&)> find;
-    double cost_ms = 0.0;
-    std::vector<double> costs;
-    Measurement measure(const Candidate& candidate, std::optional<double> best_ms) override {
-      const RecordedConfig& entry = *find(candidate.config);
-      const TimingPolicy policy;
-      Measurement measurement{candidate.config, entry.status, entry.median_ms};
-      int runs = policy.min_runs;
-      if (entry.status == MeasurementStatus::ok && best_ms &&
-          entry.median_ms > *best_ms * policy.cut_ratio) {
-        measurement.status = MeasurementStatus::cut;
-        runs = policy.cut_after;
-      }
-      if (entry.status != MeasurementStatus::ok) runs = 0;
-      cost_ms += entry.median_ms * (runs + policy.warmup_runs + 1);
-      costs.push_back(cost_ms);
-      measurement.runs = runs;
-      return measurement;
-    }
-  } measurer;
-  measurer.recorded = &recorded;
-  measurer.find = find;
-  options.compile_threads = 0;
-  const TuneReport report = tune(space, compile, measurer, options);
-
-  ReplayScore score;
-  score.timed = report.results.size();
-  score.cost_ms = measurer.cost_ms;
-  const double best = recorded.best_ms();
-  for (double distance : within) {
-    std::optional<std::size_t> reached;
-    double cost = measurer.cost_ms;
-    for (std::size_t i = 0; i < report.results.size(); ++i) {
-      const Measurement& m = report.results[i].measurement;
-      if ((m.status == MeasurementStatus::ok || m.status == MeasurementStatus::cut) &&
-          m.median_ms <= best * (1.0 + distance)) {
-        reached = i + 1;
-        cost = measurer.costs[i];
-        break;
-      }
-    }
-    score.configs_to.push_back(reached);
-    score.cost_to.push_back(cost);
-  }
-  return score;
 }
 
 }  // namespace ptxrt::testing
