@@ -36,6 +36,7 @@
 #include "ptxrt/tune/problem_tuner.hpp"
 #include "ptxrt/tune/tune_worker.hpp"
 #include "support/quoted.hpp"
+#include "tune_exchange.hpp"
 #include "tune_job.hpp"
 #include "tune_report.hpp"
 
@@ -514,8 +515,9 @@ void add_tune_commands(CLI::App& app) {
   command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")->group("");
   add_show_command(*command);
   add_merge_command(*command);
+  add_kernel_tuner_commands(*command);
   command->callback([command, arguments] {
-    if (command->got_subcommand("show") || command->got_subcommand("merge")) return;
+    if (!command->get_subcommands().empty()) return;
     run_tune(*arguments);
   });
 }
