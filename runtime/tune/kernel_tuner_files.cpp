@@ -96,12 +96,14 @@ KernelTunerTune read_cache(const KernelTunerReader& reader, const json& document
     TuningConfig config = reader.config_of(entry, field, tune.parameters, false);
     reader.check_cache_key(key, config, tune.parameters, field);
     const json& time = reader.member(entry, field, "time");
-    if (time.is_string()) {
-      const auto marker = error_markers.find(time.get_ref<const std::string&>());
-      if (marker == error_markers.end())
-        reader.refuse(field + ".time",
-                      "expected a time in ms or InvalidConfig, CompilationFailedConfig or "
-                      "RuntimeFailedConfig, got " + detail::describe_json(time));
+    const auto marker = time.is_string()
+                            ? error_markers.find(time.get_ref<const std::string&>())
+                            : error_markers.end();
+    if (!time.is_number() && marker == error_markers.end())
+      reader.refuse(field + ".time",
+                    "expected a time in ms or InvalidConfig, CompilationFailedConfig or "
+                    "RuntimeFailedConfig, got " + detail::describe_json(time));
+    if (marker != error_markers.end()) {
       tune.measurements.push_back({.config = std::move(config),
                                    .status = MeasurementStatus::failed,
                                    .detail = marker->second});
