@@ -84,9 +84,12 @@ nlohmann::json summary_json(TuningStrategy strategy, const ReplaySummary& summar
   const auto finite_or_null = [](double value) {
     return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
   };
-  return {{"strategy", to_string(strategy)},      {"seeds", summary.seeds},
-          {"timed", summary.timed},               {"found_ms", finite_or_null(summary.found_ms)},
-          {"found_ms_p90", finite_or_null(summary.found_ms_p90)}, {"within", std::move(within)}};
+  return {{"strategy", to_string(strategy)},
+          {"seeds", summary.seeds},
+          {"timed", summary.timed},
+          {"found_ms", finite_or_null(summary.found_ms)},
+          {"found_ms_p90", finite_or_null(summary.found_ms_p90)},
+          {"within", std::move(within)}};
 }
 
 struct ReplayArguments {
@@ -131,8 +134,9 @@ void replay_file(const ReplayArguments& arguments) {
               << tune.measurements.size() << " configs; best " << fixed(best->median_ms, 4)
               << " ms (" << best->config.describe() << ")\n";
     if (read.left_open)
-      note("the cache is still open: Kernel Tuner was writing it, or was stopped; replaying "
-           "what it holds");
+      note(
+          "the cache is still open: Kernel Tuner was writing it, or was stopped; replaying "
+          "what it holds");
     print_table(std::cout, {"strategy", "seeds", "timed", "best found", "to 1 %", "to 3 %"}, rows);
   }
   if (arguments.json) {
@@ -193,8 +197,8 @@ void import_file(const ImportArguments& arguments) {
   const TuningDatabase database(database_path(arguments.database));
   database.merge_from(records);
   std::cout << "imported " << file_title(arguments.file, read) << " into "
-            << database.path().string() << ": " << records.size() << " tune(s), "
-            << measurements << " measurement(s)\n";
+            << database.path().string() << ": " << records.size() << " tune(s), " << measurements
+            << " measurement(s)\n";
   if (read.left_open) note("the cache is still open: imported what Kernel Tuner had written");
   print_tune_records(std::cout, records);
 }
@@ -250,7 +254,8 @@ void export_tune(const ExportArguments& arguments) {
   out << text;
   out.close();
   if (!out)
-    throw Error(ErrorKind::io, "tune export: cannot write " + detail::quoted_path(arguments.output));
+    throw Error(ErrorKind::io,
+                "tune export: cannot write " + detail::quoted_path(arguments.output));
   std::cout << "exported " << chosen.front().key.describe() << " ("
             << chosen.front().measurements.size() << " measurements) to " << arguments.output
             << " as Kernel Tuner T4 results\n";

@@ -53,8 +53,8 @@ Measurement timed_measurement(TuningConfig config, double time, std::vector<doub
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
   const std::size_t middle = sorted.size() / 2;
-  measurement.median_ms = sorted.size() % 2 == 1 ? sorted[middle]
-                                                 : (sorted[middle - 1] + sorted[middle]) / 2.0;
+  measurement.median_ms =
+      sorted.size() % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2.0;
   measurement.spread = relative_spread(std::move(times));
   return measurement;
 }
@@ -74,7 +74,8 @@ std::pair<std::string, bool> closed_cache_text(std::string_view text) {
   while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back())))
     trimmed.remove_suffix(1);
   const bool open = trimmed.ends_with(",") || trimmed.ends_with("{");
-  if (!open || trimmed.find("\"cache\"") == std::string_view::npos) return {std::string(text), false};
+  if (!open || trimmed.find("\"cache\"") == std::string_view::npos)
+    return {std::string(text), false};
   if (trimmed.ends_with(",")) trimmed.remove_suffix(1);
   return {std::string(trimmed) + "}\n}", true};
 }
@@ -96,13 +97,13 @@ KernelTunerTune read_cache(const KernelTunerReader& reader, const json& document
     TuningConfig config = reader.config_of(entry, field, tune.parameters, false);
     reader.check_cache_key(key, config, tune.parameters, field);
     const json& time = reader.member(entry, field, "time");
-    const auto marker = time.is_string()
-                            ? error_markers.find(time.get_ref<const std::string&>())
-                            : error_markers.end();
+    const auto marker = time.is_string() ? error_markers.find(time.get_ref<const std::string&>())
+                                         : error_markers.end();
     if (!time.is_number() && marker == error_markers.end())
       reader.refuse(field + ".time",
                     "expected a time in ms or InvalidConfig, CompilationFailedConfig or "
-                    "RuntimeFailedConfig, got " + detail::describe_json(time));
+                    "RuntimeFailedConfig, got " +
+                        detail::describe_json(time));
     if (marker != error_markers.end()) {
       tune.measurements.push_back({.config = std::move(config),
                                    .status = MeasurementStatus::failed,
@@ -123,10 +124,9 @@ std::vector<KernelTunerTune> read_results(const KernelTunerReader& reader, const
   const json& version = reader.member(document, "", "version_number");
   if (version != "1.0")
     reader.refuse("version_number", "expected \"1.0\", the version Kernel Tuner writes, got " +
-                                         detail::describe_json(version));
+                                        detail::describe_json(version));
   const std::string kernel = reader.name(reader.member(document, "", "kernel_name"), "kernel_name");
-  const std::string objective =
-      reader.name(reader.member(document, "", "objective"), "objective");
+  const std::string objective = reader.name(reader.member(document, "", "objective"), "objective");
   const std::vector<std::string> names =
       reader.names(reader.member(document, "", "tunable_parameters"), "tunable_parameters");
   const json& data = reader.list(reader.member(document, "", "data"), "data");
@@ -144,24 +144,25 @@ std::vector<KernelTunerTune> read_results(const KernelTunerReader& reader, const
       return known.device == device && known.size == size;
     });
     if (tune == tunes.end()) {
-      tunes.push_back({.kernel = kernel, .device = device, .size = size, .objective = objective,
+      tunes.push_back({.kernel = kernel,
+                       .device = device,
+                       .size = size,
+                       .objective = objective,
                        .whole = false});
       for (const std::string& name : names) tunes.back().parameters.push_back({name, {}});
       tune = tunes.end() - 1;
     }
     const std::string values_field = field + ".tunable_parameters";
-    TuningConfig config = reader.config_of(reader.object(reader.member(entry, field,
-                                                                       "tunable_parameters"),
-                                                         values_field),
-                                           values_field, tune->parameters, true);
-    const double value = reader.positive(reader.member(entry, field, objective.c_str()),
-                                         field + "." + objective);
-    Measurement measurement = objective == "time"
-                                  ? timed_measurement(std::move(config), value, {})
-                                  : Measurement{.config = std::move(config),
-                                                .status = MeasurementStatus::ok,
-                                                .rate = value,
-                                                .rate_unit = objective};
+    TuningConfig config = reader.config_of(
+        reader.object(reader.member(entry, field, "tunable_parameters"), values_field),
+        values_field, tune->parameters, true);
+    const double value =
+        reader.positive(reader.member(entry, field, objective.c_str()), field + "." + objective);
+    Measurement measurement = objective == "time" ? timed_measurement(std::move(config), value, {})
+                                                  : Measurement{.config = std::move(config),
+                                                                .status = MeasurementStatus::ok,
+                                                                .rate = value,
+                                                                .rate_unit = objective};
     tune->measurements.push_back(std::move(measurement));
   }
   for (const KernelTunerTune& tune : tunes) reader.check_unique(tune.measurements, "data");
@@ -190,18 +191,19 @@ KernelTunerTune read_t4(const KernelTunerReader& reader, const json& document) {
     TuningConfig config =
         reader.config_of(configuration, field + ".configuration", tune.parameters, true);
     const json& invalidity = reader.member(result, field, "invalidity");
-    const auto validity =
-        invalidity.is_string() ? t4_validity.find(invalidity.get_ref<const std::string&>())
-                               : t4_validity.end();
+    const auto validity = invalidity.is_string()
+                              ? t4_validity.find(invalidity.get_ref<const std::string&>())
+                              : t4_validity.end();
     if (validity == t4_validity.end())
       reader.refuse(field + ".invalidity",
                     "expected correct, correctness, compile, runtime, timeout or constraints, "
-                    "got " + detail::describe_json(invalidity));
+                    "got " +
+                        detail::describe_json(invalidity));
     const bool correct = reader.correctness(result, field) != 0.0;
     if (validity->second.first != MeasurementStatus::ok || !correct) {
       const auto& [status, reason] = correct ? validity->second : t4_validity.at("correctness");
-      tune.measurements.push_back({.config = std::move(config), .status = status,
-                                   .detail = reason});
+      tune.measurements.push_back(
+          {.config = std::move(config), .status = status, .detail = reason});
       continue;
     }
     const std::vector<double> runtimes = reader.t4_runtimes(result, field);
@@ -278,8 +280,7 @@ KernelTunerFile parse_kernel_tuner_file(std::string_view text, const std::filesy
   detail::JsonFault fault;
   const std::optional<json> document = detail::try_parse_json<json>(closed, fault);
   if (!document)
-    reader.refuse("line " + std::to_string(fault.line) + ", column " +
-                      std::to_string(fault.column),
+    reader.refuse("line " + std::to_string(fault.line) + ", column " + std::to_string(fault.column),
                   fault.problem + (left_open ? " (read closed, as Kernel Tuner reads a cache it "
                                                "left open)"
                                              : ""));
@@ -304,8 +305,8 @@ KernelTunerFile parse_kernel_tuner_file(std::string_view text, const std::filesy
 }
 
 KernelTunerFile read_kernel_tuner_file(const std::filesystem::path& path) {
-  const std::string text = detail::read_regular_file(
-      path, "Kernel Tuner file", {.max_bytes = max_kernel_tuner_file_bytes});
+  const std::string text = detail::read_regular_file(path, "Kernel Tuner file",
+                                                     {.max_bytes = max_kernel_tuner_file_bytes});
   return parse_kernel_tuner_file(text, path);
 }
 
@@ -320,9 +321,9 @@ RecordedTune recorded_tune(const KernelTunerTune& tune) {
   std::map<std::string, std::map<std::string, std::string>, std::less<>> integer_of;
   for (const KernelTunerParameter& parameter : tune.parameters) {
     if (!is_identifier(parameter.name))
-      throw Error(ErrorKind::invalid_argument,
-                  "replay of " + detail::quoted(name) + ": parameter " +
-                      detail::quoted(parameter.name) + " is not a C identifier");
+      throw Error(ErrorKind::invalid_argument, "replay of " + detail::quoted(name) +
+                                                   ": parameter " + detail::quoted(parameter.name) +
+                                                   " is not a C identifier");
     const bool integers = std::all_of(
         parameter.values.begin(), parameter.values.end(),
         [](const std::string& value) { return detail::integer_text(value).has_value(); });
@@ -337,7 +338,7 @@ RecordedTune recorded_tune(const KernelTunerTune& tune) {
       defines.push_back({define.name, integer_of.at(define.name).at(define.value)});
     recorded.configs.push_back(
         {.config = TuningConfig(std::move(defines)),
-         .status = measurement.status == MeasurementStatus::ok ? MeasurementStatus::ok
+         .status = measurement.status == MeasurementStatus::ok      ? MeasurementStatus::ok
                    : measurement.status == MeasurementStatus::wrong ? MeasurementStatus::wrong
                                                                     : MeasurementStatus::failed,
          .median_ms = measurement.median_ms});
@@ -351,10 +352,11 @@ TuningRecord tuning_record(const KernelTunerTune& tune) {
   };
   if (tune.kernel.empty()) refuse("the file names no kernel; name the one it tunes");
   if (tune.device.empty()) refuse("the file names no device; name the one it was tuned on");
-  if (std::any_of(tune.measurements.begin(), tune.measurements.end(),
-                  [](const Measurement& m) { return m.status == MeasurementStatus::ok &&
-                                                    !(m.median_ms > 0.0); }))
-    refuse("the file records " + tune.objective + ", not times, which the tuning database ranks by");
+  if (std::any_of(tune.measurements.begin(), tune.measurements.end(), [](const Measurement& m) {
+        return m.status == MeasurementStatus::ok && !(m.median_ms > 0.0);
+      }))
+    refuse("the file records " + tune.objective +
+           ", not times, which the tuning database ranks by");
   std::string space;
   for (const KernelTunerParameter& parameter : tune.parameters) {
     if (!space.empty()) space += "; ";
@@ -380,8 +382,8 @@ std::string kernel_tuner_t4_results(const TuningRecord& record) {
     json configuration = json::object();
     for (const Define& define : measurement.config.defines())
       configuration[define.name] = detail::kernel_tuner_value(define.value);
-    const bool timed = measurement.status == MeasurementStatus::ok ||
-                       measurement.status == MeasurementStatus::cut;
+    const bool timed =
+        measurement.status == MeasurementStatus::ok || measurement.status == MeasurementStatus::cut;
     json measurements = json::array();
     json runtimes = json::array();
     if (timed) {

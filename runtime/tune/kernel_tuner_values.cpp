@@ -69,7 +69,8 @@ std::vector<std::int64_t> KernelTunerReader::problem_size(const json& value,
   };
   std::vector<std::int64_t> size;
   if (value.is_array()) {
-    if (value.size() > 8) refuse(field, "expected at most 8 dimensions, got " + describe_json(value));
+    if (value.size() > 8)
+      refuse(field, "expected at most 8 dimensions, got " + describe_json(value));
     for (std::size_t i = 0; i < value.size(); ++i)
       size.push_back(extent(value[i], field + "[" + std::to_string(i) + "]"));
   } else if (value.is_number()) {
@@ -114,7 +115,8 @@ std::string KernelTunerReader::value_text(const json& value, const std::string& 
   if (value.is_boolean()) return value.get<bool>() ? "True" : "False";
   if (value.is_number_integer() || value.is_number_unsigned()) return value.dump();
   if (value.is_number_float() && std::isfinite(value.get<double>())) return value.dump();
-  if (value.is_string() && value.get_ref<const std::string&>().size() <= max_kernel_tuner_name_bytes)
+  if (value.is_string() &&
+      value.get_ref<const std::string&>().size() <= max_kernel_tuner_name_bytes)
     return value.get<std::string>();
   refuse(field, "expected a number, a string of at most " +
                     std::to_string(max_kernel_tuner_name_bytes) + " bytes or true/false, got " +
@@ -133,8 +135,8 @@ std::vector<KernelTunerParameter> KernelTunerReader::cache_parameters(const json
     const std::string field = "tune_params." + key;
     const json& listed = list(member(values, "tune_params", key.c_str()), field);
     if (listed.empty() || listed.size() > max_kernel_tuner_configs)
-      refuse(field, "expected 1 to " + std::to_string(max_kernel_tuner_configs) +
-                        " values, got " + std::to_string(listed.size()));
+      refuse(field, "expected 1 to " + std::to_string(max_kernel_tuner_configs) + " values, got " +
+                        std::to_string(listed.size()));
     KernelTunerParameter parameter{.name = key};
     for (std::size_t i = 0; i < listed.size(); ++i) {
       parameter.values.push_back(value_text(listed[i], field + "[" + std::to_string(i) + "]"));
@@ -200,7 +202,8 @@ void KernelTunerReader::check_cache_key(const std::string& key, const TuningConf
                    return part == value || same_number(part, value);
                  }))
     return;
-  refuse(field, "the key does not match the entry's values (" + ptxrt::detail::quoted(joined) + ")");
+  refuse(field,
+         "the key does not match the entry's values (" + ptxrt::detail::quoted(joined) + ")");
 }
 
 void KernelTunerReader::check_unique(const std::vector<Measurement>& measurements,
@@ -250,8 +253,7 @@ std::optional<double> KernelTunerReader::t4_measurement(const json& result,
 std::optional<std::int64_t> integer_text(std::string_view text) {
   std::int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || text.empty())
-    return std::nullopt;
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
 }
 

@@ -70,9 +70,8 @@ class RecordedMeasurer : public Measurer {
   Measurement measure(const Candidate& candidate, std::optional<double> best_ms) override {
     const RecordedConfig& entry = *space_.find(candidate.config);
     const TimingPolicy policy;
-    Measurement measurement{.config = candidate.config,
-                            .status = entry.status,
-                            .median_ms = entry.median_ms};
+    Measurement measurement{
+        .config = candidate.config, .status = entry.status, .median_ms = entry.median_ms};
     int runs = policy.min_runs;
     if (entry.status == MeasurementStatus::ok && best_ms &&
         entry.median_ms > *best_ms * policy.cut_ratio) {
@@ -155,8 +154,8 @@ bool seeded(TuningStrategy strategy) {
   return strategy == TuningStrategy::random || strategy == TuningStrategy::model;
 }
 
-ReplaySummary summarize_replays(const RecordedTune& recorded, const TuneOptions& options,
-                                int seeds, const std::vector<double>& within) {
+ReplaySummary summarize_replays(const RecordedTune& recorded, const TuneOptions& options, int seeds,
+                                const std::vector<double>& within) {
   const double exhaustive_cost = replay(recorded, TuneOptions{}, {}).cost_ms;
   ReplaySummary summary;
   summary.seeds = seeded(options.strategy) ? std::max(1, seeds) : 1;

@@ -61,13 +61,12 @@ int main(int argc, char** argv) try {
       for (ptxrt::TuningStrategy strategy :
            {ptxrt::TuningStrategy::exhaustive, ptxrt::TuningStrategy::occupancy,
             ptxrt::TuningStrategy::random, ptxrt::TuningStrategy::model}) {
-        const ptxrt::ReplaySummary summary =
-            ptxrt::summarize_replays(tune, ptxrt::TuneOptions{.strategy = strategy}, seeds,
-                                     distances);
+        const ptxrt::ReplaySummary summary = ptxrt::summarize_replays(
+            tune, ptxrt::TuneOptions{.strategy = strategy}, seeds, distances);
         if (markdown) std::cout << "| ";
         std::cout << tune.name << separator << tune.configs.size() << separator
-                  << ptxrt::to_string(strategy) << separator << cell_text(summary, 0)
-                  << separator << cell_text(summary, 1) << (markdown ? " |" : "") << '\n';
+                  << ptxrt::to_string(strategy) << separator << cell_text(summary, 0) << separator
+                  << cell_text(summary, 1) << (markdown ? " |" : "") << '\n';
       }
     }
   }

@@ -31,15 +31,17 @@ using ptxrt::testing::contains;
 
 namespace {
 
-const std::filesystem::path samples = std::filesystem::path(PTXRT_SOURCE_DIR) / "tests/data/kernel_tuner";
+const std::filesystem::path samples =
+    std::filesystem::path(PTXRT_SOURCE_DIR) / "tests/data/kernel_tuner";
 
 KernelTunerFile parse(const std::string& text) {
   return ptxrt::parse_kernel_tuner_file(text, "kt.json");
 }
 
 const Measurement& measurement_of(const KernelTunerTune& tune, const std::string& described) {
-  const auto found = std::find_if(tune.measurements.begin(), tune.measurements.end(),
-                                  [&](const Measurement& m) { return m.config.describe() == described; });
+  const auto found =
+      std::find_if(tune.measurements.begin(), tune.measurements.end(),
+                   [&](const Measurement& m) { return m.config.describe() == described; });
   REQUIRE(found != tune.measurements.end());
   return *found;
 }
@@ -163,7 +165,8 @@ TEST_CASE("a hostile Kernel Tuner file is refused naming the file and the field 
        "got 'Oops'"},
       {"a time of 0", small_cache("\n\"32\": {\"block\": 32, \"time\": 0}"),
        "cache['32'].time: expected a finite number above 0, got 0"},
-      {"a negative run time", small_cache("\n\"32\": {\"block\": 32, \"time\": 1, \"times\": [-1]}"),
+      {"a negative run time",
+       small_cache("\n\"32\": {\"block\": 32, \"time\": 1, \"times\": [-1]}"),
        "cache['32'].times[0]: expected a finite number above 0"},
       {"NaN, which Python writes", small_cache("\n\"32\": {\"block\": 32, \"time\": NaN}"),
        "not valid JSON: syntax error while parsing value - invalid literal"},
@@ -176,7 +179,8 @@ TEST_CASE("a hostile Kernel Tuner file is refused naming the file and the field 
       {"a missing parameter", small_cache("\n\"32\": {\"time\": 1}"), "cache['32'].block: missing"},
       {"a config twice", small_cache(good_entry + "," + good_entry),
        "key '32': appears twice in one object"},
-      {"a missing kernel name", "{\"device_name\": \"GPU\", \"tune_params_keys\": [], \"cache\": {}}",
+      {"a missing kernel name",
+       "{\"device_name\": \"GPU\", \"tune_params_keys\": [], \"cache\": {}}",
        "kernel_name: missing"},
       {"a parameter list that is not one",
        "{\"kernel_name\": \"k\", \"device_name\": \"GPU\", \"problem_size\": 1, "
@@ -184,7 +188,8 @@ TEST_CASE("a hostile Kernel Tuner file is refused naming the file and the field 
        "tune_params_keys: expected a list, got an object of 0 field(s)"},
       {"a negative problem size", small_cache("").replace(small_cache("").find("[64]"), 4, "[-1]"),
        "problem_size[0]: expected a count of 0 or more, got -1"},
-      {"deep nesting", small_cache("\n\"32\": {\"block\": 32, \"time\": 1, \"x\": " + many_brackets),
+      {"deep nesting",
+       small_cache("\n\"32\": {\"block\": 32, \"time\": 1, \"x\": " + many_brackets),
        "nested deeper than 64 levels"},
       {"no format at all", "{\"hello\": 1}", "the file: neither a Kernel Tuner cache"},
       {"not an object", "[1, 2]", "the file: expected an object"},
@@ -302,10 +307,12 @@ TEST_CASE("a tune exported as T4 results reads back with every config, status an
   }
 }
 
-TEST_CASE("ptxrt tune replay prints what each strategy finds in a Kernel Tuner file, and at what cost") {
+TEST_CASE(
+    "ptxrt tune replay prints what each strategy finds in a Kernel Tuner file, and at what cost") {
   ptxrt::testing::ScratchDirectory scratch;
   const std::string cache = (samples / "vector_add_cache.json").string();
-  const ptxrt::testing::ProcessResult table = cli(scratch, {"tune", "replay", cache, "--seeds", "3"});
+  const ptxrt::testing::ProcessResult table =
+      cli(scratch, {"tune", "replay", cache, "--seeds", "3"});
   REQUIRE(table.exit_code == 0);
   CHECK(contains(table.output, "Kernel Tuner cache file '" + cache +
                                    "': vector_add 10000000 on NVIDIA A100-PCIE-40GB, 30 configs; "
@@ -314,8 +321,8 @@ TEST_CASE("ptxrt tune replay prints what each strategy finds in a Kernel Tuner f
   CHECK(contains(table.output, "exhaustive  1      30     0.9115 ms (+0.0 %)"));
   CHECK(contains(table.output, "\nmodel       3"));
 
-  const ptxrt::testing::ProcessResult json = cli(
-      scratch, {"tune", "replay", cache, "--strategy", "random", "--budget", "4", "--json"});
+  const ptxrt::testing::ProcessResult json =
+      cli(scratch, {"tune", "replay", cache, "--strategy", "random", "--budget", "4", "--json"});
   REQUIRE(json.exit_code == 0);
   const nlohmann::json reports = nlohmann::json::parse(json.output);
   REQUIRE(reports.size() == 1);
@@ -329,20 +336,23 @@ TEST_CASE("ptxrt tune replay prints what each strategy finds in a Kernel Tuner f
   CHECK(contains(results.output, "a results file keeps only each tune's best configs"));
 }
 
-TEST_CASE("ptxrt tune import records Kernel Tuner tunes that tune show lists and export writes back") {
+TEST_CASE(
+    "ptxrt tune import records Kernel Tuner tunes that tune show lists and export writes back") {
   ptxrt::testing::ScratchDirectory scratch;
   const std::string database = (scratch.path() / "tuning.json").string();
   const std::string t4 = (samples / "vector_add_t4.json").string();
-  const ptxrt::testing::ProcessResult unnamed = cli(scratch, {"tune", "import", t4, "--db", database});
+  const ptxrt::testing::ProcessResult unnamed =
+      cli(scratch, {"tune", "import", t4, "--db", database});
   CHECK(unnamed.exit_code == 1);
-  CHECK(contains(unnamed.output, "names no kernel or device: give them with --kernel and --device"));
+  CHECK(
+      contains(unnamed.output, "names no kernel or device: give them with --kernel and --device"));
 
-  REQUIRE(cli(scratch, {"tune", "import", (samples / "vector_add_cache.json").string(), "--db",
-                        database})
+  REQUIRE(cli(scratch,
+              {"tune", "import", (samples / "vector_add_cache.json").string(), "--db", database})
               .exit_code == 0);
   const ptxrt::testing::ProcessResult imported =
-      cli(scratch, {"tune", "import", t4, "--db", database, "--kernel", "vector_add_t4",
-                    "--device", "GPU", "--size", "1000x10"});
+      cli(scratch, {"tune", "import", t4, "--db", database, "--kernel", "vector_add_t4", "--device",
+                    "GPU", "--size", "1000x10"});
   REQUIRE(imported.exit_code == 0);
   CHECK(contains(imported.output, "1 tune(s), 30 measurement(s)"));
 
@@ -356,8 +366,8 @@ TEST_CASE("ptxrt tune import records Kernel Tuner tunes that tune show lists and
       cli(scratch, {"tune", "export", "--db", database, "-o", exported});
   CHECK(ambiguous.exit_code == 1);
   CHECK(contains(ambiguous.output, "2 tunes in '" + database + "' match"));
-  REQUIRE(cli(scratch, {"tune", "export", "--db", database, "--kernel", "vector_add_t4", "-o",
-                        exported})
+  REQUIRE(cli(scratch,
+              {"tune", "export", "--db", database, "--kernel", "vector_add_t4", "-o", exported})
               .exit_code == 0);
   const KernelTunerFile back = ptxrt::read_kernel_tuner_file(exported);
   CHECK(back.format == KernelTunerFormat::t4_results);

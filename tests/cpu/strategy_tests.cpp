@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "ptxrt/tune/tuner.hpp"
 #include "ptxrt/tune/tune_replay.hpp"
+#include "ptxrt/tune/tuner.hpp"
 
 using ptxrt::RecordedConfig;
 using ptxrt::RecordedTune;
@@ -33,19 +33,19 @@ RecordedTune landscape(std::uint64_t salt) {
       for (std::int64_t items : {1, 2, 4, 8})
         for (std::int64_t unroll : {1, 2, 4, 8, 16}) {
           RecordedConfig entry;
-          entry.config = ptxrt::TuningConfig(std::vector<ptxrt::Define>{
-              {"ALGORITHM", std::to_string(algorithm)},
-              {"BLOCK", std::to_string(block)},
-              {"ITEMS", std::to_string(items)},
-              {"UNROLL", std::to_string(unroll)}});
+          entry.config = ptxrt::TuningConfig(
+              std::vector<ptxrt::Define>{{"ALGORITHM", std::to_string(algorithm)},
+                                         {"BLOCK", std::to_string(block)},
+                                         {"ITEMS", std::to_string(items)},
+                                         {"UNROLL", std::to_string(unroll)}});
           const int registers = 16 + 4 * static_cast<int>(unroll) + 3 * static_cast<int>(items);
           entry.resources = ptxrt::KernelResources{};
           entry.resources->registers = registers;
           entry.occupancy = ptxrt::Occupancy{};
           entry.occupancy->fraction = std::min(1.0, 64.0 / registers);
           entry.shape = ptxrt::LaunchShape{static_cast<int>(block), 0};
-          const double ilp = 1.0 + 0.4 / static_cast<double>(unroll * items) +
-                             0.01 * static_cast<double>(unroll);
+          const double ilp =
+              1.0 + 0.4 / static_cast<double>(unroll * items) + 0.01 * static_cast<double>(unroll);
           const double waves = block == 1024 ? 1.06 : block == 64 ? 1.04 : 1.0;
           const double occupancy = 1.0 + std::max(0.0, 0.6 - entry.occupancy->fraction);
           entry.median_ms = algorithm_cost[static_cast<std::size_t>(algorithm)] * ilp * waves *
@@ -56,7 +56,7 @@ RecordedTune landscape(std::uint64_t salt) {
 }
 
 ptxrt::ReplayScore replay(const RecordedTune& tune, ptxrt::TuningStrategy strategy,
-                                   std::uint64_t seed, std::optional<std::size_t> budget = {}) {
+                          std::uint64_t seed, std::optional<std::size_t> budget = {}) {
   ptxrt::TuneOptions options;
   options.strategy = strategy;
   options.seed = seed;
@@ -87,7 +87,8 @@ TEST_CASE("the model strategy is deterministic for a seed and honours a budget")
     struct Recorder : ptxrt::Measurer {
       const RecordedTune* tune = nullptr;
       std::vector<std::string>* configs = nullptr;
-      ptxrt::Measurement measure(const ptxrt::Candidate& candidate, std::optional<double>) override {
+      ptxrt::Measurement measure(const ptxrt::Candidate& candidate,
+                                 std::optional<double>) override {
         configs->push_back(candidate.config.describe());
         for (const RecordedConfig& entry : tune->configs)
           if (entry.config == candidate.config)
@@ -114,8 +115,9 @@ TEST_CASE("the model strategy is deterministic for a seed and honours a budget")
         [&](const ptxrt::TuningConfig& config) {
           for (const RecordedConfig& entry : tune.configs)
             if (entry.config == config)
-              return ptxrt::Candidate{config, ptxrt::Candidate::State::ready, {}, entry.resources,
-                                      entry.occupancy, entry.shape};
+              return ptxrt::Candidate{
+                  config,     ptxrt::Candidate::State::ready, {}, entry.resources, entry.occupancy,
+                  entry.shape};
           return ptxrt::Candidate{config, ptxrt::Candidate::State::pruned, "unknown"};
         },
         recorder, options);
@@ -145,5 +147,5 @@ TEST_CASE("the model strategy orders better than the enumeration and a random or
   CHECK(model < random);
   CHECK(model < 5 * exhaustive);
   MESSAGE("configs timed to within 1 %: model " << model << " (15 tunes), random " << random
-                                                 << " (15), exhaustive " << exhaustive << " (3)");
+                                                << " (15), exhaustive " << exhaustive << " (3)");
 }

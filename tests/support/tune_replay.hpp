@@ -45,9 +45,9 @@ inline RecordedTune recorded_tune(const nlohmann::json& report) {
       recorded.occupancy->fraction = *fraction;
     }
     if (const auto threads = number_at(result, "block_threads"))
-      recorded.shape = LaunchShape{static_cast<int>(*threads),
-                                   static_cast<std::size_t>(
-                                       number_at(result, "dynamic_shared_bytes").value_or(0.0))};
+      recorded.shape = LaunchShape{
+          static_cast<int>(*threads),
+          static_cast<std::size_t>(number_at(result, "dynamic_shared_bytes").value_or(0.0))};
     tune.configs.push_back(std::move(recorded));
   }
   return tune;

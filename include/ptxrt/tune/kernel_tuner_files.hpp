@@ -39,8 +39,8 @@ struct PTXRT_API KernelTunerParameter {
 
 // One tune of a Kernel Tuner file: one kernel on one device at one problem size.
 struct PTXRT_API KernelTunerTune {
-  std::string kernel;  // kernel_name; empty in a T4 file, which does not say
-  std::string device;  // device_name; empty in a T4 file
+  std::string kernel;              // kernel_name; empty in a T4 file, which does not say
+  std::string device;              // device_name; empty in a T4 file
   std::vector<std::int64_t> size;  // problem_size; empty when the file does not say ("callable")
   std::string objective;           // "time", "GFLOP/s", ...
   std::vector<KernelTunerParameter> parameters;  // in tune_params_keys' order
