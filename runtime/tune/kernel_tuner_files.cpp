@@ -185,7 +185,12 @@ KernelTunerTune read_t4(const KernelTunerReader& reader, const json& document) {
     const json& configuration =
         reader.object(reader.member(result, field, "configuration"), field + ".configuration");
     if (i == 0) {
-      for (const auto& [name, value] : configuration.items()) tune.parameters.push_back({name, {}});
+      for (const auto& [name, value] : configuration.items())
+        tune.parameters.push_back({reader.name(name, field + ".configuration"), {}});
+      if (tune.parameters.size() > detail::max_kernel_tuner_parameters)
+        reader.refuse(field + ".configuration",
+                      std::to_string(tune.parameters.size()) + " parameters exceed the cap of " +
+                          std::to_string(detail::max_kernel_tuner_parameters));
       if (result.contains("objectives")) tune.objective = reader.objective_of(result, field);
     }
     TuningConfig config =

@@ -37,11 +37,22 @@ const json& KernelTunerReader::list(const json& value, const std::string& field)
   return value;
 }
 
+namespace {
+
+// Names and values reach terminals and tables: no control bytes.
+bool printable_text(std::string_view text) {
+  return std::none_of(text.begin(), text.end(),
+                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == '\x7f'; });
+}
+
+}  // namespace
+
 std::string KernelTunerReader::name(const json& value, const std::string& field) const {
   if (!value.is_string() || value.get_ref<const std::string&>().empty() ||
-      value.get_ref<const std::string&>().size() > max_kernel_tuner_name_bytes)
+      value.get_ref<const std::string&>().size() > max_kernel_tuner_name_bytes ||
+      !printable_text(value.get_ref<const std::string&>()))
     refuse(field, "expected a name of 1 to " + std::to_string(max_kernel_tuner_name_bytes) +
-                      " bytes, got " + describe_json(value));
+                      " bytes without control characters, got " + describe_json(value));
   return value.get<std::string>();
 }
 
@@ -116,11 +127,12 @@ std::string KernelTunerReader::value_text(const json& value, const std::string& 
   if (value.is_number_integer() || value.is_number_unsigned()) return value.dump();
   if (value.is_number_float() && std::isfinite(value.get<double>())) return value.dump();
   if (value.is_string() &&
-      value.get_ref<const std::string&>().size() <= max_kernel_tuner_name_bytes)
+      value.get_ref<const std::string&>().size() <= max_kernel_tuner_name_bytes &&
+      printable_text(value.get_ref<const std::string&>()))
     return value.get<std::string>();
-  refuse(field, "expected a number, a string of at most " +
-                    std::to_string(max_kernel_tuner_name_bytes) + " bytes or true/false, got " +
-                    describe_json(value));
+  refuse(field, "expected a number, true/false or a string of at most " +
+                    std::to_string(max_kernel_tuner_name_bytes) +
+                    " bytes without control characters, got " + describe_json(value));
 }
 
 std::vector<KernelTunerParameter> KernelTunerReader::cache_parameters(const json& document) const {
@@ -129,7 +141,7 @@ std::vector<KernelTunerParameter> KernelTunerReader::cache_parameters(const json
   const json& values = object(member(document, "", "tune_params"), "tune_params");
   for (const auto& [name, list] : values.items())
     if (std::find(keys.begin(), keys.end(), name) == keys.end())
-      refuse("tune_params." + name, "is not among tune_params_keys");
+      refuse("tune_params." + printable(name), "is not among tune_params_keys");
   std::vector<KernelTunerParameter> parameters;
   for (const std::string& key : keys) {
     const std::string field = "tune_params." + key;
@@ -155,7 +167,7 @@ TuningConfig KernelTunerReader::config_of(const json& entry, const std::string& 
     for (const auto& [name, value] : entry.items())
       if (std::none_of(parameters.begin(), parameters.end(),
                        [&](const KernelTunerParameter& p) { return p.name == name; }))
-        refuse(field + "." + name, "is not a tuned parameter");
+        refuse(field + "." + printable(name), "is not a tuned parameter");
   std::vector<Define> defines;
   for (KernelTunerParameter& parameter : parameters) {
     const std::string at = field + "." + parameter.name;
@@ -211,7 +223,7 @@ void KernelTunerReader::check_unique(const std::vector<Measurement>& measurement
   std::set<std::string> seen;
   for (const Measurement& measurement : measurements)
     if (!seen.insert(measurement.config.describe()).second)
-      refuse(field, measurement.config.describe() + " is listed twice");
+      refuse(field, ptxrt::detail::quoted(measurement.config.describe()) + " is listed twice");
 }
 
 std::string KernelTunerReader::objective_of(const json& result, const std::string& field) const {

@@ -191,6 +191,13 @@ TEST_CASE("a hostile Kernel Tuner file is refused naming the file and the field 
       {"deep nesting",
        small_cache("\n\"32\": {\"block\": 32, \"time\": 1, \"x\": " + many_brackets),
        "nested deeper than 64 levels"},
+      {"a kernel name that would write to the terminal",
+       small_cache("").replace(small_cache("").find("\"k\""), 3, "\"k\\u001b[2J\""),
+       "kernel_name: expected a name of 1 to 256 bytes without control characters"},
+      {"a T4 parameter name past the cap",
+       "{\"results\": [{\"configuration\": {\"" + std::string(300, 'b') +
+           "\": 1}, \"invalidity\": \"compile\"}]}",
+       "results[0].configuration: expected a name of 1 to 256 bytes"},
       {"no format at all", "{\"hello\": 1}", "the file: neither a Kernel Tuner cache"},
       {"not an object", "[1, 2]", "the file: expected an object"},
       {"a results file of another version",
@@ -202,7 +209,7 @@ TEST_CASE("a hostile Kernel Tuner file is refused naming the file and the field 
       {"a T4 config twice",
        "{\"results\": [{\"configuration\": {\"b\": 1}, \"invalidity\": \"compile\"}, "
        "{\"configuration\": {\"b\": 1}, \"invalidity\": \"runtime\"}]}",
-       "results: b=1 is listed twice"},
+       "results: 'b=1' is listed twice"},
       {"a T4 config with a parameter the first lacks",
        "{\"results\": [{\"configuration\": {\"b\": 1}, \"invalidity\": \"compile\"}, "
        "{\"configuration\": {\"b\": 2, \"c\": 1}, \"invalidity\": \"runtime\"}]}",
