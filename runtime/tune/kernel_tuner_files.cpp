@@ -33,6 +33,9 @@ const std::map<std::string, std::string, std::less<>> error_markers{
     {"CompilationFailedConfig", "compile: Kernel Tuner's CompilationFailedConfig"},
     {"RuntimeFailedConfig", "runtime: Kernel Tuner's RuntimeFailedConfig"}};
 
+// The time older Kernel Tuner versions wrote for a config that failed, before the markers.
+constexpr double legacy_error_time = 1e20;
+
 // T4's invalidity and what it is imported as.
 const std::map<std::string, std::pair<MeasurementStatus, std::string>, std::less<>> t4_validity{
     {"correct", {MeasurementStatus::ok, ""}},
@@ -104,10 +107,13 @@ KernelTunerTune read_cache(const KernelTunerReader& reader, const json& document
                     "expected a time in ms or InvalidConfig, CompilationFailedConfig or "
                     "RuntimeFailedConfig, got " +
                         detail::describe_json(time));
-    if (marker != error_markers.end()) {
+    if (marker != error_markers.end() ||
+        (time.is_number() && time.get<double>() >= legacy_error_time)) {
       tune.measurements.push_back({.config = std::move(config),
                                    .status = MeasurementStatus::failed,
-                                   .detail = marker->second});
+                                   .detail = marker != error_markers.end()
+                                                 ? marker->second
+                                                 : "runtime: Kernel Tuner's error time 1e20"});
       continue;
     }
     Measurement measurement = timed_measurement(

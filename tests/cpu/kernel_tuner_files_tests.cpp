@@ -102,6 +102,11 @@ TEST_CASE("a Kernel Tuner cache file is read with every config, its run times an
         "compile: Kernel Tuner's CompilationFailedConfig");
   CHECK(measurement_of(tune, "block_size_x=512 tile_size_x=4 use_shared=True").detail ==
         "runtime: Kernel Tuner's RuntimeFailedConfig");
+
+  // Older Kernel Tuner versions wrote a failure's time as 1e20 ms.
+  const KernelTunerFile legacy = parse(small_cache("\n\"32\": {\"block\": 32, \"time\": 1e20}"));
+  REQUIRE(legacy.tunes[0].measurements.size() == 1);
+  CHECK(legacy.tunes[0].measurements[0].status == MeasurementStatus::failed);
 }
 
 TEST_CASE("a cache Kernel Tuner left open while tuning is read closed, with the configs so far") {

@@ -48,7 +48,8 @@ struct PTXRT_API KernelTunerTune {
   // Tuner's `time` is their mean; it stands in where the runs are missing), the runs, their
   // spread and, for an objective other than time, its value as the rate; Kernel Tuner's
   // failures as failed (InvalidConfig, CompilationFailedConfig, RuntimeFailedConfig, named in
-  // the detail), a T4 config that failed its correctness check as wrong.
+  // the detail, as is the time 1e20 older versions wrote for a failure), a T4 config that
+  // failed its correctness check as wrong.
   std::vector<Measurement> measurements;
   bool whole = true;  // every config the tune evaluated; a results file keeps the best only
 };
