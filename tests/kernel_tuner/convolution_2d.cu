@@ -23,7 +23,7 @@
 
 __constant__ float filter[31 * 31];
 
-__global__ void convolution_2d(float *output, const float *input) {
+__global__ void convolution_2d(float* output, const float* input) {
   __shared__ float window[tile_height + filter_height - 1][shared_row];
   const int left = blockIdx.x * tile_width;
   const int top = blockIdx.y * tile_height;
@@ -33,7 +33,8 @@ __global__ void convolution_2d(float *output, const float *input) {
     for (int column = threadIdx.x; column < tile_width + filter_width - 1; column += block_size_x) {
       const int y = top + row;
       const int x = left + column;
-      window[row][column] = (y < input_height && x < input_width) ? input[y * input_width + x] : 0.0f;
+      window[row][column] =
+          (y < input_height && x < input_width) ? input[y * input_width + x] : 0.0f;
     }
   }
   __syncthreads();
@@ -46,8 +47,9 @@ __global__ void convolution_2d(float *output, const float *input) {
       for (int ty = 0; ty < tile_size_y; ty++) {
 #pragma unroll
         for (int tx = 0; tx < tile_size_x; tx++) {
-          sum[ty][tx] += weight * window[threadIdx.y + ty * block_size_y + fy]
-                                        [threadIdx.x + tx * block_size_x + fx];
+          sum[ty][tx] +=
+              weight *
+              window[threadIdx.y + ty * block_size_y + fy][threadIdx.x + tx * block_size_x + fx];
         }
       }
     }
@@ -65,7 +67,7 @@ __global__ void convolution_2d(float *output, const float *input) {
 }
 
 // One thread per output pixel, straight from global memory: the answer the tuned kernel must give.
-__global__ void convolution_2d_reference(float *output, const float *input) {
+__global__ void convolution_2d_reference(float* output, const float* input) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= image_width || y >= image_height) return;

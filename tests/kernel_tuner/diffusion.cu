@@ -14,7 +14,7 @@ __device__ __forceinline__ float diffused(float alpha, float centre, float west,
   return centre + alpha * (west + east + north + south - 4.0f * centre);
 }
 
-__global__ void diffuse(float *next, const float *current, float alpha) {
+__global__ void diffuse(float* next, const float* current, float alpha) {
   const int x = blockIdx.x * block_size_x + threadIdx.x;
   const int top = blockIdx.y * tile_height;
 
@@ -25,7 +25,8 @@ __global__ void diffuse(float *next, const float *current, float alpha) {
     for (int column = threadIdx.x; column < block_size_x + 2; column += block_size_x) {
       const int gy = top + row - 1;
       const int gx = blockIdx.x * block_size_x + column - 1;
-      cells[row][column] = (gy >= 0 && gy < ny && gx >= 0 && gx < nx) ? current[gy * nx + gx] : 0.0f;
+      cells[row][column] =
+          (gy >= 0 && gy < ny && gx >= 0 && gx < nx) ? current[gy * nx + gx] : 0.0f;
     }
   }
   __syncthreads();
@@ -48,13 +49,14 @@ __global__ void diffuse(float *next, const float *current, float alpha) {
                                 cells[ly - 1][lx], cells[ly + 1][lx]);
 #else
     const int i = y * nx + x;
-    next[i] = diffused(alpha, current[i], current[i - 1], current[i + 1], current[i - nx], current[i + nx]);
+    next[i] = diffused(alpha, current[i], current[i - 1], current[i + 1], current[i - nx],
+                       current[i + nx]);
 #endif
   }
 }
 
 // One thread per cell from global memory: the answer the tuned kernel must give.
-__global__ void diffuse_reference(float *next, const float *current, float alpha) {
+__global__ void diffuse_reference(float* next, const float* current, float alpha) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= nx || y >= ny) return;
@@ -63,6 +65,6 @@ __global__ void diffuse_reference(float *next, const float *current, float alpha
     next[i] = current[i];
     return;
   }
-  next[i] = current[i] + alpha * (current[i - 1] + current[i + 1] + current[i - nx] + current[i + nx] -
-                                  4.0f * current[i]);
+  next[i] = current[i] + alpha * (current[i - 1] + current[i + 1] + current[i - nx] +
+                                  current[i + nx] - 4.0f * current[i]);
 }

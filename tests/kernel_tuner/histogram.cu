@@ -9,7 +9,7 @@
 
 #define bin_count 256
 
-__global__ void histogram(unsigned int *bins, const unsigned int *values, int n) {
+__global__ void histogram(unsigned int* bins, const unsigned int* values, int n) {
 #if use_shared == 1
   __shared__ unsigned int block_bins[bin_count];
   for (int b = threadIdx.x; b < bin_count; b += block_size_x) block_bins[b] = 0;
@@ -37,7 +37,7 @@ __global__ void histogram(unsigned int *bins, const unsigned int *values, int n)
 }
 
 // One thread per value, global atomics only: the answer.
-__global__ void histogram_reference(unsigned int *bins, const unsigned int *values, int n) {
+__global__ void histogram_reference(unsigned int* bins, const unsigned int* values, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) atomicAdd(&bins[values[i] % bin_count], 1u);
 }

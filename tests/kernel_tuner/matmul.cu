@@ -15,7 +15,7 @@
 #define tile_columns (block_size_x * tile_size_x)
 #define threads (block_size_x * block_size_y)
 
-__global__ void matmul(float *C, const float *A, const float *B) {
+__global__ void matmul(float* C, const float* A, const float* B) {
   __shared__ float a_tile[tile_rows][tile_k];
   __shared__ float b_tile[tile_k][tile_columns];
   const int thread = threadIdx.y * block_size_x + threadIdx.x;
@@ -62,7 +62,7 @@ __global__ void matmul(float *C, const float *A, const float *B) {
 }
 
 // One thread per element of C, dot products straight from global memory: the answer.
-__global__ void matmul_reference(float *C, const float *A, const float *B) {
+__global__ void matmul_reference(float* C, const float* A, const float* B) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= n || y >= n) return;

@@ -13,19 +13,19 @@ __device__ __forceinline__ int chunk_length(int n, int blocks) {
   return (n + 4 * blocks - 1) / (4 * blocks) * 4;
 }
 
-__device__ __forceinline__ float load_sum(const float *in, int i) {
+__device__ __forceinline__ float load_sum(const float* in, int i) {
 #if vector == 4
-  const float4 v = *reinterpret_cast<const float4 *>(in + i);
+  const float4 v = *reinterpret_cast<const float4*>(in + i);
   return (v.x + v.y) + (v.z + v.w);
 #elif vector == 2
-  const float2 v = *reinterpret_cast<const float2 *>(in + i);
+  const float2 v = *reinterpret_cast<const float2*>(in + i);
   return v.x + v.y;
 #else
   return in[i];
 #endif
 }
 
-__global__ void sum_floats(float *partial_sums, const float *in, int n) {
+__global__ void sum_floats(float* partial_sums, const float* in, int n) {
   __shared__ float sums[block_size_x];
   const int length = chunk_length(n, num_blocks);
   const int begin = blockIdx.x * length;
@@ -49,7 +49,8 @@ __global__ void sum_floats(float *partial_sums, const float *in, int n) {
   }
   if (threadIdx.x < 32) {
     sum = sums[threadIdx.x];
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    for (int offset = 16; offset > 0; offset /= 2)
+      sum += __shfl_down_sync(0xffffffffu, sum, offset);
     if (threadIdx.x == 0) partial_sums[blockIdx.x] = sum;
   }
 #else
@@ -64,7 +65,7 @@ __global__ void sum_floats(float *partial_sums, const float *in, int n) {
 }
 
 // One thread per chunk, summing in double: each partial as it should be for num_blocks chunks.
-__global__ void sum_floats_reference(float *partial_sums, const float *in, int n) {
+__global__ void sum_floats_reference(float* partial_sums, const float* in, int n) {
   const int block = blockIdx.x * blockDim.x + threadIdx.x;
   if (block >= num_blocks) return;
   const int length = chunk_length(n, num_blocks);

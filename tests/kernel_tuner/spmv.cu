@@ -17,8 +17,8 @@
 #define load_x(index) x[index]
 #endif
 
-__global__ void spmv(float *y, const int *row_offsets, const int *columns, const float *values,
-                     const float *x) {
+__global__ void spmv(float* y, const int* row_offsets, const int* columns, const float* values,
+                     const float* x) {
   const int row = blockIdx.x * rows_per_block + threadIdx.x / threads_per_row;
   const int lane = threadIdx.x % threads_per_row;
   float sum = 0.0f;
@@ -33,8 +33,8 @@ __global__ void spmv(float *y, const int *row_offsets, const int *columns, const
 }
 
 // One thread per row: the answer.
-__global__ void spmv_reference(float *y, const int *row_offsets, const int *columns,
-                               const float *values, const float *x) {
+__global__ void spmv_reference(float* y, const int* row_offsets, const int* columns,
+                               const float* values, const float* x) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= rows) return;
   float sum = 0.0f;

@@ -23,7 +23,7 @@
 #define load_a(pointer, index) (pointer)[index]
 #endif
 
-__global__ void transpose(float *B, const float *A) {
+__global__ void transpose(float* B, const float* A) {
   __shared__ float tile[block_size_x][tile_row];
   const int x = blockIdx.x * block_size_x + threadIdx.x;
   const int top = blockIdx.y * block_size_x;
@@ -43,7 +43,7 @@ __global__ void transpose(float *B, const float *A) {
 }
 
 // One thread per element: the answer.
-__global__ void transpose_reference(float *B, const float *A) {
+__global__ void transpose_reference(float* B, const float* A) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x < a_width && y < a_height) B[x * a_height + y] = A[y * a_width + x];

@@ -4,7 +4,7 @@
  *
  * Tunables: block_size_x (threads), tile_size_x (elements per thread).
  */
-__global__ void vector_add(float *c, const float *a, const float *b, int n) {
+__global__ void vector_add(float* c, const float* a, const float* b, int n) {
   int first = blockIdx.x * block_size_x * tile_size_x + threadIdx.x;
 #pragma unroll
   for (int k = 0; k < tile_size_x; k++) {
