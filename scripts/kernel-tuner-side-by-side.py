@@ -268,6 +268,8 @@ def main():
     parser.add_argument("--out", default=None, help="where logs and reports go")
     parser.add_argument("--arch", default="sm_90", help="the GPU's architecture, for the probe")
     parser.add_argument("--repeat", type=int, default=30, help="timed runs of each winner")
+    parser.add_argument("--stop-after", type=float, default=480,
+                        help="start no problem after this many seconds (the rest are listed)")
     args = parser.parse_args()
     unknown = [name for name in args.problems if name not in PROBLEMS]
     if unknown:
@@ -282,11 +284,17 @@ def main():
 
     rows = []
     start = time.perf_counter()
+    skipped = []
     for name in args.problems or list(PROBLEMS):
+        if time.perf_counter() - start > args.stop_after:
+            skipped.append(name)
+            continue
         print(f"{name} ...", file=sys.stderr, flush=True)
         rows.append(compare(ptxrt, name, args.arch, args.repeat, out))
         (out / "side-by-side.json").write_text(json.dumps(rows, indent=2) + "\n")
     print_table(rows)
+    if skipped:
+        print(f"\nnot started after {args.stop_after:.0f} s: {', '.join(skipped)}")
     print(f"\nwhole set: {time.perf_counter() - start:.0f} s; reports in {out}")
 
 

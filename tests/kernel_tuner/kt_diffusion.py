@@ -26,7 +26,7 @@ tune_params["nx"] = [nx]
 tune_params["ny"] = [ny]
 tune_params["block_size_x"] = [32, 64, 128, 256]
 tune_params["block_size_y"] = [1, 2, 4, 8, 16]
-tune_params["tile_size_y"] = [1, 2, 4, 8]
+tune_params["tile_size_y"] = [1, 2, 4]
 tune_params["use_shared"] = [0, 1]
 
 restrictions = ["block_size_x * block_size_y >= 64 and block_size_x * block_size_y <= 1024"]
