@@ -19,7 +19,7 @@ for problem in *.json; do
   log=$(PTXRT_CACHE_DIR="$cache" "$ptxrt" tune "$kernel" --problem "$problem" --dry-run --arch sm_90 \
     --time 0.1 2>&1)
   if [ $? -eq 0 ] && grep -q "^plan for" <<<"$log"; then
-    echo "plans: $problem ($(grep -m1 -o 'space [0-9]* configs' <<<"$log"))"
+    echo "plans: $problem ($(grep -m1 -o 'space [0-9]* configs: [0-9]* pruned by constraints' <<<"$log"))"
   elif [[ $may_be_refused == *" $problem "* ]]; then
     echo "refused, waits for a feature: $problem: $(grep -m1 'error' <<<"$log")"
   else
