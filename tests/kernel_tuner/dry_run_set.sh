@@ -7,7 +7,7 @@
 #   tests/kernel_tuner/dry_run_set.sh PTXRT_BINARY
 set -uo pipefail
 ptxrt=${1:?usage: dry_run_set.sh PTXRT_BINARY}
-cd "$(dirname "$0")"
+cd "$(dirname "$0")" || exit 2
 may_be_refused=" convolution_2d.json diffusion.json reduction.json spmv.json spmv_irregular.json "
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
@@ -16,9 +16,8 @@ for problem in *.json; do
   kernel=${problem%%-*}
   kernel=${kernel%.json}
   kernel=${kernel%_irregular}.cu
-  log=$(PTXRT_CACHE_DIR="$cache" "$ptxrt" tune "$kernel" --problem "$problem" --dry-run --arch sm_90 \
-    --time 0.1 2>&1)
-  if [ $? -eq 0 ] && grep -q "^plan for" <<<"$log"; then
+  if log=$(PTXRT_CACHE_DIR="$cache" "$ptxrt" tune "$kernel" --problem "$problem" --dry-run \
+    --arch sm_90 --time 0.1 2>&1) && grep -q "^plan for" <<<"$log"; then
     echo "plans: $problem ($(grep -m1 -o 'space [0-9]* configs: [0-9]* pruned by constraints' <<<"$log"))"
   elif [[ $may_be_refused == *" $problem "* ]]; then
     echo "refused, waits for a feature: $problem: $(grep -m1 'error' <<<"$log")"
