@@ -12,6 +12,10 @@ compgen -G ".whl/kernel_tuner-*.whl" >/dev/null || {
   echo "kernel-tuner-side-by-side: no Kernel Tuner wheel in .whl/ (tests/kernel_tuner/README.md says how to fetch them)" >&2
   exit 2
 }
+python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' || {
+  echo "kernel-tuner-side-by-side: the wheels in .whl/ are for CPython 3.12, this is $(python3 -V)" >&2
+  exit 2
+}
 python3 -c 'import numpy, cupy' || {
   echo "kernel-tuner-side-by-side: python3 needs numpy and CuPy" >&2
   exit 2
