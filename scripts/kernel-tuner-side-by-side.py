@@ -174,6 +174,8 @@ def retime(ptxrt, name, kernel, problem, config, repeat, out, index):
     if code != 0:
         return {"config": config, "error": last_line(out / f"run_{name}_{index}.log")}
     run = json.loads(stdout)
+    if isinstance(run, list):  # `ptxrt run --json` prints one object per size
+        run = run[0]
     return {"config": config, "median_ms": run["median_ms"], "passed": run.get("passed")}
 
 
