@@ -190,7 +190,7 @@ void import_file(const ImportArguments& arguments) {
     if (tune.kernel.empty() || tune.device.empty())
       throw Error(ErrorKind::invalid_argument,
                   file_title(arguments.file, read) +
-                      " names no kernel or device: give them with --kernel and --device");
+                      " names no kernel or device: give them with --kernel-name and --device");
     records.push_back(tuning_record(tune));
     measurements += records.back().measurements.size();
   }
@@ -212,7 +212,7 @@ void add_import_command(CLI::App& tune) {
       "(source_hash kernel-tuner): shown, merged and exported, never chosen for a ptxrt kernel");
   command->add_option("file", arguments->file, "the Kernel Tuner file")->required();
   add_database_option(*command, arguments->database);
-  command->add_option("--kernel", arguments->kernel,
+  command->add_option("--kernel-name", arguments->kernel,
                       "the kernel's name (instead of the file's kernel_name; a T4 file has none)");
   command->add_option("--device", arguments->device,
                       "the device's name (instead of the file's device_name; a T4 file has none)");
@@ -270,7 +270,7 @@ void add_export_command(CLI::App& tune) {
   command->add_option("-o,--output", arguments->output, "the file to write ('-': standard output)")
       ->required();
   add_database_option(*command, arguments->database);
-  command->add_option("--kernel", arguments->kernel, "the tune's kernel");
+  command->add_option("--kernel-name", arguments->kernel, "the tune's kernel");
   command->add_option("--device", arguments->device, "the tune's device name");
   command->add_option("--size", arguments->size, "the tune's problem size, such as 4096x4096");
   command->callback([arguments] { export_tune(*arguments); });

@@ -357,13 +357,13 @@ TEST_CASE(
       cli(scratch, {"tune", "import", t4, "--db", database});
   CHECK(unnamed.exit_code == 1);
   CHECK(
-      contains(unnamed.output, "names no kernel or device: give them with --kernel and --device"));
+      contains(unnamed.output, "names no kernel or device: give them with --kernel-name and --device"));
 
   REQUIRE(cli(scratch,
               {"tune", "import", (samples / "vector_add_cache.json").string(), "--db", database})
               .exit_code == 0);
   const ptxrt::testing::ProcessResult imported =
-      cli(scratch, {"tune", "import", t4, "--db", database, "--kernel", "vector_add_t4", "--device",
+      cli(scratch, {"tune", "import", t4, "--db", database, "--kernel-name", "vector_add_t4", "--device",
                     "GPU", "--size", "1000x10"});
   REQUIRE(imported.exit_code == 0);
   CHECK(contains(imported.output, "1 tune(s), 30 measurement(s)"));
@@ -379,7 +379,7 @@ TEST_CASE(
   CHECK(ambiguous.exit_code == 1);
   CHECK(contains(ambiguous.output, "2 tunes in '" + database + "' match"));
   REQUIRE(cli(scratch,
-              {"tune", "export", "--db", database, "--kernel", "vector_add_t4", "-o", exported})
+              {"tune", "export", "--db", database, "--kernel-name", "vector_add_t4", "-o", exported})
               .exit_code == 0);
   const KernelTunerFile back = ptxrt::read_kernel_tuner_file(exported);
   CHECK(back.format == KernelTunerFormat::t4_results);
