@@ -232,7 +232,9 @@ void plan_only(const TuneArguments& arguments) {
   options.stop = &stop.requested();
   if (arguments.time_limit > 0.0) options.time_limit_seconds = arguments.time_limit;
   PlanProgress progress;
-  options.progress = [&progress](const TuneProgress& done) { progress.show(done); };
+  // --json promises the plans alone, as a tune's --json promises no progress.
+  if (!arguments.json)
+    options.progress = [&progress](const TuneProgress& done) { progress.show(done); };
   nlohmann::json plans = nlohmann::json::array();
   std::size_t not_compiled = 0;
   std::size_t sizes_left = sizes_of(arguments).size();
