@@ -51,9 +51,7 @@ bool sgemm_bench_options_given(const CLI::App& command) {
 }
 
 bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
-  const TuningDatabase database(arguments.database.empty()
-                                    ? TuningDatabase::default_path()
-                                    : std::filesystem::path(arguments.database));
+  const TuningDatabase database(cli::database_path(arguments.database));
   database.records();  // a corrupt database fails before the GPU work
   apps::SgemmBenchOptions options;
   options.rounds = arguments.quick ? 1 : arguments.rounds;

@@ -18,6 +18,7 @@
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/manifest.hpp"
+#include "ptxrt/tune/tuning_database.hpp"
 #include "support/quoted.hpp"
 #include "unknown_command.hpp"
 
@@ -126,6 +127,10 @@ void add_database_option(CLI::App& command, std::string& database, std::string_v
                      std::string(condition) +
                          "the tuning database (default: $PTXRT_TUNING_DB, else tuning.json in the "
                          "cache directory)");
+}
+
+std::filesystem::path database_path(const std::string& given) {
+  return given.empty() ? TuningDatabase::default_path() : std::filesystem::path(given);
 }
 
 bool names_a_file(const std::string& path) {

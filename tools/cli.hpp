@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -61,6 +62,8 @@ struct LinkArguments {
 void add_link_arguments(CLI::App& command, LinkArguments& arguments);
 // --db: the tuning database; `condition` ("with --tuned: ") prefixes its help.
 void add_database_option(CLI::App& command, std::string& database, std::string_view condition = "");
+// The database --db names: `given`, or TuningDatabase::default_path() when it is empty.
+std::filesystem::path database_path(const std::string& given);
 
 // "<kernel|file.cu>": an existing file is read as kernel source, anything else must be a builtin
 // kernel's name. Throws Error (not_found) naming the argument and the builtin kernels.

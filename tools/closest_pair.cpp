@@ -70,9 +70,7 @@ std::optional<TunedChoice> tuned_base(const ClosestPairArguments& arguments, std
   if (!arguments.defines.empty())
     throw Error(ErrorKind::invalid_argument, "--tuned picks BASE itself: drop -D");
   const DeviceProperties device = Device::get(0).properties();
-  const TuningDatabase database(arguments.database.empty()
-                                    ? TuningDatabase::default_path()
-                                    : std::filesystem::path(arguments.database));
+  const TuningDatabase database(database_path(arguments.database));
   return apps::choose_tuned(
       apps::make_tune_problem("closest-pair", {static_cast<std::int64_t>(n)}, device), device,
       database);

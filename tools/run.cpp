@@ -172,9 +172,7 @@ Runner plan_program(const CLI::App& command, const RunArguments& arguments,
 }
 
 ptxrt::TuningDatabase tuning_database(const RunArguments& arguments) {
-  return ptxrt::TuningDatabase(arguments.database.empty()
-                                   ? ptxrt::TuningDatabase::default_path()
-                                   : std::filesystem::path(arguments.database));
+  return ptxrt::TuningDatabase(ptxrt::cli::database_path(arguments.database));
 }
 
 // --tuned: the config the tuning database picks for this matmul on this device (sgemm's: its

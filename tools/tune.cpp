@@ -51,10 +51,6 @@ std::optional<std::vector<int>> listed_devices(const TuneArguments& arguments) {
 
 namespace {
 
-std::filesystem::path database_path(const std::string& given) {
-  return given.empty() ? TuningDatabase::default_path() : std::filesystem::path(given);
-}
-
 // The --size texts, one tune each; one tune at the default size when none is given.
 std::vector<std::string> sizes_of(const TuneArguments& arguments) {
   if (arguments.sizes.empty()) return {""};

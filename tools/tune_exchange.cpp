@@ -26,10 +26,6 @@ namespace {
 
 const std::vector<double> replay_distances{0.01, 0.03};
 
-std::filesystem::path database_path(const std::string& given) {
-  return given.empty() ? TuningDatabase::default_path() : std::filesystem::path(given);
-}
-
 // "4096x4096" as {4096, 4096}; Error (invalid_argument) naming --size otherwise.
 std::vector<std::int64_t> parse_size(const std::string& text) {
   std::vector<std::int64_t> size;
