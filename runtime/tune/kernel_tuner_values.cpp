@@ -164,10 +164,12 @@ TuningConfig KernelTunerReader::config_of(const json& entry, const std::string& 
                                           std::vector<KernelTunerParameter>& parameters,
                                           bool learn) const {
   if (learn)
-    for (const auto& [name, value] : entry.items())
+    for (const auto& item : entry.items()) {
+      const std::string& name = item.key();
       if (std::none_of(parameters.begin(), parameters.end(),
                        [&](const KernelTunerParameter& p) { return p.name == name; }))
         refuse(field + "." + printable(name), "is not a tuned parameter");
+    }
   std::vector<Define> defines;
   for (KernelTunerParameter& parameter : parameters) {
     const std::string at = field + "." + parameter.name;
