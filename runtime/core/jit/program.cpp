@@ -69,19 +69,59 @@ std::optional<std::string_view> named_header(const Program& program, std::string
   return std::nullopt;
 }
 
-std::vector<std::filesystem::path> search_paths(const SourceFile& source,
-                                                const CompileOptions& options) {
-  std::vector<std::filesystem::path> paths;
-  if (!source.directory.empty()) paths.push_back(source.directory);
-  paths.insert(paths.end(), options.include_paths.begin(), options.include_paths.end());
-  return paths;
-}
-
 std::vector<std::string> split_words(std::string_view text) {
   std::vector<std::string> words;
   std::istringstream stream{std::string(text)};
   for (std::string word; stream >> word;) words.push_back(word);
   return words;
+}
+
+std::vector<std::string> split_all(const std::vector<std::string>& options) {
+  std::vector<std::string> words;
+  for (const std::string& option : options)
+    for (std::string& word : split_words(option)) words.push_back(std::move(word));
+  return words;
+}
+
+// The caller's extra options, their include folders apart: nvcc searches every -I folder before
+// the toolkit's, so that a header beside the kernel can stand in for a toolkit header of the same
+// name, and NVRTC is given them in that order too.
+struct ExtraOptions {
+  std::vector<std::filesystem::path> include_paths;  // -I DIR, -IDIR, --include-path[=]DIR
+  std::vector<std::string> others;
+};
+
+ExtraOptions split_extra_options(const std::vector<std::string>& options) {
+  ExtraOptions split;
+  const std::vector<std::string> words = split_all(options);
+  constexpr std::string_view long_form = "--include-path";
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    const bool separate = word == "-I" || word == long_form;
+    if (separate && i + 1 < words.size())
+      split.include_paths.emplace_back(words[++i]);
+    else if (word.starts_with("-I") && word.size() > 2)
+      split.include_paths.emplace_back(word.substr(2));
+    else if (word.starts_with(std::string(long_form) + "=") && word.size() > long_form.size() + 1)
+      split.include_paths.emplace_back(word.substr(long_form.size() + 1));
+    else
+      split.others.push_back(word);
+  }
+  return split;
+}
+
+// Where NVRTC looks for an include, before the toolkit: the kernel's folder, the include paths,
+// then the -I folders among the extra options. The include scan reads the same list, so the cache
+// key holds the header that NVRTC finds.
+std::vector<std::filesystem::path> search_paths(const SourceFile& source,
+                                                const CompileOptions& options) {
+  std::vector<std::filesystem::path> paths;
+  if (!source.directory.empty()) paths.push_back(source.directory);
+  paths.insert(paths.end(), options.include_paths.begin(), options.include_paths.end());
+  const std::vector<std::filesystem::path> extra =
+      split_extra_options(options.extra_options).include_paths;
+  paths.insert(paths.end(), extra.begin(), extra.end());
+  return paths;
 }
 
 void check_architecture(const Program& program, const std::string& arch, ImageFormat format) {
@@ -120,7 +160,8 @@ struct UnitTarget {
   bool relocatable;
 };
 
-// Every NVRTC option, in order: arch, defines, includes, the caller's extras.
+// Every NVRTC option, in order: arch, defines, the search paths, the toolkit's include folders,
+// the caller's other extras.
 std::vector<std::string> nvrtc_options(const SourceFile& source, const CompileOptions& options,
                                        const std::vector<Define>& defines, const UnitTarget& unit) {
   std::vector<std::string> arguments{"-arch=" + unit.arch};
@@ -132,8 +173,8 @@ std::vector<std::string> nvrtc_options(const SourceFile& source, const CompileOp
     arguments.push_back("-I" + folder.string());
   for (const std::filesystem::path& folder : toolkit_include_paths())
     arguments.push_back("-I" + folder.string());
-  for (const std::string& option : options.extra_options)
-    for (std::string& word : split_words(option)) arguments.push_back(std::move(word));
+  for (std::string& option : split_extra_options(options.extra_options).others)
+    arguments.push_back(std::move(option));
   // Two words: one NVRTC 13.0 build seen on an H100 machine ignores the "-Xptxas=-v" spelling.
   if (unit.format == ImageFormat::cubin && wants_resource_usage(options)) {
     arguments.push_back("-Xptxas");
@@ -369,13 +410,6 @@ nvJitLinkInputType link_input_type(DeviceObjectKind kind) {
       return NVJITLINK_INPUT_LIBRARY;
   }
   return NVJITLINK_INPUT_ANY;
-}
-
-std::vector<std::string> split_all(const std::vector<std::string>& options) {
-  std::vector<std::string> words;
-  for (const std::string& option : options)
-    for (std::string& word : split_words(option)) words.push_back(std::move(word));
-  return words;
 }
 
 // Every source as relocatable device code (LTO-IR with lto, else a CUBIN), and every device
