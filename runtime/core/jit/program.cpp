@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 #include "driver/toolkit_check.hpp"
 #include "jit/compile_diagnostics.hpp"
@@ -19,6 +18,7 @@
 #include "jit/include_scanner.hpp"
 #include "jit/isolated_link.hpp"
 #include "jit/link.hpp"
+#include "jit/option_words.hpp"
 #include "jit/precompiled_headers.hpp"
 #include "jit/std_headers.hpp"
 #include "ptxrt/core/error.hpp"
@@ -69,47 +69,6 @@ std::optional<std::string_view> named_header(const Program& program, std::string
   return std::nullopt;
 }
 
-std::vector<std::string> split_words(std::string_view text) {
-  std::vector<std::string> words;
-  std::istringstream stream{std::string(text)};
-  for (std::string word; stream >> word;) words.push_back(word);
-  return words;
-}
-
-std::vector<std::string> split_all(const std::vector<std::string>& options) {
-  std::vector<std::string> words;
-  for (const std::string& option : options)
-    for (std::string& word : split_words(option)) words.push_back(std::move(word));
-  return words;
-}
-
-// The caller's extra options, their include folders apart: nvcc searches every -I folder before
-// the toolkit's, so that a header beside the kernel can stand in for a toolkit header of the same
-// name, and NVRTC is given them in that order too.
-struct ExtraOptions {
-  std::vector<std::filesystem::path> include_paths;  // -I DIR, -IDIR, --include-path[=]DIR
-  std::vector<std::string> others;
-};
-
-ExtraOptions split_extra_options(const std::vector<std::string>& options) {
-  ExtraOptions split;
-  const std::vector<std::string> words = split_all(options);
-  constexpr std::string_view long_form = "--include-path";
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string& word = words[i];
-    const bool separate = word == "-I" || word == long_form;
-    if (separate && i + 1 < words.size())
-      split.include_paths.emplace_back(words[++i]);
-    else if (word.starts_with("-I") && word.size() > 2)
-      split.include_paths.emplace_back(word.substr(2));
-    else if (word.starts_with(std::string(long_form) + "=") && word.size() > long_form.size() + 1)
-      split.include_paths.emplace_back(word.substr(long_form.size() + 1));
-    else
-      split.others.push_back(word);
-  }
-  return split;
-}
-
 // Where NVRTC looks for an include, before the toolkit: the kernel's folder, the include paths,
 // then the -I folders among the extra options. The include scan reads the same list, so the cache
 // key holds the header that NVRTC finds.
@@ -119,7 +78,7 @@ std::vector<std::filesystem::path> search_paths(const SourceFile& source,
   if (!source.directory.empty()) paths.push_back(source.directory);
   paths.insert(paths.end(), options.include_paths.begin(), options.include_paths.end());
   const std::vector<std::filesystem::path> extra =
-      split_extra_options(options.extra_options).include_paths;
+      detail::split_extra_options(options.extra_options).include_paths;
   paths.insert(paths.end(), extra.begin(), extra.end());
   return paths;
 }
@@ -173,7 +132,7 @@ std::vector<std::string> nvrtc_options(const SourceFile& source, const CompileOp
     arguments.push_back("-I" + folder.string());
   for (const std::filesystem::path& folder : toolkit_include_paths())
     arguments.push_back("-I" + folder.string());
-  for (std::string& option : split_extra_options(options.extra_options).others)
+  for (std::string& option : detail::split_extra_options(options.extra_options).others)
     arguments.push_back(std::move(option));
   // Two words: one NVRTC 13.0 build seen on an H100 machine ignores the "-Xptxas=-v" spelling.
   if (unit.format == ImageFormat::cubin && wants_resource_usage(options)) {
@@ -427,9 +386,13 @@ Image link_program(const Program& program, const CompileOptions& options,
                     ") needs link-time optimisation: set CompileOptions::lto (--lto), or ask for "
                     "a CUBIN (sm_XY)");
   const UnitTarget unit{target.arch, options.lto ? ImageFormat::ltoir : ImageFormat::cubin, true};
-  detail::LinkRequest request{program.input_names(), target.arch,  target.format,
-                              options.lto,           wants_resource_usage(options),
-                              split_all(options.link_options), {}};
+  detail::LinkRequest request{program.input_names(),
+                              target.arch,
+                              target.format,
+                              options.lto,
+                              wants_resource_usage(options),
+                              detail::split_option_words(options.link_options),
+                              {}};
   Image image;
   for (std::size_t index = 0; index < program.sources().size(); ++index) {
     const SourceFile& source = program.sources()[index];
@@ -573,7 +536,8 @@ std::string cache_key(const Program& program, const CompileOptions& options, int
   hash.update_field("defines");
   for (const Define& define : defines) hash.update_field(define.name).update_field(define.value);
   hash.update_field("options");
-  for (const std::string& word : split_all(options.extra_options)) hash.update_field(word);
+  for (const std::string& word : detail::split_option_words(options.extra_options))
+    hash.update_field(word);
   hash.update_field("names");
   for (const std::string& expression : options.name_expressions) hash.update_field(expression);
   hash.update_field(options.target.arch).update_field(to_string(options.target.format));
@@ -587,7 +551,8 @@ std::string cache_key(const Program& program, const CompileOptions& options, int
       hash_source(hash, program, program.sources()[index], options);
     hash_device_objects(hash, program);
     hash.update_field("link options");
-    for (const std::string& word : split_all(options.link_options)) hash.update_field(word);
+    for (const std::string& word : detail::split_option_words(options.link_options))
+      hash.update_field(word);
     hash.update_field(std::to_string(detail::DeviceLinker::version()));
   }
   return hash.hex_digest();
