@@ -21,7 +21,7 @@ done
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_defines fuzz_disk_cache_entry fuzz_point_file
                                      fuzz_cubin_resources fuzz_ptxas_log fuzz_tuning_database
                                      fuzz_parameter_layout
-                                     fuzz_device_object fuzz_kernel_problem)
+                                     fuzz_device_object fuzz_kernel_problem fuzz_expression)
 
 scripts/setup.sh --fuzz || exit 1
 build=build-fuzz

@@ -162,6 +162,7 @@ KernelProblem& KernelProblem::block(std::string_view x, std::string_view y, std:
 KernelProblem& KernelProblem::grid(std::string_view x, std::string_view y, std::string_view z) {
   geometry_.grid = {parse_field(x, "grid[0]"), parse_field(y, "grid[1]"),
                     parse_field(z, "grid[2]")};
+  grid_divide_parts_.clear();
   return *this;
 }
 
@@ -170,15 +171,25 @@ KernelProblem& KernelProblem::grid_divide(const std::vector<std::string>& extent
   if (extents.size() > 3 || divisors.size() > extents.size())
     throw Error(ErrorKind::invalid_argument,
                 "grid_div: at most 3 problem extents, and no more divisor lists than extents");
+  // Each part on its own first, so that an error quotes the text and the field the user wrote.
+  std::vector<std::pair<std::string, Expression>> parts;
+  const auto add_part = [&](const std::string& text, const std::string& field) {
+    parts.emplace_back(field, parse_field(text, field));
+  };
   for (std::size_t d = 0; d < extents.size(); ++d) {
+    add_part(extents[d], "problem_size[" + std::to_string(d) + "]");
     std::string divisor;
     if (d < divisors.size())
-      for (const std::string& factor : divisors[d])
-        divisor += (divisor.empty() ? "(" : ") * (") + factor;
+      for (std::size_t i = 0; i < divisors[d].size(); ++i) {
+        add_part(divisors[d][i],
+                 std::string("grid_div_") + "xyz"[d] + "[" + std::to_string(i) + "]");
+        divisor += (divisor.empty() ? "(" : ") * (") + divisors[d][i];
+      }
     const std::string text = divisor.empty() ? extents[d]
                                              : "ceil_div(" + extents[d] + ", " + divisor + "))";
-    geometry_.grid[d] = parse_field(text, "grid_div[" + std::to_string(d) + "]");
+    geometry_.grid[d] = parse_field(text, std::string("grid_div_") + "xyz"[d]);
   }
+  grid_divide_parts_ = std::move(parts);
   return *this;
 }
 
@@ -327,6 +338,10 @@ void KernelProblem::validate() const {
     }
     check_names(origin, geometry.shared_bytes, names, prefix + "shared_memory");
   };
+  // The block first: a grid divisor that nobody wrote defaults to the block's dimension.
+  for (int d = 0; d < 3; ++d)
+    check_names(origin, geometry_.block[d], scope, "block[" + std::to_string(d) + "]");
+  for (const auto& [field, part] : grid_divide_parts_) check_names(origin, part, scope, field);
   check_geometry(geometry_, "", scope);
   std::vector<std::string> argument_names;
   for (std::size_t i = 0; i < arguments_.size(); ++i) {

@@ -101,6 +101,12 @@ class Reader {
       expected(path, "an integer from -2^63 to 2^63-1", value);
     return value.get<std::int64_t>();
   }
+  // A tunable's value: an integer, or true/false as 1/0 (Kernel Tuner's boolean parameters).
+  std::int64_t tunable_value(const json& value, const std::string& path) const {
+    if (value.is_boolean()) return value.get<bool>() ? 1 : 0;
+    if (!value.is_number_integer()) expected(path, "an integer, true or false", value);
+    return integer(value, path);
+  }
   double number(const json& value, const std::string& path) const {
     if (!value.is_number()) expected(path, "a number", value);
     return value.get<double>();
@@ -202,11 +208,12 @@ class Reader {
         only(values, path, {"values", "default"});
         if (!values.contains("values")) fail(path, "expected {\"values\": [...], \"default\": V}");
         listed = &values["values"];
-        if (values.contains("default")) fallback = integer(values["default"], path + ".default");
+        if (values.contains("default"))
+          fallback = tunable_value(values["default"], path + ".default");
       }
       std::vector<std::int64_t> numbers;
       for (std::size_t i = 0; i < list(*listed, path).size(); ++i)
-        numbers.push_back(integer((*listed)[i], path + "[" + std::to_string(i) + "]"));
+        numbers.push_back(tunable_value((*listed)[i], path + "[" + std::to_string(i) + "]"));
       build([&] { problem.tune(name, numbers, fallback); });
     }
   }

@@ -103,7 +103,7 @@ TEST_CASE("malformed expressions are errors naming the column") {
   CHECK(parse_error("A +") == "expression 'A +': expected a value at column 4");
   CHECK(parse_error("(A") == "expression '(A': expected ')' at column 3");
   CHECK(parse_error("A B") == "expression 'A B': unexpected 'B' at column 3");
-  CHECK(parse_error("A = 4") == "expression 'A = 4': unexpected '=' at column 3");
+  CHECK(parse_error("A = 4") == "expression 'A = 4': unexpected '=' (a comparison is '==') at column 3");
   CHECK(parse_error("4x") == "expression '4x': malformed number at column 1");
   CHECK(parse_error("99999999999999999999") ==
         "expression '99999999999999999999': integer literal out of 64-bit range at column 1");
@@ -128,8 +128,111 @@ TEST_CASE("evaluation errors name the operation: unknown name, division by zero,
         std::string::npos);
 }
 
+TEST_CASE("Kernel Tuner's restrictions read as written: and, or, not, True, False") {
+  const std::map<std::string, std::int64_t> padded{{"use_padding", 1}, {"block_size_x", 48}};
+  CHECK(evaluate("use_padding==0 or (block_size_x % 32 != 0)", padded) == 1);
+  CHECK(evaluate("use_padding==0 or (block_size_x % 32 != 0)",
+                 {{"use_padding", 1}, {"block_size_x", 64}}) == 0);
+  CHECK(evaluate("use_padding == True and block_size_x > 32", padded) == 1);
+  CHECK(evaluate("use_padding == False", padded) == 0);
+  CHECK(evaluate("True + True") == 2);
+  CHECK(evaluate("true && !false") == 1);
+  // `not` binds looser than a comparison (Python), `!` tighter (C).
+  CHECK(evaluate("not 2 == 3") == 1);
+  CHECK(evaluate("!2 == 3") == 0);
+  CHECK(evaluate("not not 5") == 1);
+  CHECK(evaluate("not 1 or 1") == 1);
+  CHECK(evaluate("1 or 0 and 0") == 1);
+  CHECK(evaluate("(1 or 0) and 0") == 0);
+  // and/or skip their right side as && and || do.
+  CHECK(evaluate("B != 0 and A // B > 2", {{"A", 9}, {"B", 0}}) == 0);
+  // Words only as whole words: names that begin with them are names.
+  CHECK(evaluate("order or notes", {{"order", 0}, {"notes", 0}}) == 0);
+  CHECK(ptxrt::Expression::parse("android and Truth").names() ==
+        std::vector<std::string>{"android", "Truth"});
+  CHECK(ptxrt::Expression::parse("x == True or not y").names() ==
+        std::vector<std::string>{"x", "y"});
+}
+
+TEST_CASE("// is Python's floor division; / and % stay C's, rounding towards zero") {
+  CHECK(evaluate("7 // 2") == 3);
+  CHECK(evaluate("-7 // 2") == -4);
+  CHECK(evaluate("7 // -2") == -4);
+  CHECK(evaluate("-7 // -2") == 3);
+  CHECK(evaluate("-8 // 2") == -4);
+  CHECK(evaluate("-7 / 2") == -3);
+  CHECK(evaluate("-7 % 2") == -1);
+  CHECK(evaluate("W // BX // 2", {{"W", 100}, {"BX", 8}}) == 6);
+  CHECK(evaluate("1 + 9 // 4 * 2") == 5);
+  CHECK(evaluation_error("5 // (1 - 1)") == "expression '5 // (1 - 1)': 5 // 0 divides by zero");
+  CHECK(evaluation_error("A // -1", {{"A", INT64_MIN}}) ==
+        "expression 'A // -1': -9223372036854775808 // -1 overflows 64 bits");
+}
+
+TEST_CASE("** is a power: right-associative, tighter than a sign on its left, overflow checked") {
+  CHECK(evaluate("2 ** 10") == 1024);
+  CHECK(evaluate("2 ** 3 ** 2") == 512);
+  CHECK(evaluate("-2 ** 2") == -4);
+  CHECK(evaluate("(-2) ** 3") == -8);
+  CHECK(evaluate("2 * 3 ** 2") == 18);
+  CHECK(evaluate("0 ** 0 + 7 ** 0 + 1 ** 999999999999") == 3);
+  CHECK(evaluate("(-1) ** 9223372036854775807") == -1);
+  CHECK(evaluate("2 ** 62") == std::int64_t{1} << 62);
+  CHECK(evaluate("(-2) ** 63") == INT64_MIN);
+  CHECK(evaluate("block_size_x == 2 ** log2_x", {{"block_size_x", 64}, {"log2_x", 6}}) == 1);
+  CHECK(evaluation_error("2 ** 63") == "expression '2 ** 63': 2 ** 63 overflows 64 bits");
+  CHECK(evaluation_error("3 ** 1000000") ==
+        "expression '3 ** 1000000': 3 ** 1000000 overflows 64 bits");
+  CHECK(evaluation_error("2 ** -1") ==
+        "expression '2 ** -1': 2 ** -1 is a fraction: the exponent must not be negative");
+  CHECK(parse_error("2 ** ") == "expression '2 ** ': expected a value at column 6");
+}
+
+TEST_CASE("comparisons chain as Python's do, within C's two comparison levels") {
+  const auto x = [](std::int64_t value) {
+    return std::map<std::string, std::int64_t>{{"x", value}};
+  };
+  CHECK(evaluate("0 < x <= 8", x(8)) == 1);
+  CHECK(evaluate("0 < x <= 8", x(9)) == 0);
+  CHECK(evaluate("0 < x <= 8", x(0)) == 0);
+  CHECK(evaluate("1 <= 2 < 3 < 4 >= 4") == 1);
+  CHECK(evaluate("1 < 3 > 2") == 1);
+  CHECK(evaluate("2 == 2 == 2") == 1);
+  CHECK(evaluate("1 == 1 != 2") == 1);
+  CHECK(evaluate("3 == 3 == 1") == 0);
+  // == and != compare truths of the tighter < <= > >=, as in C.
+  CHECK(evaluate("1 < 2 == 3 < 4") == 1);
+  CHECK(evaluate("1 < 2 == 1") == 1);
+  // Each operand once, stopping at the first comparison that fails.
+  CHECK(evaluate("0 < B < A / B", {{"A", 9}, {"B", 0}}) == 0);
+  CHECK(evaluate("0 < B < A / B", {{"A", 9}, {"B", 2}}) == 1);
+  CHECK(evaluate("x < y < UNKNOWN", {{"x", 3}, {"y", 2}}) == 0);
+}
+
+TEST_CASE("an error quotes the text as written and points at the word at fault") {
+  CHECK(parse_error("use_padding==0 xor (block_size_x % 32 != 0)") ==
+        "expression 'use_padding==0 xor (block_size_x % 32 != 0)': unexpected 'xor' at "
+        "column 16");
+  CHECK(parse_error("block_size_x = 32") ==
+        "expression 'block_size_x = 32': unexpected '=' (a comparison is '==') at column 14");
+  CHECK(parse_error("x and or y") ==
+        "expression 'x and or y': expected a value, got 'or' at column 7");
+  CHECK(parse_error("x == not y") ==
+        "expression 'x == not y': expected a value, got 'not' at column 6");
+  CHECK(parse_error("x and") == "expression 'x and': expected a value at column 6");
+  CHECK(parse_error("2 *** 3") == "expression '2 *** 3': expected a value, got '*' at column 5");
+  CHECK(parse_error(std::string(100, '-') + "1").find("nesting deeper than 64") !=
+        std::string::npos);
+  std::string powers = "2";
+  for (int i = 0; i < 100; ++i) powers += " ** 2";
+  CHECK(parse_error(powers).find("nesting deeper than 64") != std::string::npos);
+  std::string nots;
+  for (int i = 0; i < 100; ++i) nots += "not ";
+  CHECK(parse_error(nots + "1").find("nesting deeper than 64") != std::string::npos);
+}
+
 TEST_CASE("random text never crashes the parser: it parses or throws Error") {
-  const std::string alphabet = "AB01 +-*/%()<>=!&|_x9";
+  const std::string alphabet = "AB01 +-*/%()<>=!&|_x9andotTrueF";
   std::mt19937 generator(7);
   std::uniform_int_distribution<std::size_t> letter(0, alphabet.size() - 1);
   std::uniform_int_distribution<int> length(0, 40);

@@ -369,3 +369,49 @@ TEST_CASE("cache_key covers named headers, defines, options, arch and, for PTX, 
   ptxrt::CompileOptions ptx = options_for("compute_90", ptxrt::ImageFormat::ptx);
   CHECK(ptxrt::cache_key(program, ptx, 12080) != ptxrt::cache_key(program, ptx, 13000));
 }
+
+TEST_CASE("-I folders among the extra options come before the toolkit's, so their headers win") {
+  TemporaryFolder folder;
+  // Named like a toolkit header: the kernel compiles only when this one is found first.
+  folder.write("cuda_fp16.h", "#pragma once\n#define LOCAL_HALF_STAND_IN 1\n");
+  const ptxrt::Program program = ptxrt::Program::from_string(
+      "#include <cuda_fp16.h>\n"
+      "static_assert(LOCAL_HALF_STAND_IN == 1, \"the toolkit's cuda_fp16.h was found first\");\n"
+      "extern \"C\" __global__ void k() {}\n",
+      "stand_in.cu");
+  const std::string folder_option = "-I" + folder.path.string();
+  const std::string toolkit_option = "-I" + ptxrt::toolkit_include_paths().front().string();
+  for (const std::vector<std::string>& extra :
+       std::vector<std::vector<std::string>>{{folder_option},
+                                             {"-I " + folder.path.string(), "-lineinfo"},
+                                             {"--include-path=" + folder.path.string()},
+                                             {"--include-path", folder.path.string()}}) {
+    CAPTURE(extra.front());
+    ptxrt::CompileOptions options = options_for("compute_80", ptxrt::ImageFormat::ptx);
+    options.extra_options = extra;
+    const ptxrt::Image image = ptxrt::compile(program, options);
+    const auto place = [&](const std::string& option) {
+      return std::find(image.options.begin(), image.options.end(), option) - image.options.begin();
+    };
+    CHECK(place(folder_option) < place(toolkit_option));
+    CHECK(place(toolkit_option) < static_cast<std::ptrdiff_t>(image.options.size()));
+  }
+  ptxrt::CompileOptions with_include_path = options_for("compute_80", ptxrt::ImageFormat::ptx);
+  with_include_path.include_paths = {folder.path};
+  CHECK_NOTHROW(ptxrt::compile(program, with_include_path));
+  // Without the folder, the toolkit's header is found and the assertion fails.
+  CHECK(compile_error(program, options_for("compute_80", ptxrt::ImageFormat::ptx)).kind() ==
+        ptxrt::ErrorKind::compile);
+}
+
+TEST_CASE("cache_key reads the headers found through -I folders among the extra options") {
+  TemporaryFolder folder;
+  folder.write("settings.cuh", "#define VALUE 1\n");
+  const ptxrt::Program program = ptxrt::Program::from_string(
+      "#include \"settings.cuh\"\nextern \"C\" __global__ void k() {}\n", "uses_settings.cu");
+  ptxrt::CompileOptions options = options_for("sm_90");
+  options.extra_options = {"-I " + folder.path.string()};
+  const std::string before = ptxrt::cache_key(program, options);
+  folder.write("settings.cuh", "#define VALUE 2\n");
+  CHECK(ptxrt::cache_key(program, options) != before);
+}

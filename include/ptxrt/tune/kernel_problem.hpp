@@ -19,7 +19,7 @@
 //                                {"256"}, {"ceil_div(n, 256)"})})
 //       .bytes("8 * n");
 //
-// Expressions are integer expressions (expression.hpp: + - * / %, comparisons, ceil_div, min,
+// Expressions are integer expressions (expression.hpp: C's operators and Python's, ceil_div, min,
 // max) over the sizes, the fixed defines and, where a config is known, the tunables. Names are
 // checked when the problem is made, so that an expression naming nothing fails at once, naming
 // the field ("arguments[2].count").
@@ -404,6 +404,9 @@ class PTXRT_API KernelProblem {
   std::vector<std::pair<std::string, Expression>> defines_;
   std::vector<std::string> compile_options_;
   LaunchGeometry geometry_;
+  // What grid_divide built the grid from, by the field that gave each part ("grid_div_x[1]"), so
+  // that a name error quotes the part as written.
+  std::vector<std::pair<std::string, Expression>> grid_divide_parts_;
   std::vector<ProblemArgument> arguments_;
   std::vector<ProblemSymbol> symbols_;
   ProblemVerification verification_;

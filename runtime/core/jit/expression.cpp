@@ -5,6 +5,9 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "ptxrt/core/error.hpp"
 #include "support/quoted.hpp"
@@ -12,12 +15,15 @@
 namespace ptxrt {
 
 struct Expression::Node {
-  enum class Kind { literal, name, unary, binary, call };
+  enum class Kind { literal, name, unary, binary, chain, call };
   Kind kind = Kind::literal;
   std::int64_t value = 0;
-  std::string name;  // the identifier, the operator's spelling, or the function's name
+  std::string name;  // the identifier, the operator's C spelling, or the function's name
   std::unique_ptr<const Node> left;   // a call's first argument
   std::unique_ptr<const Node> right;  // a call's second argument
+  // A comparison chain ("0 < x <= 8"): operands[i] comparisons[i] operands[i + 1], for each i.
+  std::vector<std::unique_ptr<const Node>> operands;
+  std::vector<std::string> comparisons;
 };
 
 namespace {
@@ -34,16 +40,36 @@ constexpr int max_nodes = 1024;
 // that covers n items d at a time (Kernel Tuner's grid_div).
 constexpr std::array<std::string_view, 3> functions{"ceil_div", "min", "max"};
 
+// An operator as written, and the operator it is: Python's words stand for C's symbols.
+struct Spelling {
+  std::string_view written;
+  std::string_view meaning;
+};
+
 // Binary operators by precedence level, loosest first; within a level, longer spellings first so
-// that "<=" is not read as "<".
-constexpr std::array<std::array<std::string_view, 4>, 6> levels{{
-    {"||"},
-    {"&&"},
-    {"==", "!="},
-    {"<=", ">=", "<", ">"},
-    {"+", "-"},
-    {"*", "/", "%"},
+// that "<=" is not read as "<" nor "//" as "/".
+struct Level {
+  std::array<Spelling, 4> operators;
+  bool chains;  // a run of them is one comparison chain, as Python reads it
+};
+constexpr std::array<Level, 6> levels{{
+    {{{{"||", "||"}, {"or", "||"}}}, false},
+    {{{{"&&", "&&"}, {"and", "&&"}}}, false},
+    {{{{"==", "=="}, {"!=", "!="}}}, true},
+    {{{{"<=", "<="}, {">=", ">="}, {"<", "<"}, {">", ">"}}}, true},
+    {{{{"+", "+"}, {"-", "-"}}}, false},
+    {{{{"//", "//"}, {"*", "*"}, {"/", "/"}, {"%", "%"}}}, false},
 }};
+// Python's `not` binds looser than the comparisons and tighter than `and`: "not A == B" is
+// "!(A == B)", where C's "!A == B" is "(!A) == B".
+constexpr std::size_t negation_level = 2;
+
+constexpr std::array<std::string_view, 3> keywords{"and", "or", "not"};
+// Python's and C++'s spellings of the truth values.
+constexpr std::array<std::pair<std::string_view, std::int64_t>, 4> truth_values{
+    {{"True", 1}, {"False", 0}, {"true", 1}, {"false", 0}}};
+
+bool is_word_character(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 [[noreturn]] void fail(std::string_view text, const std::string& what) {
   throw Error(ErrorKind::invalid_argument, "expression " + detail::quoted(text) + ": " + what);
@@ -56,8 +82,11 @@ class Parser {
   NodePointer parse() {
     NodePointer root = binary(0, 0);
     skip_space();
-    if (position_ < text_.size())
-      fail_here("unexpected " + detail::quoted(text_.substr(position_, 1)));
+    if (position_ < text_.size()) {
+      const std::string_view unexpected = token();
+      fail_here("unexpected " + detail::quoted(unexpected) +
+                (unexpected == "=" ? " (a comparison is '==')" : ""));
+    }
     return root;
   }
 
@@ -73,6 +102,13 @@ class Parser {
       ++position_;
   }
 
+  // The word at the position, else its one character: what is read, and what a message quotes.
+  std::string_view token() const {
+    std::size_t end = position_;
+    while (end < text_.size() && is_word_character(text_[end])) ++end;
+    return text_.substr(position_, std::max<std::size_t>(end - position_, 1));
+  }
+
   bool accept(std::string_view spelling) {
     skip_space();
     if (text_.substr(position_, spelling.size()) != spelling) return false;
@@ -80,22 +116,42 @@ class Parser {
     return true;
   }
 
-  std::string_view peek_operator(int level) {
+  // A word only as a whole word: "or" does not begin "order".
+  bool accept_word(std::string_view word) {
     skip_space();
-    for (std::string_view spelling : levels[static_cast<std::size_t>(level)])
-      if (!spelling.empty() && text_.substr(position_, spelling.size()) == spelling)
-        return spelling;
-    return {};
+    if (token() != word) return false;
+    position_ += word.size();
+    return true;
   }
 
-  NodePointer binary(int level, int depth) {
-    if (level == static_cast<int>(levels.size())) return unary(depth);
+  std::optional<Spelling> accept_operator(std::size_t level) {
+    for (const Spelling& spelling : levels[level].operators) {
+      if (spelling.written.empty()) continue;
+      if (is_word_character(spelling.written.front()) ? accept_word(spelling.written)
+                                                      : accept(spelling.written))
+        return spelling;
+    }
+    return std::nullopt;
+  }
+
+  void enter(int depth) const {
+    if (depth >= max_depth)
+      fail_here("nesting deeper than " + std::to_string(max_depth) + " levels");
+  }
+
+  NodePointer binary(std::size_t level, int depth) {
+    if (level == levels.size()) return unary(depth);
+    if (level == negation_level && accept_word("not")) {
+      enter(depth);
+      return unary_node("!", binary(level, depth + 1));
+    }
     NodePointer left = binary(level + 1, depth);
-    for (std::string_view op = peek_operator(level); !op.empty(); op = peek_operator(level)) {
-      position_ += op.size();
+    std::optional<Spelling> op = accept_operator(level);
+    if (op && levels[level].chains) return chain(std::move(left), *op, level, depth);
+    for (; op; op = accept_operator(level)) {
       auto node = make_node();
       node->kind = Node::Kind::binary;
-      node->name = std::string(op);
+      node->name = std::string(op->meaning);
       node->left = std::move(left);
       node->right = binary(level + 1, depth);
       left = std::move(node);
@@ -103,20 +159,61 @@ class Parser {
     return left;
   }
 
+  // "A < B <= C" holds when each comparison does, as in Python; a single comparison is a binary
+  // node.
+  NodePointer chain(NodePointer first, Spelling op, std::size_t level, int depth) {
+    auto node = make_node();
+    node->kind = Node::Kind::chain;
+    node->operands.push_back(std::move(first));
+    for (std::optional<Spelling> next = op; next; next = accept_operator(level)) {
+      node->comparisons.emplace_back(next->meaning);
+      node->operands.push_back(binary(level + 1, depth));
+    }
+    if (node->comparisons.size() > 1) return node;
+    node->kind = Node::Kind::binary;
+    node->name = node->comparisons.front();
+    node->left = std::move(node->operands[0]);
+    node->right = std::move(node->operands[1]);
+    node->operands.clear();
+    node->comparisons.clear();
+    return node;
+  }
+
+  NodePointer unary_node(std::string_view op, NodePointer operand) {
+    auto node = make_node();
+    node->kind = Node::Kind::unary;
+    node->name = std::string(op);
+    node->left = std::move(operand);
+    return node;
+  }
+
+  // Unary - + ! bind looser than **, as in Python: "-2 ** 2" is -4.
   NodePointer unary(int depth) {
-    if (depth >= max_depth)
-      fail_here("nesting deeper than " + std::to_string(max_depth) + " levels");
+    enter(depth);
     skip_space();
-    for (std::string_view op : {"-", "!"}) {
+    for (std::string_view op : {"-", "+", "!"}) {
       if (text_.substr(position_, 1) == op && text_.substr(position_, 2) != "!=") {
         ++position_;
-        auto node = make_node();
-        node->kind = Node::Kind::unary;
-        node->name = std::string(op);
-        node->left = unary(depth + 1);
-        return node;
+        NodePointer operand = unary(depth + 1);
+        return op == "+" ? std::move(operand) : unary_node(op, std::move(operand));
       }
     }
+    return power(depth);
+  }
+
+  // "A ** B" groups from the right ("2 ** 3 ** 2" is 2 ** 9), and B may be negated.
+  NodePointer power(int depth) {
+    NodePointer base = primary(depth);
+    if (!accept("**")) return base;
+    auto node = make_node();
+    node->kind = Node::Kind::binary;
+    node->name = "**";
+    node->left = std::move(base);
+    node->right = unary(depth + 1);
+    return node;
+  }
+
+  NodePointer primary(int depth) {
     if (accept("(")) {
       NodePointer inner = binary(0, depth + 1);
       if (!accept(")")) fail_here("expected ')'");
@@ -141,31 +238,36 @@ class Parser {
     skip_space();
     if (position_ == text_.size()) fail_here("expected a value");
     const char first = text_[position_];
+    if (std::isdigit(static_cast<unsigned char>(first))) return number();
+    const std::string_view word = token();
+    if (!std::isalpha(static_cast<unsigned char>(first)) && first != '_')
+      fail_here("expected a value, got " + detail::quoted(word));
+    if (std::find(keywords.begin(), keywords.end(), word) != keywords.end())
+      fail_here("expected a value, got " + detail::quoted(word));
     auto node = make_node();
-    if (std::isdigit(static_cast<unsigned char>(first))) {
-      const char* begin = text_.data() + position_;
-      const char* end = text_.data() + text_.size();
-      auto [stop, error] = std::from_chars(begin, end, node->value);
-      if (error == std::errc::result_out_of_range) fail_here("integer literal out of 64-bit range");
-      if (stop != end && (std::isalnum(static_cast<unsigned char>(*stop)) || *stop == '_'))
-        fail_here("malformed number");
-      position_ += static_cast<std::size_t>(stop - begin);
-      return node;
-    }
-    if (std::isalpha(static_cast<unsigned char>(first)) || first == '_') {
-      std::size_t end = position_;
-      while (end < text_.size() &&
-             (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_'))
-        ++end;
-      node->name = std::string(text_.substr(position_, end - position_));
-      position_ = end;
-      if (accept("(")) return call(std::move(node), depth);
-      node->kind = Node::Kind::name;
-      if (std::find(names.begin(), names.end(), node->name) == names.end())
-        names.push_back(node->name);
-      return node;
-    }
-    fail_here("expected a value, got " + detail::quoted(text_.substr(position_, 1)));
+    position_ += word.size();
+    for (const auto& [spelling, value] : truth_values)
+      if (word == spelling) {
+        node->value = value;
+        return node;
+      }
+    node->name = std::string(word);
+    if (accept("(")) return call(std::move(node), depth);
+    node->kind = Node::Kind::name;
+    if (std::find(names.begin(), names.end(), node->name) == names.end())
+      names.push_back(node->name);
+    return node;
+  }
+
+  NodePointer number() {
+    auto node = make_node();
+    const char* begin = text_.data() + position_;
+    const char* end = text_.data() + text_.size();
+    auto [stop, error] = std::from_chars(begin, end, node->value);
+    if (error == std::errc::result_out_of_range) fail_here("integer literal out of 64-bit range");
+    if (stop != end && is_word_character(*stop)) fail_here("malformed number");
+    position_ += static_cast<std::size_t>(stop - begin);
+    return node;
   }
 
   std::unique_ptr<Node> make_node() {
@@ -178,6 +280,15 @@ class Parser {
   std::size_t position_ = 0;
   int nodes_ = 0;
 };
+
+bool compare(std::string_view op, std::int64_t a, std::int64_t b) {
+  if (op == "==") return a == b;
+  if (op == "!=") return a != b;
+  if (op == "<") return a < b;
+  if (op == "<=") return a <= b;
+  if (op == ">") return a > b;
+  return a >= b;
+}
 
 class Evaluator {
  public:
@@ -201,6 +312,8 @@ class Evaluator {
       }
       case Node::Kind::binary:
         return binary(node);
+      case Node::Kind::chain:
+        return chain(node);
       case Node::Kind::call:
         return call(node);
     }
@@ -218,10 +331,49 @@ class Evaluator {
     const std::int64_t b = value(*node.right);
     if (node.name == "min") return std::min(a, b);
     if (node.name == "max") return std::max(a, b);
-    if (b <= 0) fail(text_, "ceil_div(" + std::to_string(a) + ", " + std::to_string(b) +
-                                ") needs a positive divisor");
+    if (b <= 0)
+      fail(text_, "ceil_div(" + std::to_string(a) + ", " + std::to_string(b) +
+                      ") needs a positive divisor");
     // Rounds towards +infinity for either sign of a, without overflowing a + b - 1.
     return a / b + (a % b > 0 ? 1 : 0);
+  }
+
+  // Each operand once, left to right, stopping at the first comparison that fails, as Python
+  // does: "0 < B < A / B" never divides by zero.
+  std::int64_t chain(const Node& node) const {
+    std::int64_t left = value(*node.operands.front());
+    for (std::size_t i = 0; i < node.comparisons.size(); ++i) {
+      const std::int64_t right = value(*node.operands[i + 1]);
+      if (!compare(node.comparisons[i], left, right)) return 0;
+      left = right;
+    }
+    return 1;
+  }
+
+  std::int64_t power(std::int64_t base, std::int64_t exponent) const {
+    if (exponent < 0)
+      fail(text_, std::to_string(base) + " ** " + std::to_string(exponent) +
+                      " is a fraction: the exponent must not be negative");
+    std::int64_t result = 1;
+    std::int64_t factor = base;
+    // Squaring: once |factor| >= 2 squares past 64 bits with a bit still to use, so does the
+    // result.
+    for (std::int64_t left = exponent; left > 0; left >>= 1) {
+      if ((left & 1) != 0 && __builtin_mul_overflow(result, factor, &result))
+        overflow("**", base, exponent);
+      if (left > 1 && __builtin_mul_overflow(factor, factor, &factor))
+        overflow("**", base, exponent);
+    }
+    return result;
+  }
+
+  std::int64_t divide(const std::string& op, std::int64_t a, std::int64_t b) const {
+    if (b == 0) fail(text_, std::to_string(a) + " " + op + " 0 divides by zero");
+    if (a == std::numeric_limits<std::int64_t>::min() && b == -1) overflow(op, a, b);
+    if (op == "/") return a / b;
+    if (op == "%") return a % b;
+    // Python's floor division: towards -infinity where C's truncates towards zero.
+    return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0);
   }
 
   std::int64_t binary(const Node& node) const {
@@ -235,17 +387,9 @@ class Evaluator {
     if (op == "-" && __builtin_sub_overflow(a, b, &result)) overflow(op, a, b);
     if (op == "*" && __builtin_mul_overflow(a, b, &result)) overflow(op, a, b);
     if (op == "+" || op == "-" || op == "*") return result;
-    if (op == "/" || op == "%") {
-      if (b == 0) fail(text_, std::to_string(a) + " " + op + " 0 divides by zero");
-      if (a == std::numeric_limits<std::int64_t>::min() && b == -1) overflow(op, a, b);
-      return op == "/" ? a / b : a % b;
-    }
-    if (op == "==") return a == b;
-    if (op == "!=") return a != b;
-    if (op == "<") return a < b;
-    if (op == "<=") return a <= b;
-    if (op == ">") return a > b;
-    return a >= b;
+    if (op == "**") return power(a, b);
+    if (op == "/" || op == "%" || op == "//") return divide(op, a, b);
+    return compare(op, a, b) ? 1 : 0;
   }
 
   std::string_view text_;

@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 #include "driver/toolkit_check.hpp"
 #include "jit/compile_diagnostics.hpp"
@@ -19,6 +18,7 @@
 #include "jit/include_scanner.hpp"
 #include "jit/isolated_link.hpp"
 #include "jit/link.hpp"
+#include "jit/option_words.hpp"
 #include "jit/precompiled_headers.hpp"
 #include "jit/std_headers.hpp"
 #include "ptxrt/core/error.hpp"
@@ -69,19 +69,18 @@ std::optional<std::string_view> named_header(const Program& program, std::string
   return std::nullopt;
 }
 
+// Where NVRTC looks for an include, before the toolkit: the kernel's folder, the include paths,
+// then the -I folders among the extra options. The include scan reads the same list, so the cache
+// key holds the header that NVRTC finds.
 std::vector<std::filesystem::path> search_paths(const SourceFile& source,
                                                 const CompileOptions& options) {
   std::vector<std::filesystem::path> paths;
   if (!source.directory.empty()) paths.push_back(source.directory);
   paths.insert(paths.end(), options.include_paths.begin(), options.include_paths.end());
+  const std::vector<std::filesystem::path> extra =
+      detail::split_extra_options(options.extra_options).include_paths;
+  paths.insert(paths.end(), extra.begin(), extra.end());
   return paths;
-}
-
-std::vector<std::string> split_words(std::string_view text) {
-  std::vector<std::string> words;
-  std::istringstream stream{std::string(text)};
-  for (std::string word; stream >> word;) words.push_back(word);
-  return words;
 }
 
 void check_architecture(const Program& program, const std::string& arch, ImageFormat format) {
@@ -120,7 +119,8 @@ struct UnitTarget {
   bool relocatable;
 };
 
-// Every NVRTC option, in order: arch, defines, includes, the caller's extras.
+// Every NVRTC option, in order: arch, defines, the search paths, the toolkit's include folders,
+// the caller's other extras.
 std::vector<std::string> nvrtc_options(const SourceFile& source, const CompileOptions& options,
                                        const std::vector<Define>& defines, const UnitTarget& unit) {
   std::vector<std::string> arguments{"-arch=" + unit.arch};
@@ -132,8 +132,8 @@ std::vector<std::string> nvrtc_options(const SourceFile& source, const CompileOp
     arguments.push_back("-I" + folder.string());
   for (const std::filesystem::path& folder : toolkit_include_paths())
     arguments.push_back("-I" + folder.string());
-  for (const std::string& option : options.extra_options)
-    for (std::string& word : split_words(option)) arguments.push_back(std::move(word));
+  for (std::string& option : detail::split_extra_options(options.extra_options).others)
+    arguments.push_back(std::move(option));
   // Two words: one NVRTC 13.0 build seen on an H100 machine ignores the "-Xptxas=-v" spelling.
   if (unit.format == ImageFormat::cubin && wants_resource_usage(options)) {
     arguments.push_back("-Xptxas");
@@ -371,13 +371,6 @@ nvJitLinkInputType link_input_type(DeviceObjectKind kind) {
   return NVJITLINK_INPUT_ANY;
 }
 
-std::vector<std::string> split_all(const std::vector<std::string>& options) {
-  std::vector<std::string> words;
-  for (const std::string& option : options)
-    for (std::string& word : split_words(option)) words.push_back(std::move(word));
-  return words;
-}
-
 // Every source as relocatable device code (LTO-IR with lto, else a CUBIN), and every device
 // object, through nvJitLink. Name expressions are looked up in the first source.
 Image link_program(const Program& program, const CompileOptions& options,
@@ -393,9 +386,13 @@ Image link_program(const Program& program, const CompileOptions& options,
                     ") needs link-time optimisation: set CompileOptions::lto (--lto), or ask for "
                     "a CUBIN (sm_XY)");
   const UnitTarget unit{target.arch, options.lto ? ImageFormat::ltoir : ImageFormat::cubin, true};
-  detail::LinkRequest request{program.input_names(), target.arch,  target.format,
-                              options.lto,           wants_resource_usage(options),
-                              split_all(options.link_options), {}};
+  detail::LinkRequest request{program.input_names(),
+                              target.arch,
+                              target.format,
+                              options.lto,
+                              wants_resource_usage(options),
+                              detail::split_option_words(options.link_options),
+                              {}};
   Image image;
   for (std::size_t index = 0; index < program.sources().size(); ++index) {
     const SourceFile& source = program.sources()[index];
@@ -539,7 +536,8 @@ std::string cache_key(const Program& program, const CompileOptions& options, int
   hash.update_field("defines");
   for (const Define& define : defines) hash.update_field(define.name).update_field(define.value);
   hash.update_field("options");
-  for (const std::string& word : split_all(options.extra_options)) hash.update_field(word);
+  for (const std::string& word : detail::split_option_words(options.extra_options))
+    hash.update_field(word);
   hash.update_field("names");
   for (const std::string& expression : options.name_expressions) hash.update_field(expression);
   hash.update_field(options.target.arch).update_field(to_string(options.target.format));
@@ -553,7 +551,8 @@ std::string cache_key(const Program& program, const CompileOptions& options, int
       hash_source(hash, program, program.sources()[index], options);
     hash_device_objects(hash, program);
     hash.update_field("link options");
-    for (const std::string& word : split_all(options.link_options)) hash.update_field(word);
+    for (const std::string& word : detail::split_option_words(options.link_options))
+      hash.update_field(word);
     hash.update_field(std::to_string(detail::DeviceLinker::version()));
   }
   return hash.hex_digest();
