@@ -35,7 +35,7 @@ const Program& sgemm_program() {
 namespace {
 
 // The per-block shared memory the system keeps in front of a kernel's own (1 KiB since sm_80).
-constexpr std::size_t reserved_shared_per_block = 1024;
+constexpr std::size_t reserved_shared_memory_per_block = 1024;
 // Registers a thread needs besides its accumulators and fragments: loader rows and columns,
 // shared-memory offsets, loop counters, pointers. The default config uses about 22.
 constexpr int bookkeeping_registers = 16;
@@ -154,11 +154,11 @@ std::optional<std::string> sgemm_config_problem(const SgemmConfig& config,
     return who + std::to_string(config.min_blocks) + " blocks of " +
            std::to_string(config.threads()) + " threads exceed the SM's " +
            std::to_string(device.max_threads_per_sm) + " threads";
-  const std::size_t shared_per_sm =
-      static_cast<std::size_t>(config.min_blocks) * (shared + reserved_shared_per_block);
-  if (shared_per_sm > static_cast<std::size_t>(device.shared_memory_per_sm))
+  const std::size_t shared_memory_per_sm =
+      static_cast<std::size_t>(config.min_blocks) * (shared + reserved_shared_memory_per_block);
+  if (shared_memory_per_sm > static_cast<std::size_t>(device.shared_memory_per_sm))
     return who + std::to_string(config.min_blocks) + " blocks need " +
-           std::to_string(shared_per_sm) + " bytes of shared memory, over the SM's " +
+           std::to_string(shared_memory_per_sm) + " bytes of shared memory, over the SM's " +
            std::to_string(device.shared_memory_per_sm);
   const int needed =
       config.thread_m * config.thread_n + config.thread_m + config.thread_n + bookkeeping_registers;

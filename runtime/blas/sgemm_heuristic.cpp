@@ -49,7 +49,7 @@ double fill_ms(const SgemmConfig& config, int resident_blocks, int depth) {
 int resident_blocks(const SgemmConfig& config, int registers, const DeviceProperties& device) {
   const auto known = known_architectures();
   if (std::none_of(known.begin(), known.end(), [&](const ArchLimits& arch) {
-        return arch.major == device.cc_major && arch.minor == device.cc_minor;
+        return arch.cc_major == device.cc_major && arch.cc_minor == device.cc_minor;
       }))
     return config.min_blocks;
   KernelResources kernel;

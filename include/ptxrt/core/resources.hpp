@@ -26,7 +26,7 @@ struct PTXRT_API KernelResources {
   // Shared memory the system reserves in front of the user's, when the CUBIN lays it out
   // explicitly (sm_90 and newer with CUDA 13: 1 KB). 0 when the CUBIN leaves it to the driver;
   // occupancy charges the architecture's reserve either way
-  // (ArchLimits::reserved_shared_per_block).
+  // (ArchLimits::reserved_shared_memory_per_block).
   std::size_t reserved_shared_bytes = 0;
   // The module's __constant__ variables (constant bank 3). Shared by every kernel of the module.
   std::size_t user_constant_bytes = 0;
