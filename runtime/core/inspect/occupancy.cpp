@@ -14,8 +14,7 @@ constexpr std::size_t KB = 1024;
 constexpr int kWarpSize = 32;
 constexpr int kUnlimited = std::numeric_limits<int>::max();
 
-constexpr std::array<std::size_t, 6> kVoltaCarveouts{0,       8 * KB,  16 * KB,
-                                                     32 * KB, 64 * KB, 96 * KB};
+constexpr std::array<std::size_t, 6> kVoltaCarveouts{0, 8 * KB, 16 * KB, 32 * KB, 64 * KB, 96 * KB};
 constexpr std::array<std::size_t, 2> kTuringCarveouts{32 * KB, 64 * KB};
 constexpr std::array<std::size_t, 6> kSmallCarveouts{0,       8 * KB,  16 * KB,
                                                      32 * KB, 64 * KB, 100 * KB};
@@ -173,9 +172,9 @@ Occupancy compute_occupancy(const ArchLimits& arch, const KernelResources& kerne
   Occupancy result;
   int warps = (block_threads + kWarpSize - 1) / kWarpSize;
   result.registers_per_block = registers_per_warp(arch, kernel) * warps;
-  result.shared_bytes_per_block =
-      round_up(kernel.static_shared_bytes + dynamic_smem_bytes + arch.reserved_shared_memory_per_block,
-               arch.shared_allocation_unit);
+  result.shared_bytes_per_block = round_up(
+      kernel.static_shared_bytes + dynamic_smem_bytes + arch.reserved_shared_memory_per_block,
+      arch.shared_allocation_unit);
   result.reason = launch_failure(arch, kernel, block_threads, warps, dynamic_smem_bytes,
                                  result.shared_bytes_per_block);
   if (!result.reason.empty()) return result;
@@ -233,7 +232,8 @@ int co_resident_clusters(const ArchLimits& arch, const Occupancy& occupancy, int
   // cluster launch per SM, even where a plain launch of the same kernel holds 32 (32 threads, no
   // shared memory: 1056 clusters of one block on 132 SMs).
   constexpr int max_cluster_launch_blocks_per_sm = 8;
-  const int blocks_per_sm = std::min(occupancy.active_blocks_per_sm, max_cluster_launch_blocks_per_sm);
+  const int blocks_per_sm =
+      std::min(occupancy.active_blocks_per_sm, max_cluster_launch_blocks_per_sm);
   int clusters = 0;
   for (int sms : gpc_sm_counts(arch, sm_count)) clusters += blocks_per_sm * sms / cluster_blocks;
   return clusters;
