@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "driver/toolkit_check.hpp"
+#include "jit/nvrtc_check.hpp"
 #include "ptxrt/core/demangle.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/resources.hpp"
