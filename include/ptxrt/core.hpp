@@ -31,3 +31,4 @@
 #include "ptxrt/core/stream.hpp"
 #include "ptxrt/core/symbol.hpp"
 #include "ptxrt/core/target.hpp"
+#include "ptxrt/core/verdict.hpp"

@@ -143,7 +143,7 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
   m = std::max(m, 1), n = std::max(n, 1), k = std::max(k, 1);
   std::vector<SgemmEstimate> estimates;
   for (const SgemmMenuEntry& entry : sgemm_heuristic_menu()) {
-    if (sgemm_config_problem(entry.config, device)) continue;
+    if (!sgemm_config_fits(entry.config, device)) continue;
     for (const int split : split_values) {
       SgemmConfig config = entry.config;
       config.split_k = split;

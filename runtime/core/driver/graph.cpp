@@ -365,10 +365,10 @@ void GraphExec::set_kernel_arguments_raw(GraphNode node, const Kernel& kernel,
             detail::describe_launch(config) + ")");
 }
 
-GraphUpdate GraphExec::update(const Graph& graph) {
+Verdict GraphExec::update(const Graph& graph) {
   if (std::optional<std::string> change =
           topology_change(topology_of(graph_->graph), topology_of(graph.handle())))
-    return {false, *change};
+    return Verdict::refused(*change);
   std::optional<ContextGuard> guard;
   if (graph_->home) guard.emplace(*graph_->home);
   CUgraphExecUpdateResultInfo info{};
@@ -378,10 +378,10 @@ GraphUpdate GraphExec::update(const Graph& graph) {
     const auto at = std::find(nodes.begin(), nodes.end(), info.errorNode);
     const std::string where =
         at == nodes.end() ? "" : " (node " + std::to_string(at - nodes.begin()) + ")";
-    return {false, std::string(update_result_text(info.result)) + where};
+    return Verdict::refused(std::string(update_result_text(info.result)) + where);
   }
   check(result, "cuGraphExecUpdate", "updating an executable graph from a new one");
-  return {true, {}};
+  return {};
 }
 
 }  // namespace ptxrt
