@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "ptxrt/core/disk_cache.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/manifest.hpp"
 #include "ptxrt/tune/tuner.hpp"
 
@@ -50,9 +51,9 @@ fs::path cache_directory() {
 }
 
 // Throws instead of letting the cache run without disk: here the disk is the whole point.
-void require_usable(const DiskCache& cache) {
-  if (!cache.usable())
-    throw Error(ErrorKind::io, "the disk cache " + cache.directory().string() +
+void require_usable(const DiskCache* cache) {
+  if (!cache || !cache->usable())
+    throw Error(ErrorKind::io, "the disk cache " + cache_directory().string() +
                                    " is not usable (the warning above says why)");
 }
 
@@ -222,22 +223,20 @@ void warm(const WarmArguments& arguments) {
            warm_configurations(program.manifest(), user_defines, arguments.all_values))
         jobs.push_back({&program, std::move(defines), target});
 
-  DiskCache cache(cache_directory());
-  require_usable(cache);
+  // The JIT's own caches and keys, so that what is warmed here is what a run looks up.
+  Jit jit(JitOptions{.cache_directory = cache_directory(), .precompiled_headers = false});
+  require_usable(jit.disk_cache());
   // Kept only when they are written into fatbins as well.
   std::vector<Image> images(arguments.fatbin_directory.empty() ? 0 : jobs.size());
   run_parallel(jobs.size(), arguments.jobs, [&](std::size_t index) {
     WarmJob& job = jobs[index];
-    CompileOptions options;
-    options.defines = job.defines;
-    options.target = job.target;
-    job.key = cache_key(*job.program, options);
-    CachedImage cached =
-        cache.load_or_compile(job.key, [&] { return compile(*job.program, options); });
-    job.compiled = cached.compiled;
-    if (!images.empty()) images[index] = std::move(cached.image);
+    const PrecompiledImage precompiled =
+        jit.precompile(*job.program, {.defines = job.defines, .target = job.target});
+    job.key = precompiled.key;
+    job.compiled = precompiled.compiled;
+    if (!images.empty()) images[index] = *precompiled.image;
   });
-  require_usable(cache);
+  require_usable(jit.disk_cache());
   if (!images.empty()) write_fatbins(arguments.fatbin_directory, jobs, images);
 
   std::vector<std::vector<std::string>> rows;
@@ -251,7 +250,7 @@ void warm(const WarmArguments& arguments) {
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   std::cout << jobs.size() << (jobs.size() == 1 ? " configuration: " : " configurations: ")
             << jobs.size() - compiled << " already cached, " << compiled << " compiled, in "
-            << fixed(elapsed.count(), 2) << " s; cache " << cache.directory().string() << '\n';
+            << fixed(elapsed.count(), 2) << " s; cache " << cache_directory().string() << '\n';
 }
 
 void add_warm_command(CLI::App& cache) {

@@ -9,7 +9,6 @@
 #include <iomanip>
 #include <iostream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -158,8 +157,8 @@ void check_file_or_builtin(const std::string& word, const std::vector<std::strin
 void check_file_exists(const std::string& path, std::string_view option) {
   std::error_code error;
   if (!std::filesystem::exists(path, error))
-    throw Error(ErrorKind::not_found, std::string(option) + " " + detail::quoted(path) +
-                                          ": no such file");
+    throw Error(ErrorKind::not_found,
+                std::string(option) + " " + detail::quoted(path) + ": no such file");
 }
 
 Program load_program(const std::string& kernel_or_file) {
@@ -181,14 +180,12 @@ std::vector<Define> parse_defines(const std::vector<std::string>& texts) {
 }
 
 std::pair<int, int> compute_capability_of(std::string_view arch) {
-  static const std::regex pattern("(sm|compute)_([0-9]{2,3})[af]?");
-  std::match_results<std::string_view::const_iterator> match;
-  if (!std::regex_match(arch.begin(), arch.end(), match, pattern))
+  const std::optional<Architecture> architecture = parse_architecture(arch);
+  if (!architecture)
     throw Error(ErrorKind::invalid_argument,
                 "--arch " + detail::quoted(arch) +
                     " is not an architecture: expected auto, sm_XY, sm_XYa, sm_XYf or compute_XY");
-  const int number = std::stoi(match[2].str());
-  return {number / 10, number % 10};
+  return {architecture->cc_major(), architecture->cc_minor()};
 }
 
 Target choose_target(const std::string& arch, ImageFormat format) {

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
-#include <utility>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "apps/common/disassembly.hpp"
 #include "apps/common/kernel_defines.hpp"
@@ -115,17 +115,6 @@ std::vector<std::vector<Define>> configurations(const std::vector<Define>& fixed
   return product;
 }
 
-// The source whose section of a linked image's log ("== a.cu ==") holds ptxas' report of
-// `kernel`; empty when none does (a single source, or LTO, which compiles them as one).
-std::string defining_file(const std::string& log, const std::string& kernel) {
-  const std::size_t report = log.find("Compiling entry function '" + kernel + "'");
-  const std::size_t section = log.rfind("== ", report);
-  if (report == std::string::npos || section == std::string::npos) return {};
-  const std::size_t end = log.find(" ==", section + 3);
-  const std::string file = log.substr(section + 3, end - section - 3);
-  return file == "link" ? std::string() : file;
-}
-
 // "64,min(TILE_WIDTH*TILE_WIDTH, 512)" as its two items: split at the commas outside parentheses.
 std::vector<std::string> top_level_items(const std::vector<std::string>& texts) {
   std::vector<std::string> items;
@@ -153,8 +142,8 @@ std::vector<int> block_sizes(const std::vector<std::string>& texts, const Image&
   auto lookup = [&image](std::string_view name) -> std::optional<std::int64_t> {
     for (const Define& define : image.defines) {
       std::int64_t value = 0;
-      const auto [end, error] = std::from_chars(
-          define.value.data(), define.value.data() + define.value.size(), value);
+      const auto [end, error] =
+          std::from_chars(define.value.data(), define.value.data() + define.value.size(), value);
       if (define.name == name && error == std::errc() &&
           end == define.value.data() + define.value.size())
         return value;
@@ -191,8 +180,7 @@ std::vector<Row> rows_for(const Image& image, const ArchLimits& limits,
       if (candidate.kernel == kernel.name) counted = candidate;
     for (int block : block_sizes(blocks, image, kernel))
       rows.push_back({image.defines, image.arch, kernel, block,
-                      compute_occupancy(limits, kernel, block, 0),
-                      defining_file(image.compile_log, kernel.name), counted});
+                      compute_occupancy(limits, kernel, block, 0), kernel.source, counted});
   }
   return rows;
 }

@@ -114,7 +114,7 @@ bool is_deep(int m, int n, int k) { return static_cast<long long>(k) >= 8ll * st
 std::vector<SgemmConfig> sgemm_configs(const DeviceProperties& device) {
   std::vector<SgemmConfig> usable;
   for (const ListedConfig& listed : listed_configs())
-    if (!sgemm_config_problem(listed.config, device)) usable.push_back(listed.config);
+    if (sgemm_config_fits(listed.config, device)) usable.push_back(listed.config);
   return usable;
 }
 
@@ -162,7 +162,7 @@ std::vector<SgemmConfig> sgemm_candidates(const DeviceProperties& device, int m,
   const SgemmShape shape = sgemm_shape_of(m, n, k);
   for (const ListedConfig& listed : listed_configs())
     if (std::find(listed.shapes.begin(), listed.shapes.end(), shape) != listed.shapes.end() &&
-        !sgemm_config_problem(listed.config, device))
+        sgemm_config_fits(listed.config, device))
       add(listed.config);
   return candidates;
 }

@@ -2,6 +2,7 @@
 // that compiles and runs its own kernels needs. Link ptxrt::core (pkg-config: ptxrt-core).
 #pragma once
 
+#include "ptxrt/core/architecture.hpp"
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/demangle.hpp"
 #include "ptxrt/core/device.hpp"
@@ -30,3 +31,4 @@
 #include "ptxrt/core/stream.hpp"
 #include "ptxrt/core/symbol.hpp"
 #include "ptxrt/core/target.hpp"
+#include "ptxrt/core/verdict.hpp"

@@ -112,8 +112,8 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
   const DeviceProperties& device = context.device().properties();
   SgemmConfig config = sgemm_choose_config(device, m, n, k, options);
   if (options.choice != SgemmChoice::given && a % 16 != 0) config.vector_a = false;
-  if (auto problem = sgemm_config_problem(config, device))
-    throw Error(ErrorKind::invalid_argument, "sgemm: " + *problem);
+  if (const Verdict fits = sgemm_config_fits(config, device); !fits)
+    throw Error(ErrorKind::invalid_argument, "sgemm: " + fits.reason());
   if (m == 0 || n == 0) return config;
 
   Jit& jit = options.jit ? *options.jit : Jit::shared();

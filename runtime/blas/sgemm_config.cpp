@@ -35,7 +35,7 @@ const Program& sgemm_program() {
 namespace {
 
 // The per-block shared memory the system keeps in front of a kernel's own (1 KiB since sm_80).
-constexpr std::size_t reserved_shared_per_block = 1024;
+constexpr std::size_t reserved_shared_memory_per_block = 1024;
 // Registers a thread needs besides its accumulators and fragments: loader rows and columns,
 // shared-memory offsets, loop counters, pointers. The default config uses about 22.
 constexpr int bookkeeping_registers = 16;
@@ -65,16 +65,17 @@ std::vector<std::pair<const char*, int>> named_values(const SgemmConfig& config)
   return values;
 }
 
-std::optional<std::string> undeclared_value(const SgemmConfig& config) {
+Verdict declared_values(const SgemmConfig& config) {
   const Manifest& manifest = sgemm_program().manifest();
   for (const auto& [name, value] : named_values(config)) {
     const ManifestDefine* declared = manifest.find_define(name);
     const std::string text = std::to_string(value);
     if (declared == nullptr ||
         std::find(declared->values.begin(), declared->values.end(), text) == declared->values.end())
-      return std::string(name) + "=" + text + " is not among sgemm.cu's declared values";
+      return Verdict::refused(std::string(name) + "=" + text +
+                              " is not among sgemm.cu's declared values");
   }
-  return std::nullopt;
+  return {};
 }
 
 int integer_value(const Define& define) {
@@ -139,34 +140,37 @@ SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defin
   return base;
 }
 
-std::optional<std::string> sgemm_config_problem(const SgemmConfig& config,
-                                                const DeviceProperties& device) {
-  if (auto problem = undeclared_value(config)) return problem;
+Verdict sgemm_config_fits(const SgemmConfig& config, const DeviceProperties& device) {
+  if (Verdict declared = declared_values(config); !declared) return declared;
   const std::string who = config.describe() + ": ";
   if (config.threads() > device.max_threads_per_block)
-    return who + std::to_string(config.threads()) + " threads exceed the device's " +
-           std::to_string(device.max_threads_per_block) + " per block";
+    return Verdict::refused(who + std::to_string(config.threads()) +
+                            " threads exceed the device's " +
+                            std::to_string(device.max_threads_per_block) + " per block");
   const std::size_t shared = config.shared_bytes();
-  if (shared > static_cast<std::size_t>(device.shared_memory_per_block_optin))
-    return who + std::to_string(shared) + " bytes of shared memory exceed the device's " +
-           std::to_string(device.shared_memory_per_block_optin) + " per block";
+  if (shared > device.shared_memory_per_block_optin)
+    return Verdict::refused(who + std::to_string(shared) +
+                            " bytes of shared memory exceed the device's " +
+                            std::to_string(device.shared_memory_per_block_optin) + " per block");
   if (config.threads() * config.min_blocks > device.max_threads_per_sm)
-    return who + std::to_string(config.min_blocks) + " blocks of " +
-           std::to_string(config.threads()) + " threads exceed the SM's " +
-           std::to_string(device.max_threads_per_sm) + " threads";
-  const std::size_t shared_per_sm =
-      static_cast<std::size_t>(config.min_blocks) * (shared + reserved_shared_per_block);
-  if (shared_per_sm > static_cast<std::size_t>(device.shared_memory_per_sm))
-    return who + std::to_string(config.min_blocks) + " blocks need " +
-           std::to_string(shared_per_sm) + " bytes of shared memory, over the SM's " +
-           std::to_string(device.shared_memory_per_sm);
+    return Verdict::refused(who + std::to_string(config.min_blocks) + " blocks of " +
+                            std::to_string(config.threads()) + " threads exceed the SM's " +
+                            std::to_string(device.max_threads_per_sm) + " threads");
+  const std::size_t shared_memory_per_sm =
+      static_cast<std::size_t>(config.min_blocks) * (shared + reserved_shared_memory_per_block);
+  if (shared_memory_per_sm > device.shared_memory_per_sm)
+    return Verdict::refused(who + std::to_string(config.min_blocks) + " blocks need " +
+                            std::to_string(shared_memory_per_sm) +
+                            " bytes of shared memory, over the SM's " +
+                            std::to_string(device.shared_memory_per_sm));
   const int needed =
       config.thread_m * config.thread_n + config.thread_m + config.thread_n + bookkeeping_registers;
   if (needed > config.register_cap(device))
-    return who + "needs about " + std::to_string(needed) + " registers, over the cap of " +
-           std::to_string(config.register_cap(device)) + " that " +
-           std::to_string(config.min_blocks) + " blocks per SM leave";
-  return std::nullopt;
+    return Verdict::refused(who + "needs about " + std::to_string(needed) +
+                            " registers, over the cap of " +
+                            std::to_string(config.register_cap(device)) + " that " +
+                            std::to_string(config.min_blocks) + " blocks per SM leave");
+  return {};
 }
 
 long long sgemm_tiles(const SgemmConfig& config, int m, int n) {

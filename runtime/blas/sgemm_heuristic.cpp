@@ -49,7 +49,7 @@ double fill_ms(const SgemmConfig& config, int resident_blocks, int depth) {
 int resident_blocks(const SgemmConfig& config, int registers, const DeviceProperties& device) {
   const auto known = known_architectures();
   if (std::none_of(known.begin(), known.end(), [&](const ArchLimits& arch) {
-        return arch.major == device.cc_major && arch.minor == device.cc_minor;
+        return arch.cc_major == device.cc_major && arch.cc_minor == device.cc_minor;
       }))
     return config.min_blocks;
   KernelResources kernel;
@@ -143,7 +143,7 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
   m = std::max(m, 1), n = std::max(n, 1), k = std::max(k, 1);
   std::vector<SgemmEstimate> estimates;
   for (const SgemmMenuEntry& entry : sgemm_heuristic_menu()) {
-    if (sgemm_config_problem(entry.config, device)) continue;
+    if (!sgemm_config_fits(entry.config, device)) continue;
     for (const int split : split_values) {
       SgemmConfig config = entry.config;
       config.split_k = split;

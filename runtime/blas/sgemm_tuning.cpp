@@ -32,26 +32,28 @@ bool is_small_tile(const SgemmConfig& config) {
          config.thread_n < 8 || config.threads() < 128 || config.min_blocks > 2;
 }
 
-std::optional<std::string> shape_problem(const SgemmConfig& config, const DeviceProperties& device,
-                                         int m, int n, int k) {
+Verdict shape_fits(const SgemmConfig& config, const DeviceProperties& device, int m, int n, int k) {
   if (config.block_m() > largest_side(m) || config.block_n() > largest_side(n))
-    return "a " + std::to_string(config.block_m()) + "x" + std::to_string(config.block_n()) +
-           " tile is larger than the product needs";
+    return Verdict::refused("a " + std::to_string(config.block_m()) + "x" +
+                            std::to_string(config.block_n()) +
+                            " tile is larger than the product needs");
   const long long sms = std::max(device.sm_count, 1);
   if (is_small_tile(config) &&
       sgemm_tiles(SgemmConfig{}, m, n) >= small_tiles_below_rounds * 2 * sms)
-    return std::string("small tiles are for products that the default 128x128 tiles cannot fill");
-  if (config.split_k == 1) return std::nullopt;
+    return Verdict::refused(
+        "small tiles are for products that the default 128x128 tiles cannot fill");
+  if (config.split_k == 1) return {};
   const long long slots = sms * config.min_blocks;
   const long long tiles = sgemm_tiles(config, m, n);
   if (sgemm_slice_depth(config, k) < sgemm_min_slice_depth)
-    return "split " + std::to_string(config.split_k) + " leaves slices under " +
-           std::to_string(sgemm_min_slice_depth) + " of K";
-  if (tiles >= split_below_rounds * slots) return std::string("the tiles alone fill enough rounds");
+    return Verdict::refused("split " + std::to_string(config.split_k) + " leaves slices under " +
+                            std::to_string(sgemm_min_slice_depth) + " of K");
+  if (tiles >= split_below_rounds * slots)
+    return Verdict::refused("the tiles alone fill enough rounds");
   if (tiles * config.split_k > most_split_rounds * slots)
-    return "split " + std::to_string(config.split_k) + " makes over " +
-           std::to_string(most_split_rounds) + " rounds";
-  return std::nullopt;
+    return Verdict::refused("split " + std::to_string(config.split_k) + " makes over " +
+                            std::to_string(most_split_rounds) + " rounds");
+  return {};
 }
 
 }  // namespace
@@ -60,10 +62,10 @@ TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, int n, int
   TuningSpace space = TuningSpace::from_manifest(sgemm_program().manifest());
   space.add_constraint(
       "sgemm_config_problem, and tiles and splits that suit the shape (sgemm_tuning.hpp)",
-      [device, m, n, k](const TuningConfig& tuning) -> std::optional<std::string> {
+      [device, m, n, k](const TuningConfig& tuning) {
         const SgemmConfig config = sgemm_config_with(SgemmConfig{}, tuning.defines());
-        if (auto problem = sgemm_config_problem(config, device)) return problem;
-        return shape_problem(config, device, m, n, k);
+        if (const Verdict fits = sgemm_config_fits(config, device); !fits) return fits;
+        return shape_fits(config, device, m, n, k);
       });
   return space;
 }

@@ -5,8 +5,8 @@
 namespace ptxrt {
 
 LaunchTimer::LaunchTimer(const Context& context)
-    : scratch_(context, 2 * static_cast<std::size_t>(std::max(
-                                context.device().properties().l2_cache_bytes, 1 << 20))),
+    : scratch_(context,
+               2 * std::max(context.device().properties().l2_cache_bytes, std::size_t{1} << 20)),
       start_(context),
       end_(context) {}
 

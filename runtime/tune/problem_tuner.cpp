@@ -238,10 +238,10 @@ DeviceProperties device_model(int major, int minor) {
   device.max_threads_per_sm = limits.max_warps_per_sm * 32;
   device.max_blocks_per_sm = limits.max_blocks_per_sm;
   device.shared_memory_per_block = 48 * 1024;
-  device.shared_memory_per_block_optin = static_cast<int>(limits.max_shared_per_block_optin);
-  device.shared_memory_per_sm = static_cast<int>(limits.shared_per_sm);
-  device.reserved_shared_memory_per_block = static_cast<int>(limits.reserved_shared_per_block);
-  device.registers_per_block = limits.max_registers_per_block;
+  device.shared_memory_per_block_optin = static_cast<int>(limits.shared_memory_per_block_optin);
+  device.shared_memory_per_sm = static_cast<int>(limits.shared_memory_per_sm);
+  device.reserved_shared_memory_per_block = static_cast<int>(limits.reserved_shared_memory_per_block);
+  device.registers_per_block = limits.registers_per_block;
   device.registers_per_sm = limits.registers_per_sm;
   device.warp_size = 32;
   device.max_block_dim = {1024, 1024, 64};

@@ -246,35 +246,37 @@ std::size_t Candidate::spill_bytes() const {
   return resources->spill_store_bytes.value_or(0) + resources->spill_load_bytes.value_or(0);
 }
 
-std::optional<std::string> launch_problem(const KernelResources& resources,
-                                          const LaunchShape& shape,
-                                          const DeviceProperties& device) {
+Verdict launch_fits(const KernelResources& resources, const LaunchShape& shape,
+                    const DeviceProperties& device) {
   const std::string threads = std::to_string(shape.block_threads);
-  if (shape.block_threads < 1) return "a block of " + threads + " threads cannot launch";
+  if (shape.block_threads < 1)
+    return Verdict::refused("a block of " + threads + " threads cannot launch");
   if (shape.block_threads > device.max_threads_per_block)
-    return "a block of " + threads + " threads exceeds the device's " +
-           std::to_string(device.max_threads_per_block);
+    return Verdict::refused("a block of " + threads + " threads exceeds the device's " +
+                            std::to_string(device.max_threads_per_block));
   if (resources.max_threads_per_block > 0 && shape.block_threads > resources.max_threads_per_block)
-    return "a block of " + threads + " threads exceeds the kernel's launch bound of " +
-           std::to_string(resources.max_threads_per_block);
+    return Verdict::refused("a block of " + threads +
+                            " threads exceeds the kernel's launch bound of " +
+                            std::to_string(resources.max_threads_per_block));
   const std::size_t shared = resources.static_shared_bytes + shape.dynamic_shared_bytes;
-  if (shared > static_cast<std::size_t>(device.shared_memory_per_block_optin))
-    return std::to_string(shared) + " bytes of shared memory per block exceed the device's " +
-           std::to_string(device.shared_memory_per_block_optin);
+  if (shared > device.shared_memory_per_block_optin)
+    return Verdict::refused(std::to_string(shared) +
+                            " bytes of shared memory per block exceed the device's " +
+                            std::to_string(device.shared_memory_per_block_optin));
   const long long registers = static_cast<long long>(resources.registers) * shape.block_threads;
   if (registers > device.registers_per_block)
-    return std::to_string(resources.registers) + " registers × " + threads +
-           " threads exceed the " + std::to_string(device.registers_per_block) +
-           " registers of a block";
+    return Verdict::refused(std::to_string(resources.registers) + " registers × " + threads +
+                            " threads exceed the " + std::to_string(device.registers_per_block) +
+                            " registers of a block");
   try {
     const Occupancy occupancy =
         compute_occupancy(arch_limits(device.cc_major, device.cc_minor), resources,
                           shape.block_threads, shape.dynamic_shared_bytes);
-    if (occupancy.active_blocks_per_sm == 0) return occupancy.reason;
+    if (occupancy.active_blocks_per_sm == 0) return Verdict::refused(occupancy.reason);
   } catch (const Error&) {
     // A capability the occupancy table does not know: the per-block checks above are all we have.
   }
-  return std::nullopt;
+  return {};
 }
 
 CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptions base,
@@ -311,9 +313,9 @@ CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptio
                               [&](const KernelResources& kernel) { return kernel.name == symbol; });
     if (found == kernels.end()) return candidate;  // PTX: the driver decides at load time
     candidate.resources = *found;
-    if (std::optional<std::string> problem = launch_problem(*found, launch, device)) {
+    if (Verdict fits = launch_fits(*found, launch, device); !fits) {
       candidate.state = Candidate::State::pruned;
-      candidate.reason = std::move(*problem);
+      candidate.reason = fits.reason();
       return candidate;
     }
     try {

@@ -114,27 +114,35 @@ TuningSpace& TuningSpace::add_constraint(const Expression& expression) {
   }
   // The check captures a copy of the lookup state it needs, not `this`: spaces are copied.
   auto fixed = fixed_;
-  return add_constraint(
-      expression.text(),
-      [expression, fixed](const TuningConfig& config) -> std::optional<std::string> {
-        const auto lookup = [&](std::string_view name) -> std::optional<std::int64_t> {
-          if (std::optional<std::int64_t> value = config.find(name)) return value;
-          for (const auto& [fixed_name, value] : fixed)
-            if (fixed_name == name) return value;
-          return std::nullopt;
-        };
-        try {
-          if (expression.evaluate(lookup) != 0) return std::nullopt;
-          return "breaks constraint " + expression.text();
-        } catch (const Error& error) {
-          return std::string(error.what());
-        }
-      });
+  return add_constraint(expression.text(), [expression, fixed](const TuningConfig& config) {
+    const auto lookup = [&](std::string_view name) -> std::optional<std::int64_t> {
+      if (std::optional<std::int64_t> value = config.find(name)) return value;
+      for (const auto& [fixed_name, value] : fixed)
+        if (fixed_name == name) return value;
+      return std::nullopt;
+    };
+    try {
+      if (expression.evaluate(lookup) != 0) return Verdict();
+      return Verdict::refused("breaks constraint " + expression.text());
+    } catch (const Error& error) {
+      return Verdict::refused(error.what());
+    }
+  });
 }
 
 TuningSpace& TuningSpace::add_constraint(std::string description, ConstraintCheck check) {
   constraints_.push_back({std::move(description), std::move(check)});
   return *this;
+}
+
+TuningSpace& TuningSpace::add_constraint(
+    std::string description,
+    std::function<std::optional<std::string>(const TuningConfig& config)> check) {
+  return add_constraint(std::move(description),
+                        [check = std::move(check)](const TuningConfig& config) {
+                          std::optional<std::string> reason = check(config);
+                          return reason ? Verdict::refused(std::move(*reason)) : Verdict();
+                        });
 }
 
 std::uint64_t TuningSpace::size() const {
@@ -145,10 +153,16 @@ std::uint64_t TuningSpace::size() const {
   return product;
 }
 
-std::optional<std::string> TuningSpace::violation(const TuningConfig& config) const {
+Verdict TuningSpace::admits(const TuningConfig& config) const {
   for (const TuningConstraint& constraint : constraints_)
-    if (std::optional<std::string> reason = constraint.check(config)) return reason;
-  return std::nullopt;
+    if (Verdict allowed = constraint.check(config); !allowed) return allowed;
+  return {};
+}
+
+std::optional<std::string> TuningSpace::violation(const TuningConfig& config) const {
+  Verdict allowed = admits(config);
+  if (allowed) return std::nullopt;
+  return allowed.reason();
 }
 
 SpaceEnumeration TuningSpace::enumerate() const {
@@ -174,8 +188,8 @@ SpaceEnumeration TuningSpace::enumerate() const {
     for (std::size_t p = 0; p < parameters_.size(); ++p)
       defines.push_back({parameters_[p].name, std::to_string(parameters_[p].values[digits[p]])});
     TuningConfig config(std::move(defines));
-    if (std::optional<std::string> reason = violation(config))
-      result.pruned.push_back({std::move(config), std::move(*reason)});
+    if (const Verdict allowed = admits(config); !allowed)
+      result.pruned.push_back({std::move(config), allowed.reason()});
     else
       result.allowed.push_back(std::move(config));
     // Odometer: the last parameter turns fastest.

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "driver/toolkit_check.hpp"
+#include "jit/nvrtc_check.hpp"
 #include "ptxrt/core/device.hpp"
 #include "ptxrt/core/error.hpp"
 

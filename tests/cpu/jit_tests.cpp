@@ -101,6 +101,28 @@ TEST_CASE("threads of a second Jit on the same directory read each image from di
   CHECK(seen[thread_count - 1][2]->defines == std::vector<Define>{{"SCALE", "4.0f"}});
 }
 
+TEST_CASE("precompile stores under the key a later run looks up, and says whether it compiled") {
+  ptxrt::testing::ScratchDirectory directory;
+  const CompileOptions options = scale_options(2);
+  {
+    Jit warming = jit_with_cache(directory.path());
+    const PrecompiledImage first = warming.precompile(scale_program, options);
+    CHECK(first.compiled);
+    CHECK(first.key == cache_key(scale_program, options));
+    REQUIRE(first.image != nullptr);
+    CHECK(first.image->key == first.key);
+    const PrecompiledImage again = warming.precompile(scale_program, options);
+    CHECK_FALSE(again.compiled);  // from memory
+    CHECK(again.image == first.image);
+  }
+  Jit later = jit_with_cache(directory.path());
+  const PrecompiledImage from_disk = later.precompile(scale_program, options);
+  CHECK_FALSE(from_disk.compiled);
+  CHECK(from_disk.key == cache_key(scale_program, options));
+  CHECK(later.stats().compiles == 0);
+  CHECK(later.stats().disk_hits == 1);
+}
+
 TEST_CASE("Jit::library without a target arch is refused before anything is compiled") {
   JitOptions options;
   options.cache_directory.clear();

@@ -27,9 +27,9 @@ TEST_CASE("the CC 9.0 table matches an H100") {
   CHECK(arch.max_warps_per_sm == 64);
   CHECK(arch.max_blocks_per_sm == 32);
   CHECK(arch.registers_per_sm == 65536);
-  CHECK(arch.shared_per_sm == 228 * 1024);
-  CHECK(arch.max_shared_per_block_optin == 227 * 1024);
-  CHECK(arch.reserved_shared_per_block == 1024);
+  CHECK(arch.shared_memory_per_sm == 228 * 1024);
+  CHECK(arch.shared_memory_per_block_optin == 227 * 1024);
+  CHECK(arch.reserved_shared_memory_per_block == 1024);
   CHECK(arch.shared_carveouts.size() == 10);
 }
 
@@ -166,18 +166,21 @@ TEST_CASE("arch_limits names the known capabilities when asked for an unknown on
   } catch (const ptxrt::Error& error) {
     CHECK(error.kind() == ptxrt::ErrorKind::invalid_argument);
     CHECK(std::string(error.what()) ==
-          "no occupancy limits for compute capability 6.1; known: 7.0, 7.2, 7.5, 8.0, 8.6, 8.7, 8.9, 9.0, "
+          "no occupancy limits for compute capability 6.1; known: 7.0, 7.2, 7.5, 8.0, 8.6, 8.7, "
+          "8.9, 9.0, "
           "10.0, 10.3, 11.0, 12.0, 12.1");
   }
 }
 
-TEST_CASE("every known architecture keeps its carveouts ascending and ending at shared_per_sm") {
+TEST_CASE(
+    "every known architecture keeps its carveouts ascending and ending at shared_memory_per_sm") {
   for (const auto& arch : ptxrt::known_architectures()) {
-    CAPTURE(arch.major);
-    CAPTURE(arch.minor);
+    CAPTURE(arch.cc_major);
+    CAPTURE(arch.cc_minor);
     CHECK(std::is_sorted(arch.shared_carveouts.begin(), arch.shared_carveouts.end()));
-    CHECK(arch.shared_carveouts.back() == arch.shared_per_sm);
-    CHECK(arch.max_shared_per_block_optin + arch.reserved_shared_per_block == arch.shared_per_sm);
+    CHECK(arch.shared_carveouts.back() == arch.shared_memory_per_sm);
+    CHECK(arch.shared_memory_per_block_optin + arch.reserved_shared_memory_per_block ==
+          arch.shared_memory_per_sm);
   }
 }
 

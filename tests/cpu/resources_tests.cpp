@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "driver/toolkit_check.hpp"
+#include "jit/nvrtc_check.hpp"
 #include "ptxrt/core/demangle.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/resources.hpp"
@@ -206,6 +206,30 @@ TEST_CASE("parse_ptxas_info reads nvcc's layout, cmem included, and skips device
   CHECK(entries[0] == expected);
 }
 
+TEST_CASE("parse_ptxas_info gives each entry of a linked program's log the source it came from") {
+  const std::string log =
+      "== a.cu ==\n"
+      "ptxas info    : Compiling entry function 'first' for 'sm_90'\n"
+      "ptxas info    : Used 8 registers\n"
+      "\n"
+      "== b.cu ==\r\n"
+      "ptxas info    : Compiling entry function 'second' for 'sm_90'\n"
+      "ptxas info    : Used 10 registers\n"
+      "\n"
+      "== link ==\n"
+      "ptxas info    : Compiling entry function 'linked' for 'sm_90'\n";
+  const std::vector<ptxrt::KernelResources> entries = ptxrt::parse_ptxas_info(log);
+  REQUIRE(entries.size() == 3);
+  CHECK(entries[0].source == "a.cu");
+  CHECK(entries[0].registers == 8);
+  CHECK(entries[1].source == "b.cu");
+  CHECK(entries[1].registers == 10);
+  CHECK(entries[2].source.empty());  // compiled at link time (LTO): no one source
+  CHECK(ptxrt::parse_ptxas_info("ptxas info    : Compiling entry function 'k' for 'sm_90'\n")
+            .front()
+            .source.empty());
+}
+
 TEST_CASE("merge takes spills from the log and everything else from the CUBIN") {
   ptxrt::KernelResources from_cubin;
   from_cubin.name = "k";
@@ -226,6 +250,15 @@ TEST_CASE("merge takes spills from the log and everything else from the CUBIN") 
   CHECK(merged[0].spill_store_bytes == 8);
   CHECK(merged[0].spill_load_bytes == 12);
   CHECK(merged[1] == only_logged);
+}
+
+TEST_CASE("merge takes a linked program's source from the log") {
+  ptxrt::KernelResources from_cubin;
+  from_cubin.name = "k";
+  ptxrt::KernelResources logged;
+  logged.name = "k";
+  logged.source = "b.cu";
+  CHECK(ptxrt::merge({from_cubin}, {logged}).front().source == "b.cu");
 }
 
 TEST_CASE("read_cubin_resources rejects input that is not a CUBIN") {

@@ -23,7 +23,7 @@ using ptxrt::testing::turing;
 namespace {
 
 std::string problem_of(const SgemmConfig& config, const ptxrt::DeviceProperties& device) {
-  return ptxrt::sgemm_config_problem(config, device).value_or("");
+  return ptxrt::sgemm_config_fits(config, device).reason();
 }
 
 }  // namespace

@@ -138,7 +138,7 @@ TEST_CASE("a product too shallow to split and too small to fill the GPU takes a 
 TEST_CASE("sizes below 1 are chosen for as 1, and the choice suits the device") {
   CHECK(chosen({0, 0, 0}) == chosen({1, 1, 1}));
   for (const Shape shape : {Shape{1, 1, 1}, Shape{1536, 1536, 12288}, Shape{4097, 4097, 4097}})
-    CHECK_FALSE(ptxrt::sgemm_config_problem(chosen(shape), h100()));
+    CHECK(ptxrt::sgemm_config_fits(chosen(shape), h100()));
 }
 
 TEST_CASE("the heuristic's choice is the model's fastest estimate, and the estimates are sorted") {
@@ -247,7 +247,7 @@ TEST_CASE("the tuning space splits K and offers small tiles only where the shape
   for (const SgemmConfig& config : deep) {
     CAPTURE(config.describe());
     CHECK(ptxrt::sgemm_slice_depth(config, 12288) >= 256);
-    CHECK_FALSE(ptxrt::sgemm_config_problem(config, h100()));
+    CHECK(ptxrt::sgemm_config_fits(config, h100()));
   }
   const std::vector<SgemmConfig> small = space_configs({512, 512, 512});
   CHECK(any_small_tile(small));

@@ -70,6 +70,35 @@ TEST_CASE("a device between known architectures falls back to the one below it")
   CHECK_THROWS_AS(ptxrt::select_target(7, 0, ptxrt::ImageFormat::cubin, {75, 80}), ptxrt::Error);
 }
 
+TEST_CASE("parse_architecture reads sm_XY, its a and f variants and compute_XY") {
+  const std::optional<ptxrt::Architecture> cubin = ptxrt::parse_architecture("sm_90a");
+  REQUIRE(cubin.has_value());
+  CHECK(cubin->sm == 90);
+  CHECK(cubin->suffix == 'a');
+  CHECK_FALSE(cubin->virtual_architecture);
+  CHECK(cubin->compute_capability() == "9.0");
+
+  const std::optional<ptxrt::Architecture> family = ptxrt::parse_architecture("sm_121f");
+  REQUIRE(family.has_value());
+  CHECK(family->cc_major() == 12);
+  CHECK(family->cc_minor() == 1);
+  CHECK(family->suffix == 'f');
+
+  const std::optional<ptxrt::Architecture> ptx = ptxrt::parse_architecture("compute_80");
+  REQUIRE(ptx.has_value());
+  CHECK(ptx->sm == 80);
+  CHECK(ptx->suffix == '\0');
+  CHECK(ptx->virtual_architecture);
+}
+
+TEST_CASE("parse_architecture refuses what is not an architecture name") {
+  for (const char* name : {"", "sm_", "sm_9", "sm_1000", "sm_90b", "sm_9x", "compute_", "sm90",
+                           "gfx90a", "sm_90,sm_80", " sm_90", "sm_-90"}) {
+    CAPTURE(name);
+    CHECK_FALSE(ptxrt::parse_architecture(name).has_value());
+  }
+}
+
 TEST_CASE("cuda_version_for_ptx_isa follows the PTX ISA release history") {
   CHECK(ptxrt::cuda_version_for_ptx_isa(9, 0) == 13000);
   CHECK(ptxrt::cuda_version_for_ptx_isa(8, 8) == 12090);
@@ -84,8 +113,8 @@ TEST_CASE("cuda_version_for_ptx_isa follows the PTX ISA release history") {
 TEST_CASE("cubin_sm_version reads the SM version from the ELF flags") {
   for (int sm : {75, 80, 90, 120}) {
     CAPTURE(sm);
-    CHECK(ptxrt::cubin_sm_version(tiny_image("sm_" + std::to_string(sm), ptxrt::ImageFormat::cubin)
-                                      .data) == sm);
+    CHECK(ptxrt::cubin_sm_version(
+              tiny_image("sm_" + std::to_string(sm), ptxrt::ImageFormat::cubin).data) == sm);
   }
   CHECK_FALSE(ptxrt::cubin_sm_version("not an elf").has_value());
 }
@@ -120,9 +149,11 @@ TEST_CASE("check_image_for_driver rejects a CUBIN built for another architecture
   CHECK(driver_error(specific, 13000, 9, 0) == "accepted");
   ptxrt::Image blackwell_specific = tiny_image("sm_100a", ptxrt::ImageFormat::cubin);
   CHECK(driver_error(blackwell_specific, 13000, 10, 0) == "accepted");
-  CHECK(driver_error(blackwell_specific, 13000, 10, 3).starts_with(
-      "CUBIN of tiny.cu was built for sm_100a (compute capability 10.0a) and cannot run on a "
-      "device of compute capability 10.3"));
+  CHECK(driver_error(blackwell_specific, 13000, 10, 3)
+            .starts_with("CUBIN of tiny.cu was built for sm_100a (compute capability 10.0a) and "
+                         "cannot run on a "
+                         "device of compute capability 10.3"));
   image.data = "garbage";
-  CHECK(driver_error(image, 13000, 8, 0) == "the CUBIN of tiny.cu is not a CUDA ELF image (7 bytes)");
+  CHECK(driver_error(image, 13000, 8, 0) ==
+        "the CUBIN of tiny.cu is not a CUDA ELF image (7 bytes)");
 }

@@ -44,8 +44,8 @@ ptxrt::TuningSpace stand_in_space() {
   ptxrt::TuningSpace space;
   space.add_parameter("A", {1, 2, 3, 4}).add_parameter("B", b_values).add_parameter("C", {0, 1, 2});
   space.add_constraint("A=4 needs B below 8", [](const TuningConfig& config) {
-    return config.at("A") == 4 && config.at("B") == 8 ? std::optional<std::string>("too wide")
-                                                      : std::nullopt;
+    return config.at("A") == 4 && config.at("B") == 8 ? ptxrt::Verdict::refused("too wide")
+                                                      : ptxrt::Verdict();
   });
   return space;
 }

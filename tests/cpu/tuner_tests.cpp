@@ -105,18 +105,21 @@ std::vector<std::string> statuses(const ptxrt::TuneReport& report) {
 
 }  // namespace
 
-TEST_CASE("launch_problem names the limit a recorded resource report breaks") {
+TEST_CASE("launch_fits names the limit a recorded resource report breaks") {
   const ptxrt::DeviceProperties device = h100();
-  CHECK_FALSE(ptxrt::launch_problem(kernel(64), {1024, 0}, device));
-  CHECK(ptxrt::launch_problem(kernel(72), {1024, 0}, device) ==
-        "72 registers × 1024 threads exceed the 65536 registers of a block");
-  CHECK(ptxrt::launch_problem(kernel(32), {2048, 0}, device) ==
+  CHECK(ptxrt::launch_fits(kernel(64), {1024, 0}, device));
+  CHECK(
+      ptxrt::launch_fits(kernel(72), {1024, 0}, device) ==
+      ptxrt::Verdict::refused("72 registers × 1024 threads exceed the 65536 registers of a block"));
+  CHECK(ptxrt::launch_fits(kernel(32), {2048, 0}, device).reason() ==
         "a block of 2048 threads exceeds the device's 1024");
-  CHECK(ptxrt::launch_problem(kernel(32, 0, 256), {512, 0}, device) ==
+  CHECK(ptxrt::launch_fits(kernel(32, 0, 256), {512, 0}, device).reason() ==
         "a block of 512 threads exceeds the kernel's launch bound of 256");
-  CHECK(ptxrt::launch_problem(kernel(32, 200000), {256, 40000}, device) ==
+  CHECK(ptxrt::launch_fits(kernel(32, 200000), {256, 40000}, device).reason() ==
         "240000 bytes of shared memory per block exceed the device's 232448");
-  CHECK(ptxrt::launch_problem(kernel(32), {0, 0}, device) == "a block of 0 threads cannot launch");
+  CHECK_FALSE(ptxrt::launch_fits(kernel(32), {0, 0}, device));
+  CHECK(ptxrt::launch_fits(kernel(32), {0, 0}, device).reason() ==
+        "a block of 0 threads cannot launch");
 }
 
 TEST_CASE("a tune records every config's fate, goes on past failures and picks the fastest ok") {

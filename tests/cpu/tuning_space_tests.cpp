@@ -44,8 +44,8 @@ TEST_CASE("constraints prune configs with the first broken constraint as the rea
   space.add_parameter("A", {1, 2, 4}).add_parameter("B", {1, 2, 4});
   space.add_constraint(ptxrt::Expression::parse("A * B <= 4"));
   space.add_constraint("A is not B", [](const ptxrt::TuningConfig& config) {
-    return config.at("A") == config.at("B") ? std::optional<std::string>("A equals B")
-                                            : std::nullopt;
+    return config.at("A") == config.at("B") ? ptxrt::Verdict::refused("A equals B")
+                                            : ptxrt::Verdict();
   });
   const ptxrt::SpaceEnumeration result = space.enumerate();
   CHECK(described(result.allowed) ==
@@ -55,6 +55,35 @@ TEST_CASE("constraints prune configs with the first broken constraint as the rea
   CHECK(result.pruned[0].reason == "A equals B");
   CHECK(result.pruned[2].config.describe() == "A=2 B=4");
   CHECK(result.pruned[2].reason == "breaks constraint A * B <= 4");
+}
+
+TEST_CASE("admits answers yes, or no with the first constraint a config breaks") {
+  ptxrt::TuningSpace space;
+  space.add_parameter("A", {1, 2, 4});
+  space.add_constraint(ptxrt::Expression::parse("A <= 2"));
+  space.add_constraint("A is not 2", [](const ptxrt::TuningConfig& config) {
+    return config.at("A") == 2 ? ptxrt::Verdict::refused("A is 2") : ptxrt::Verdict();
+  });
+  CHECK(space.admits(ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"A", "1"}})));
+  CHECK(space.admits(ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"A", "2"}})) ==
+        ptxrt::Verdict::refused("A is 2"));
+  const ptxrt::Verdict four =
+      space.admits(ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"A", "4"}}));
+  CHECK_FALSE(four.allowed());
+  CHECK(four.reason() == "breaks constraint A <= 2");
+}
+
+TEST_CASE("a check in the earlier optional form still prunes with its reason") {
+  ptxrt::TuningSpace space;
+  space.add_parameter("A", {1, 2});
+  space.add_constraint("A is 1", [](const ptxrt::TuningConfig& config) {
+    return config.at("A") == 1 ? std::nullopt : std::optional<std::string>("A is not 1");
+  });
+  CHECK(space.admits(ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"A", "1"}})));
+  CHECK(space.violation(ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"A", "2"}})) ==
+        "A is not 1");
+  CHECK_FALSE(
+      space.violation(ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"A", "1"}})).has_value());
 }
 
 TEST_CASE("a constraint that cannot be evaluated prunes the config with the error") {

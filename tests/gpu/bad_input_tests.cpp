@@ -145,7 +145,7 @@ TEST_CASE("bad inputs: blocks over the device's or the kernel's limit and smem o
   check_error([&] { module.kernel("bounded").launch({.grid = 1, .block = 256}, out); },
               ErrorKind::invalid_argument,
               "block 256x1x1 = 256 threads exceeds the kernel's max 128 threads per block");
-  const std::size_t too_much = static_cast<std::size_t>(device.shared_memory_per_block_optin) + 4;
+  const std::size_t too_much = device.shared_memory_per_block_optin + 4;
   check_error(
       [&] {
         module.kernel("shared_sum")

@@ -177,7 +177,7 @@ TEST_CASE("launch checks reject bad launches before the driver sees them") {
   }
   SUBCASE("too much dynamic shared memory") {
     const auto& device = test_context().device().properties();
-    const std::size_t too_much = static_cast<std::size_t>(device.shared_memory_per_block_optin) + 4;
+    const std::size_t too_much = device.shared_memory_per_block_optin + 4;
     CHECK_THROWS_WITH_AS(
         module.kernel("big_shared")
             .launch({.grid = 1, .block = 128, .dynamic_shared_bytes = too_much}, out, 4),
@@ -207,7 +207,7 @@ TEST_CASE("dynamic shared memory over 48 KiB opts the kernel in automatically") 
   double expected = 0;
   for (int i = 0; i < count; ++i) expected += i % 7;
   CHECK(out.download()[0] == expected);
-  CHECK(kernel.attributes().max_dynamic_shared_bytes >= count * 4);
+  CHECK(kernel.attributes().max_dynamic_shared_bytes >= count * sizeof(float));
 }
 
 // The fault poisons this process's use of the device, so the case runs last-in-process only

@@ -161,18 +161,18 @@ TEST_CASE(
   };
   GraphExec exec = capture(1, 100).instantiate();
   const Graph shifted = capture(7, 100);
-  const GraphUpdate update = exec.update(shifted);
-  CHECK(update.applied);
-  CHECK(update.reason.empty());
+  const Verdict update = exec.update(shifted);
+  CHECK(update.allowed());
+  CHECK(update.reason().empty());
   poison(host_out);
   exec.launch(stream);
   stream.synchronize();
   const std::vector<float> expected = cpu_steps(input, 7, 100);
   CHECK(std::equal(expected.begin(), expected.end(), host_out.span().begin()));
 
-  const GraphUpdate refused = exec.update(capture(1, 99));
-  CHECK_FALSE(refused.applied);
-  CHECK(refused.reason ==
+  const Verdict refused = exec.update(capture(1, 99));
+  CHECK_FALSE(refused.allowed());
+  CHECK(refused.reason() ==
         "the new graph has 101 nodes, the executable graph 102: the topology "
         "changed");
   // Refused, the executable graph is as it was.

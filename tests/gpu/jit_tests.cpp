@@ -50,9 +50,9 @@ TEST_CASE("the resource report and occupancy match the driver for every built-in
         const Kernel kernel = module.kernel(resources.name);
         const KernelAttributes driver = kernel.attributes();
         CHECK(resources.registers == driver.registers);
-        CHECK(resources.static_shared_bytes == static_cast<std::size_t>(driver.static_shared_bytes));
-        CHECK(resources.stack_frame_bytes == static_cast<std::size_t>(driver.local_bytes));
-        CHECK(resources.user_constant_bytes == static_cast<std::size_t>(driver.constant_bytes));
+        CHECK(resources.static_shared_bytes == driver.static_shared_bytes);
+        CHECK(resources.stack_frame_bytes == driver.local_bytes);
+        CHECK(resources.user_constant_bytes == driver.constant_bytes);
         if (resources.max_threads_per_block > 0)
           CHECK(resources.max_threads_per_block == driver.max_threads_per_block);
         for (int block : {32, 64, 96, 128, 256, 384, 512, 768, 1024}) {
@@ -83,7 +83,7 @@ extern "C" __global__ void scratch(float* out) {
 })", "scratch.cu");
   const Module module = test_jit().module(program, {}, test_context());
   const Kernel kernel = module.kernel("scratch");
-  kernel.set_max_dynamic_shared_bytes(static_cast<std::size_t>(device.shared_memory_per_block_optin));
+  kernel.set_max_dynamic_shared_bytes(device.shared_memory_per_block_optin);
   const auto image = test_jit().image(program, Jit::target_for({}, test_context()));
   const KernelResources resources = read_cubin_resources(image->data).at(0);
   for (std::size_t dynamic : {0ul, 4096ul, 20000ul, 48u * 1024ul, 100u * 1024ul, 200u * 1024ul}) {

@@ -185,7 +185,7 @@ TEST_CASE("cluster checks: the grid, the portable size and its opt-in, the resid
   // 1024-thread blocks that take all of an SM's shared memory: one per SM, and a cluster of 16
   // needs a GPC of 16 SMs. Whether one exists is the chip's; both answers are checked.
   const DeviceProperties& device = test_context().device().properties();
-  const auto all_shared = static_cast<std::size_t>(device.shared_memory_per_block_optin);
+  const auto all_shared = device.shared_memory_per_block_optin;
   const LaunchConfig heavy{
       .grid = 16, .block = 1024, .dynamic_shared_bytes = all_shared, .cluster = Dim3{16}};
   DeviceBuffer<unsigned> wide(test_context(), 16 * 1024);

@@ -14,6 +14,7 @@
 #include "ptxrt/core/device.hpp"
 #include "ptxrt/core/image.hpp"
 #include "ptxrt/core/kernel.hpp"
+#include "ptxrt/core/verdict.hpp"
 #include "ptxrt/export.hpp"
 
 namespace ptxrt {
@@ -56,16 +57,15 @@ struct PTXRT_API SgemmConfig {
 // `base` with the constants `defines` names set from their integer values (WARPS_M=4, TM=8,
 // VECTOR_A=1, SPLIT_K=4, ...): how a tuning database's config or a command line's -D become a
 // config. Throws Error (invalid_argument) for a name sgemm.cu does not declare or a value that
-// is not an integer; whether the values are declared ones is sgemm_config_problem's business.
+// is not an integer; whether the values are declared ones is sgemm_config_fits' business.
 PTXRT_API SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defines);
 
-// Why `config` cannot run, or should not be tried, on `device`; nothing when it can. Checked:
+// Whether `config` can run, and should be tried, on `device`, and if not why. Checked:
 // each constant is in sgemm.cu's declared set; the block's threads; the ring's shared memory
 // against the per-block opt-in limit; min_blocks blocks fitting in one SM (threads, shared
 // memory with the per-block reserve); and the register cap leaving room for the thread_m ×
 // thread_n accumulators plus one A and one B fragment (below that the compiler must spill).
-PTXRT_API std::optional<std::string> sgemm_config_problem(const SgemmConfig& config,
-                                                          const DeviceProperties& device);
+PTXRT_API Verdict sgemm_config_fits(const SgemmConfig& config, const DeviceProperties& device);
 
 // The block_m() × block_n() tiles that cover an m×n C.
 PTXRT_API long long sgemm_tiles(const SgemmConfig& config, int m, int n);

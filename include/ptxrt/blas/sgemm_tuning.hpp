@@ -12,7 +12,7 @@
 namespace ptxrt {
 
 // sgemm.cu's tunable constants and constraints, narrowed to what suits an m×n×k product on
-// `device`: each config passes sgemm_config_problem; no tile side beyond the product's (rounded
+// `device`: each config passes sgemm_config_fits; no tile side beyond the product's (rounded
 // up to a power of two, at least 32); tiles smaller than 64×64, with fewer than 8×8 results per
 // thread, 64 threads or more than 2 blocks per SM only where 128×128 tiles would fill fewer than
 // two rounds of 2 blocks per SM; a split only where the config's tiles fill fewer than 4

@@ -11,6 +11,9 @@
 
 namespace ptxrt {
 
+// What a device reports. These names are the ones every limit has in ptxrt (ArchLimits, the
+// occupancy model, LaunchLimits, the tuner's device model and the CLI's JSON use them too), as
+// cudaDeviceProp users know them; every byte count is a std::size_t.
 struct PTXRT_API DeviceProperties {
   int ordinal = 0;
   std::string name;
@@ -18,11 +21,11 @@ struct PTXRT_API DeviceProperties {
   int cc_minor = 0;
   int sm_count = 0;
   std::size_t global_memory_bytes = 0;
-  int l2_cache_bytes = 0;
-  int shared_memory_per_block = 0;        // without opting in (48 KiB)
-  int shared_memory_per_block_optin = 0;  // the most a kernel may opt in to
-  int shared_memory_per_sm = 0;
-  int reserved_shared_memory_per_block = 0;
+  std::size_t l2_cache_bytes = 0;
+  std::size_t shared_memory_per_block = 0;        // without opting in (48 KiB)
+  std::size_t shared_memory_per_block_optin = 0;  // the most a kernel may opt in to
+  std::size_t shared_memory_per_sm = 0;
+  std::size_t reserved_shared_memory_per_block = 0;
   int registers_per_block = 0;
   int registers_per_sm = 0;
   int max_threads_per_block = 0;

@@ -30,6 +30,7 @@
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/kernel.hpp"
 #include "ptxrt/core/memory.hpp"
+#include "ptxrt/core/verdict.hpp"
 #include "ptxrt/export.hpp"
 
 namespace ptxrt {
@@ -115,14 +116,6 @@ class PTXRT_API Graph {
   std::shared_ptr<detail::GraphOwner> owner_;
 };
 
-// What GraphExec::update did: applied, or refused and why ("the new graph has 99 nodes, the
-// executable graph 100: the topology changed").
-struct PTXRT_API GraphUpdate {
-  bool applied = false;
-  std::string reason;
-  explicit operator bool() const noexcept { return applied; }
-};
-
 class PTXRT_API GraphExec {
  public:
   ~GraphExec();
@@ -150,8 +143,10 @@ class PTXRT_API GraphExec {
   // Takes every node's parameters from `graph` (typically the same work captured again with new
   // arguments) without instantiating again (cuGraphExecUpdate). Refused, with the reason, when
   // the topology differs (node count, node types, edges: checked here first) or the driver
-  // cannot update a node; the executable graph is unchanged then.
-  [[nodiscard]] GraphUpdate update(const Graph& graph);
+  // cannot update a node; the executable graph is unchanged then. The verdict is yes when the
+  // update was applied, else says why not ("the new graph has 99 nodes, the executable graph
+  // 100: the topology changed").
+  Verdict update(const Graph& graph);
 
   CUgraphExec handle() const noexcept { return exec_; }
 

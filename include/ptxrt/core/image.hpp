@@ -41,7 +41,9 @@ struct PTXRT_API Image {
   std::string name;
   std::vector<Define> defines;   // the specialization, as given (validated)
   std::vector<std::string> options;  // every NVRTC option used, defines and arch included
-  std::string compile_log;       // NVRTC's log (warnings, and -Xptxas -v output when asked)
+  // NVRTC's log (warnings, and -Xptxas -v output when asked). A program of several sources
+  // logs each source's compile after a "== a.cu ==" line, then the linker's after "== link ==".
+  std::string compile_log;
   // Template instantiations asked for by name expression, with their mangled (lowered) names.
   std::vector<std::pair<std::string, std::string>> lowered_names;
   std::string key;               // the cache key (hex digest) this image was stored under

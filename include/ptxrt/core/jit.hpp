@@ -48,6 +48,14 @@ struct PTXRT_API JitStats {
   std::uint64_t library_loads = 0;
 };
 
+// What Jit::precompile did: the key the image is cached under (cache_key) and whether NVRTC ran
+// for it (false: the memory or the disk cache had it).
+struct PTXRT_API PrecompiledImage {
+  std::string key;
+  bool compiled = false;
+  std::shared_ptr<const Image> image;
+};
+
 class PTXRT_API Jit {
  public:
   explicit Jit(JitOptions options = {});
@@ -62,6 +70,11 @@ class PTXRT_API Jit {
   // same Program (or a copy) and options is a lookup: no hashing, no file reads.
   std::shared_ptr<const Image> image(const Program& program, const CompileOptions& options,
                                      int driver_version = 0);
+  // The image compiled ahead of time into the caches (options.target must name an arch), as
+  // image() compiles it, with its key and whether this call compiled it: what `ptxrt cache warm`
+  // does for each configuration. No GPU is needed.
+  PrecompiledImage precompile(const Program& program, const CompileOptions& options,
+                              int driver_version = 0);
   // The options with the target filled in for `context`'s device when none is named: the exact
   // sm_XY CUBIN, or PTX when the device is newer than NVRTC (see select_target).
   static CompileOptions target_for(CompileOptions options, const Context& context);
@@ -85,8 +98,8 @@ class PTXRT_API Jit {
 
  private:
   // By cache key: memory, then disk, then NVRTC.
-  std::shared_ptr<const Image> find_or_compile(const Program& program,
-                                               const CompileOptions& options, int driver_version);
+  PrecompiledImage find_or_compile(const Program& program, const CompileOptions& options,
+                                   int driver_version);
   Module load_module(const Program& program, const CompileOptions& options,
                      const Context& context);
   struct State;

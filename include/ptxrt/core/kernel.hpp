@@ -83,12 +83,12 @@ struct PTXRT_API LaunchConfig {
 struct PTXRT_API KernelAttributes {
   int registers = 0;              // per thread
   int max_threads_per_block = 0;  // the kernel's own limit (launch bounds, registers)
-  int static_shared_bytes = 0;
-  int constant_bytes = 0;
-  int local_bytes = 0;            // stack frame per thread (spills, local arrays)
-  int ptx_version = 0;            // e.g. 90 for PTX ISA 9.0
-  int binary_version = 0;         // e.g. 90 for sm_90 SASS
-  int max_dynamic_shared_bytes = 0;  // current opt-in limit
+  std::size_t static_shared_bytes = 0;
+  std::size_t constant_bytes = 0;
+  std::size_t local_bytes = 0;               // stack frame per thread (spills, local arrays)
+  int ptx_version = 0;                       // e.g. 90 for PTX ISA 9.0
+  int binary_version = 0;                    // e.g. 90 for sm_90 SASS
+  std::size_t max_dynamic_shared_bytes = 0;  // current opt-in limit
 };
 
 // The identity of an argument-type list, one static instance per list (so its address is the key
@@ -118,8 +118,7 @@ concept DeviceAddressable = requires(const T& memory) {
 // What a C++ argument becomes in the kernel's parameter buffer: memory passes its address, any
 // other value its bytes.
 template <typename T>
-  requires(!DeviceAddressable<T>)
-const T& kernel_argument(const T& value) {
+requires(!DeviceAddressable<T>) const T& kernel_argument(const T& value) {
   static_assert(std::is_trivially_copyable_v<T>, "kernel arguments must be trivially copyable");
   return value;
 }
@@ -228,8 +227,8 @@ struct PTXRT_API LaunchLimits {
   std::array<int, 3> max_block_dim{};
   std::array<int, 3> max_grid_dim{};
   int max_threads_per_block = 0;  // the kernel's own
-  int static_shared_bytes = 0;
-  int shared_memory_per_block_optin = 0;
+  std::size_t static_shared_bytes = 0;
+  std::size_t shared_memory_per_block_optin = 0;
 };
 PTXRT_API void check_launch_geometry(const LaunchConfig& config, const LaunchLimits& limits,
                                      std::string_view who);

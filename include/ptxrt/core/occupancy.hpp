@@ -17,15 +17,18 @@
 namespace ptxrt {
 
 // What one SM of a compute capability holds. From the CUDA C++ Programming Guide's technical
-// specifications and the toolkit's occupancy calculator.
+// specifications and the toolkit's occupancy calculator. A limit a device also reports has
+// DeviceProperties' name and type (cc_major, registers_per_block, shared_memory_per_sm, ...; byte
+// counts std::size_t); the rest (allocation units, sub-partitions, carveouts, GPCs) only the table
+// knows.
 struct PTXRT_API ArchLimits {
-  int major = 0;
-  int minor = 0;
+  int cc_major = 0;
+  int cc_minor = 0;
   int max_warps_per_sm = 0;
   int max_blocks_per_sm = 0;
   int max_threads_per_block = 1024;
   int registers_per_sm = 65536;
-  int max_registers_per_block = 65536;
+  int registers_per_block = 65536;
   int max_registers_per_thread = 255;
   // Registers are given to warps in units of this many (a warp of 32 threads at r registers
   // takes 32*r rounded up to it).
@@ -33,10 +36,11 @@ struct PTXRT_API ArchLimits {
   // The register file is split among this many sub-partitions (warp schedulers); a warp's
   // registers come from one of them, so warps are placed in groups of this size.
   int register_sub_partitions = 4;
-  std::size_t shared_per_sm = 0;               // the largest carveout
-  std::size_t max_shared_per_block_optin = 0;  // what a block may use after opting in
-  std::size_t shared_allocation_unit = 128;    // a block's shared memory is rounded up to it
-  std::size_t reserved_shared_per_block = 0;   // the system's share of every block (CC >= 8.0)
+  std::size_t shared_memory_per_sm = 0;           // the largest carveout
+  std::size_t shared_memory_per_block_optin = 0;  // what a block may use after opting in
+  std::size_t shared_allocation_unit = 128;       // a block's shared memory is rounded up to it
+  std::size_t reserved_shared_memory_per_block =
+      0;  // the system's share of every block (CC >= 8.0)
   // The sizes the L1/shared split can take, ascending; the driver picks one per launch.
   std::span<const std::size_t> shared_carveouts;
   // On CC >= 9.0 named barriers are a per-SM pool of this many sets per block slot; 0 where

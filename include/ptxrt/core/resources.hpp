@@ -15,7 +15,11 @@
 namespace ptxrt {
 
 struct PTXRT_API KernelResources {
-  std::string name;   // the entry symbol, mangled for C++ kernels ("_Z6kernelPf")
+  std::string name;  // the entry symbol, mangled for C++ kernels ("_Z6kernelPf")
+  // Of a program of several sources: the source whose compile reported the kernel (its section
+  // of the image's compile log). Empty for one source, for LTO (compiled as one at link time) and
+  // where the resources came from a CUBIN alone.
+  std::string source;
   int sm = 0;         // SM version the code is for (90 for sm_90); 0 when the source did not say
   int registers = 0;  // 32-bit registers per thread
   int barriers = 0;   // named barriers per block (bar.sync ids used, __syncthreads counts one)
@@ -26,7 +30,7 @@ struct PTXRT_API KernelResources {
   // Shared memory the system reserves in front of the user's, when the CUBIN lays it out
   // explicitly (sm_90 and newer with CUDA 13: 1 KB). 0 when the CUBIN leaves it to the driver;
   // occupancy charges the architecture's reserve either way
-  // (ArchLimits::reserved_shared_per_block).
+  // (ArchLimits::reserved_shared_memory_per_block).
   std::size_t reserved_shared_bytes = 0;
   // The module's __constant__ variables (constant bank 3). Shared by every kernel of the module.
   std::size_t user_constant_bytes = 0;
@@ -48,12 +52,15 @@ struct PTXRT_API KernelResources {
 PTXRT_API std::vector<KernelResources> read_cubin_resources(std::string_view cubin);
 
 // Reads the entry functions out of a compile log made with `-Xptxas -v` (nvcc's or NVRTC's), in
-// log order. Device functions' own property lines are skipped: their cost is folded into the
-// entries' cumulative stack. Lines that are not ptxas' report are ignored.
+// log order. A linked program's log, which holds each source's log after a "== a.cu ==" line
+// (Image::compile_log), gives each entry its source. Device functions' own property lines are
+// skipped: their cost is folded into the entries' cumulative stack. Lines that are not ptxas'
+// report are ignored.
 PTXRT_API std::vector<KernelResources> parse_ptxas_info(std::string_view log);
 
 // One report from both sources, matched by name: the CUBIN is authoritative for everything it
-// records; the log adds the spills. Kernels only the log knows are appended as the log has them.
+// records; the log adds the spills and the source. Kernels only the log knows are appended as the
+// log has them.
 PTXRT_API std::vector<KernelResources> merge(std::vector<KernelResources> from_cubin,
                                              const std::vector<KernelResources>& from_log);
 

@@ -1,8 +1,8 @@
 // What to compile for, given a device: the exact CUBIN by default, PTX on request, and PTX for the
 // newest architecture NVRTC knows when the device is newer than NVRTC (the driver JIT-compiles
-// it). And the check, before loading, that an image suits the driver and device, so that a
-// mismatch is explained instead of surfacing as CUDA_ERROR_INVALID_PTX or
-// CUDA_ERROR_UNSUPPORTED_PTX_VERSION. Free functions; thread-safe.
+// it). These ask NVRTC, so they belong to the JIT layer; what an architecture name means and the
+// check that an image suits the driver and device need no NVRTC and are in architecture.hpp,
+// included here. Free functions; thread-safe.
 #pragma once
 
 #include <optional>
@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/core/architecture.hpp"
 #include "ptxrt/core/image.hpp"
 #include "ptxrt/export.hpp"
 
@@ -40,27 +41,8 @@ PTXRT_API Target select_target(int cc_major, int cc_minor, ImageFormat format = 
 PTXRT_API Target select_target(int cc_major, int cc_minor, ImageFormat format,
                                const std::vector<int>& supported);
 
-// The first CUDA version whose driver JIT-compiles PTX ISA major.minor (ISA 9.0 → 13000,
-// 8.7 → 12080), or nothing for an ISA this table does not know.
-PTXRT_API std::optional<int> cuda_version_for_ptx_isa(int isa_major, int isa_minor);
-
-// The SM version a CUBIN was built for, from its ELF header's e_flags (90 for sm_90 and sm_90a),
-// or nothing when `cubin` is not a CUDA ELF.
-PTXRT_API std::optional<int> cubin_sm_version(std::string_view cubin);
-
-// The architectures of a target: "sm_80,sm_90,compute_90" → {"sm_80", "sm_90", "compute_90"}.
-PTXRT_API std::vector<std::string> target_architectures(std::string_view arch_list);
-
 // Where the NVRTC library in use lives (libnvrtc.so.13), found from its loaded symbols; empty when
 // the system cannot say. The toolkit's tools (nvdisasm, cuobjdump) live in its ../bin.
 PTXRT_API std::string nvrtc_library_path();
-
-// Throws Error (invalid_argument) saying what is wrong and what to do when the driver
-// (cuDriverGetVersion, 13000 = 13.0) cannot JIT the image's PTX ISA, or when the image's
-// architecture (PTX .target or the CUBIN's ELF header) cannot run on the device. A fatbin passes
-// when one of its CUBINs, or one of its PTX entries the driver can JIT, runs on the device;
-// LTO-IR never loads.
-PTXRT_API void check_image_for_driver(const Image& image, int driver_version, int cc_major,
-                                      int cc_minor);
 
 }  // namespace ptxrt

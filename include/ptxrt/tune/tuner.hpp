@@ -26,6 +26,7 @@
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/occupancy.hpp"
 #include "ptxrt/core/resources.hpp"
+#include "ptxrt/core/verdict.hpp"
 #include "ptxrt/export.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 #include "ptxrt/tune/tuning_space.hpp"
@@ -53,13 +54,12 @@ struct PTXRT_API LaunchShape {
   std::size_t dynamic_shared_bytes = 0;
 };
 
-// Why a kernel costing `resources` cannot launch as `shape` on `device`, or nothing: the block
-// against the device's and the kernel's own thread limit, registers and shared memory against
-// the per-block limits, and whether one block fits on an SM at all (compute_occupancy, for the
-// capabilities arch_limits knows).
-PTXRT_API std::optional<std::string> launch_problem(const KernelResources& resources,
-                                                    const LaunchShape& shape,
-                                                    const DeviceProperties& device);
+// Whether a kernel costing `resources` can launch as `shape` on `device`, and if not why: the
+// block against the device's and the kernel's own thread limit, registers and shared memory
+// against the per-block limits, and whether one block fits on an SM at all (compute_occupancy,
+// for the capabilities arch_limits knows).
+PTXRT_API Verdict launch_fits(const KernelResources& resources, const LaunchShape& shape,
+                              const DeviceProperties& device);
 
 // A config after compilation: ready to time, or why not.
 struct PTXRT_API Candidate {
@@ -81,7 +81,7 @@ using CandidateCompiler = std::function<Candidate(const TuningConfig& config)>;
 
 // A CandidateCompiler for `entry` of `program` through `jit` (its memory and disk caches serve
 // repeated tunes): `base` plus the config's defines, for base.target (which must be set); the
-// resources of the CUBIN, with the log's spills, are checked with launch_problem against
+// resources of the CUBIN, with the log's spills, are checked with launch_fits against
 // `device` for the shape `shape` gives. A PTX target is keyed with device.driver_version, as
 // Jit::kernel keys it, so that the process that times the config finds this compile cached.
 // An `entry` among base.name_expressions is found by its lowered (mangled) name. A compile

@@ -21,6 +21,7 @@
 #include "ptxrt/core/expression.hpp"
 #include "ptxrt/core/image.hpp"
 #include "ptxrt/core/manifest.hpp"
+#include "ptxrt/core/verdict.hpp"
 #include "ptxrt/export.hpp"
 
 namespace ptxrt {
@@ -53,8 +54,8 @@ struct PTXRT_API TuningParameter {
   std::optional<std::int64_t> default_value;  // the manifest's default, when it has one
 };
 
-// Why `config` is excluded, or nothing when the constraint allows it.
-using ConstraintCheck = std::function<std::optional<std::string>(const TuningConfig& config)>;
+// Whether the constraint allows `config`, and if not why.
+using ConstraintCheck = std::function<Verdict(const TuningConfig& config)>;
 
 struct PTXRT_API TuningConstraint {
   std::string description;  // "TM * TN <= 128", or what a C++ check says it checks
@@ -89,6 +90,11 @@ class PTXRT_API TuningSpace {
   // (invalid_argument) when it names neither a parameter nor a fixed value.
   TuningSpace& add_constraint(const Expression& expression);
   TuningSpace& add_constraint(std::string description, ConstraintCheck check);
+  // The same for a check in the earlier form, which returns the reason a config is excluded or
+  // nothing; superseded by ConstraintCheck.
+  TuningSpace& add_constraint(
+      std::string description,
+      std::function<std::optional<std::string>(const TuningConfig& config)> check);
   // A value the constraints may read that is not varied (a non-tunable define's default).
   TuningSpace& add_fixed_value(std::string name, std::int64_t value);
 
@@ -101,7 +107,9 @@ class PTXRT_API TuningSpace {
   SpaceEnumeration enumerate() const;
   // Each parameter at its default (else its first value): what an untuned launch uses.
   TuningConfig default_config() const;
-  // Why the constraints rule `config` out (the first one it breaks), or nothing.
+  // Whether the constraints allow `config`; if not, the reason is the first one it breaks.
+  Verdict admits(const TuningConfig& config) const;
+  // admits() in the earlier form: the reason, or nothing when allowed; superseded by admits().
   std::optional<std::string> violation(const TuningConfig& config) const;
   // "TILE_WIDTH in {4,8,16,32}; TILE_WIDTH * TILE_WIDTH <= 1024": names the space in a tuning
   // database, so that results are not reused once the space changes.

@@ -6,9 +6,9 @@
 
 #include "driver/archive_file.hpp"
 #include "driver/elf_file.hpp"
+#include "ptxrt/core/architecture.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/fatbin.hpp"
-#include "ptxrt/core/target.hpp"
 #include "support/checked_size.hpp"
 
 namespace ptxrt {

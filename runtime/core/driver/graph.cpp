@@ -66,23 +66,26 @@ Topology topology_of(CUgraph graph) {
   return topology;
 }
 
-// Why `replacement` cannot update an executable graph of `current`'s topology, or nothing.
-std::optional<std::string> topology_change(const Topology& current, const Topology& replacement) {
+// Whether `replacement` can update an executable graph of `current`'s topology, and if not why.
+Verdict same_topology(const Topology& current, const Topology& replacement) {
   const std::string changed = ": the topology changed";
   if (current.types.size() != replacement.types.size())
-    return "the new graph has " + std::to_string(replacement.types.size()) +
-           " nodes, the executable graph " + std::to_string(current.types.size()) + changed;
+    return Verdict::refused("the new graph has " + std::to_string(replacement.types.size()) +
+                            " nodes, the executable graph " + std::to_string(current.types.size()) +
+                            changed);
   for (std::size_t i = 0; i < current.types.size(); ++i)
     if (current.types[i] != replacement.types[i])
-      return "node " + std::to_string(i) + " is a " + std::string(to_string(replacement.types[i])) +
-             " node in the new graph and a " + std::string(to_string(current.types[i])) +
-             " node in the executable graph" + changed;
+      return Verdict::refused(
+          "node " + std::to_string(i) + " is a " + std::string(to_string(replacement.types[i])) +
+          " node in the new graph and a " + std::string(to_string(current.types[i])) +
+          " node in the executable graph" + changed);
   if (current.edges != replacement.edges)
-    return "the new graph has " + std::to_string(replacement.edges.size()) +
-           " dependencies, the executable graph " + std::to_string(current.edges.size()) +
-           (current.edges.size() == replacement.edges.size() ? ", between other nodes" : "") +
-           changed;
-  return std::nullopt;
+    return Verdict::refused(
+        "the new graph has " + std::to_string(replacement.edges.size()) +
+        " dependencies, the executable graph " + std::to_string(current.edges.size()) +
+        (current.edges.size() == replacement.edges.size() ? ", between other nodes" : "") +
+        changed);
+  return {};
 }
 
 std::string_view update_result_text(CUgraphExecUpdateResult result) {
@@ -365,10 +368,9 @@ void GraphExec::set_kernel_arguments_raw(GraphNode node, const Kernel& kernel,
             detail::describe_launch(config) + ")");
 }
 
-GraphUpdate GraphExec::update(const Graph& graph) {
-  if (std::optional<std::string> change =
-          topology_change(topology_of(graph_->graph), topology_of(graph.handle())))
-    return {false, *change};
+Verdict GraphExec::update(const Graph& graph) {
+  if (Verdict same = same_topology(topology_of(graph_->graph), topology_of(graph.handle())); !same)
+    return same;
   std::optional<ContextGuard> guard;
   if (graph_->home) guard.emplace(*graph_->home);
   CUgraphExecUpdateResultInfo info{};
@@ -378,10 +380,10 @@ GraphUpdate GraphExec::update(const Graph& graph) {
     const auto at = std::find(nodes.begin(), nodes.end(), info.errorNode);
     const std::string where =
         at == nodes.end() ? "" : " (node " + std::to_string(at - nodes.begin()) + ")";
-    return {false, std::string(update_result_text(info.result)) + where};
+    return Verdict::refused(std::string(update_result_text(info.result)) + where);
   }
   check(result, "cuGraphExecUpdate", "updating an executable graph from a new one");
-  return {true, {}};
+  return {};
 }
 
 }  // namespace ptxrt

@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "driver/driver_api.hpp"
@@ -29,6 +30,12 @@ int function_attribute(CUfunction function, CUfunction_attribute which, const ch
   check(detail::driver().cuFuncGetAttribute(&value, which, function), "cuFuncGetAttribute",
         std::string("reading ") + what + " of " + who);
   return value;
+}
+
+// The driver reports byte counts as int; a negative one would be its defect, read as none.
+std::size_t function_bytes(CUfunction function, CUfunction_attribute which, const char* what,
+                           const std::string& who) {
+  return static_cast<std::size_t>(std::max(function_attribute(function, which, what, who), 0));
 }
 
 // The kernel's __cluster_dims__. Asked only where the device has clusters, so that the query
@@ -81,10 +88,10 @@ std::shared_ptr<KernelState> make_kernel_state(std::string name, std::string lab
   state->limits.shared_memory_per_block_optin = device.shared_memory_per_block_optin;
   state->limits.max_threads_per_block = function_attribute(
       function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block", who);
-  state->limits.static_shared_bytes = function_attribute(
-      function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory", who);
-  state->max_dynamic_shared_bytes = static_cast<std::size_t>(function_attribute(
-      function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "dynamic shared memory", who));
+  state->limits.static_shared_bytes =
+      function_bytes(function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory", who);
+  state->max_dynamic_shared_bytes = function_bytes(
+      function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "dynamic shared memory", who);
   if (layouts) {
     if (auto found = layouts->find(state->name); found != layouts->end()) {
       state->parameters = found->second;
@@ -111,12 +118,12 @@ void check_arguments_against_layout(const std::vector<ParameterInfo>& layout,
                             std::to_string(signature.sizes.size()) + " were given");
   for (std::size_t i = 0; i < layout.size(); ++i) {
     if (signature.sizes[i] != layout[i].bytes)
-      invalid_launch(who, "argument " + std::to_string(i) + " is " +
-                              std::to_string(layout[i].bytes) + " bytes in the kernel, but a " +
-                              std::to_string(signature.sizes[i]) + "-byte " +
-                              (signature.types.empty() ? std::string("value")
-                                                       : type_name(*signature.types[i])) +
-                              " was given");
+      invalid_launch(
+          who,
+          "argument " + std::to_string(i) + " is " + std::to_string(layout[i].bytes) +
+              " bytes in the kernel, but a " + std::to_string(signature.sizes[i]) + "-byte " +
+              (signature.types.empty() ? std::string("value") : type_name(*signature.types[i])) +
+              " was given");
   }
 }
 
@@ -143,10 +150,11 @@ void check_launch_geometry(const LaunchConfig& config, const LaunchLimits& limit
   if (block.count() > static_cast<unsigned long long>(limits.max_threads_per_block))
     invalid_launch(who, "block " + to_string(block) + " = " + std::to_string(block.count()) +
                             " threads exceeds the kernel's max " +
-                            std::to_string(limits.max_threads_per_block) +
-                            " threads per block");
+                            std::to_string(limits.max_threads_per_block) + " threads per block");
   const std::size_t available =
-      static_cast<std::size_t>(limits.shared_memory_per_block_optin - limits.static_shared_bytes);
+      limits.shared_memory_per_block_optin > limits.static_shared_bytes
+          ? limits.shared_memory_per_block_optin - limits.static_shared_bytes
+          : 0;
   if (config.dynamic_shared_bytes > available)
     invalid_launch(who, std::to_string(config.dynamic_shared_bytes) +
                             " bytes of dynamic shared memory exceed the " +
@@ -158,29 +166,31 @@ void check_launch_geometry(const LaunchConfig& config, const LaunchLimits& limit
 const std::string& Kernel::name() const noexcept { return state_->name; }
 CUfunction Kernel::handle() const noexcept { return state_->function; }
 const Context& Kernel::context() const noexcept { return state_->context; }
-const std::vector<ParameterInfo>& Kernel::parameters() const noexcept {
-  return state_->parameters;
-}
+const std::vector<ParameterInfo>& Kernel::parameters() const noexcept { return state_->parameters; }
 bool Kernel::has_parameter_layout() const noexcept { return state_->has_parameter_layout; }
 
 const std::string& Kernel::describe() const noexcept { return state_->description; }
 
 KernelAttributes Kernel::attributes() const {
-  const detail::DriverApi& api = detail::driver();
-  KernelAttributes attributes;
-  const std::pair<int*, CUfunction_attribute> wanted[] = {
-      {&attributes.registers, CU_FUNC_ATTRIBUTE_NUM_REGS},
-      {&attributes.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
-      {&attributes.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES},
-      {&attributes.constant_bytes, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES},
-      {&attributes.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES},
-      {&attributes.ptx_version, CU_FUNC_ATTRIBUTE_PTX_VERSION},
-      {&attributes.binary_version, CU_FUNC_ATTRIBUTE_BINARY_VERSION},
-      {&attributes.max_dynamic_shared_bytes, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES}};
-  for (auto [field, attribute] : wanted)
-    check(api.cuFuncGetAttribute(field, attribute, state_->function), "cuFuncGetAttribute",
-          "reading the attributes of " + describe());
-  return attributes;
+  const auto read = [this](CUfunction_attribute which, const char* what) {
+    return function_attribute(state_->function, which, what, describe());
+  };
+  const auto read_bytes = [this](CUfunction_attribute which, const char* what) {
+    return function_bytes(state_->function, which, what, describe());
+  };
+  return {
+      .registers = read(CU_FUNC_ATTRIBUTE_NUM_REGS, "registers"),
+      .max_threads_per_block =
+          read(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "max threads per block"),
+      .static_shared_bytes =
+          read_bytes(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "static shared memory"),
+      .constant_bytes = read_bytes(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, "constant memory"),
+      .local_bytes = read_bytes(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local memory"),
+      .ptx_version = read(CU_FUNC_ATTRIBUTE_PTX_VERSION, "PTX version"),
+      .binary_version = read(CU_FUNC_ATTRIBUTE_BINARY_VERSION, "binary version"),
+      .max_dynamic_shared_bytes =
+          read_bytes(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, "dynamic shared memory"),
+  };
 }
 
 void Kernel::set_max_dynamic_shared_bytes(std::size_t bytes) const {
@@ -261,9 +271,9 @@ void Kernel::launch_checked(const LaunchConfig& config, void** parameters) const
   }
   ContextGuard guard(state.context);
   const CUresult result = detail::driver().cuLaunchKernel(
-      state.function, config.grid.x, config.grid.y, config.grid.z, config.block.x,
-      config.block.y, config.block.z, static_cast<unsigned>(config.dynamic_shared_bytes),
-      config.stream.handle(), parameters, nullptr);
+      state.function, config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
+      config.block.z, static_cast<unsigned>(config.dynamic_shared_bytes), config.stream.handle(),
+      parameters, nullptr);
   if (result != CUDA_SUCCESS) [[unlikely]]
     check(result, "cuLaunchKernel",
           "launching " + describe() + " with grid " + to_string(config.grid) + ", block " +

@@ -7,9 +7,9 @@
 #include "driver/driver_api.hpp"
 #include "driver/kernel_state.hpp"
 #include "driver/load_log.hpp"
+#include "ptxrt/core/architecture.hpp"
 #include "ptxrt/core/device_code.hpp"
 #include "ptxrt/core/error.hpp"
-#include "ptxrt/core/target.hpp"
 
 namespace ptxrt {
 namespace detail {

@@ -1,4 +1,5 @@
-// The one place where driver, NVRTC, nvJitLink and nvFatbin results become ptxrt::Error.
+// The one place where driver, NVRTC, nvJitLink and nvFatbin results become ptxrt::Error (NVRTC's
+// through jit/nvrtc_check.hpp, which names the result).
 #include "driver/driver_api.hpp"
 #include "driver/toolkit_check.hpp"
 #include "ptxrt/core/error.hpp"
@@ -68,11 +69,11 @@ void throw_driver_error(CUresult result, std::string_view call, std::string_view
               std::move(code_name), std::string(context));
 }
 
-void throw_nvrtc_error(nvrtcResult result, std::string_view call, std::string_view context) {
-  std::string code_name = nvrtcGetErrorString(result);
+void throw_toolkit_error(ErrorKind kind, int code, std::string code_name, std::string_view call,
+                         std::string_view context) {
   std::string message = compose(call, code_name, "", context);
-  throw Error(ErrorKind::nvrtc, std::move(message), std::string(call), static_cast<int>(result),
-              std::move(code_name), std::string(context));
+  throw Error(kind, std::move(message), std::string(call), code, std::move(code_name),
+              std::string(context));
 }
 
 namespace {
@@ -128,16 +129,14 @@ void throw_nvjitlink_error(nvJitLinkResult result, std::string_view call,
                            std::string_view context) {
   std::string code_name(nvjitlink_result_name(result));
   if (code_name == "nvJitLinkResult") code_name += " " + std::to_string(static_cast<int>(result));
-  std::string message = compose(call, code_name, "", context);
-  throw Error(ErrorKind::link, std::move(message), std::string(call), static_cast<int>(result),
-              std::move(code_name), std::string(context));
+  throw_toolkit_error(ErrorKind::link, static_cast<int>(result), std::move(code_name), call,
+                      context);
 }
 
 void throw_nvfatbin_error(nvFatbinResult result, std::string_view call, std::string_view context) {
   std::string code_name = nvFatbinGetErrorString(result);
-  std::string message = compose(call, code_name, "", context);
-  throw Error(ErrorKind::link, std::move(message), std::string(call), static_cast<int>(result),
-              std::move(code_name), std::string(context));
+  throw_toolkit_error(ErrorKind::link, static_cast<int>(result), std::move(code_name), call,
+                      context);
 }
 
 }  // namespace ptxrt

@@ -14,8 +14,7 @@ constexpr std::size_t KB = 1024;
 constexpr int kWarpSize = 32;
 constexpr int kUnlimited = std::numeric_limits<int>::max();
 
-constexpr std::array<std::size_t, 6> kVoltaCarveouts{0,       8 * KB,  16 * KB,
-                                                     32 * KB, 64 * KB, 96 * KB};
+constexpr std::array<std::size_t, 6> kVoltaCarveouts{0, 8 * KB, 16 * KB, 32 * KB, 64 * KB, 96 * KB};
 constexpr std::array<std::size_t, 2> kTuringCarveouts{32 * KB, 64 * KB};
 constexpr std::array<std::size_t, 6> kSmallCarveouts{0,       8 * KB,  16 * KB,
                                                      32 * KB, 64 * KB, 100 * KB};
@@ -27,15 +26,15 @@ constexpr std::array<std::size_t, 10> kHopperCarveouts{
 ArchLimits make(int major, int minor, int warps, int blocks, std::span<const std::size_t> carveouts,
                 int barrier_sets, int gpcs = 0) {
   ArchLimits limits;
-  limits.major = major;
-  limits.minor = minor;
+  limits.cc_major = major;
+  limits.cc_minor = minor;
   limits.max_warps_per_sm = warps;
   limits.max_blocks_per_sm = blocks;
   limits.shared_carveouts = carveouts;
-  limits.shared_per_sm = carveouts.back();
+  limits.shared_memory_per_sm = carveouts.back();
   // Turing gives a block all of the SM; from Ampere on the system keeps 1 KB of it per block.
-  limits.reserved_shared_per_block = major >= 8 ? KB : 0;
-  limits.max_shared_per_block_optin = limits.shared_per_sm - (major >= 8 ? KB : 0);
+  limits.reserved_shared_memory_per_block = major >= 8 ? KB : 0;
+  limits.shared_memory_per_block_optin = limits.shared_memory_per_sm - (major >= 8 ? KB : 0);
   limits.shared_allocation_unit = major >= 8 ? 128 : 256;
   limits.barrier_sets_per_block_slot = barrier_sets;
   limits.gpcs = gpcs;
@@ -76,7 +75,7 @@ int registers_per_warp(const ArchLimits& arch, const KernelResources& kernel) {
 std::string launch_failure(const ArchLimits& arch, const KernelResources& kernel, int block_threads,
                            int warps, std::size_t dynamic_smem_bytes,
                            std::size_t shared_per_block) {
-  std::string cc = "CC " + cc_name(arch.major, arch.minor);
+  std::string cc = "CC " + cc_name(arch.cc_major, arch.cc_minor);
   std::string block = "a block of " + std::to_string(block_threads) + " threads";
   if (block_threads > arch.max_threads_per_block) {
     return block + " exceeds the " + std::to_string(arch.max_threads_per_block) +
@@ -93,18 +92,18 @@ std::string launch_failure(const ArchLimits& arch, const KernelResources& kernel
   }
   // The hardware checks registers as if every sub-partition received the block's warps.
   int registers = registers_per_warp(arch, kernel) * round_up(warps, arch.register_sub_partitions);
-  if (registers > arch.max_registers_per_block) {
+  if (registers > arch.registers_per_block) {
     return block + " at " + std::to_string(kernel.registers) + " registers per thread needs " +
            std::to_string(registers) + " registers (warps allocated in groups of " +
            std::to_string(arch.register_sub_partitions) + "), over the " +
-           std::to_string(arch.max_registers_per_block) + " per block of " + cc;
+           std::to_string(arch.registers_per_block) + " per block of " + cc;
   }
-  std::size_t limit = arch.max_shared_per_block_optin + arch.reserved_shared_per_block;
+  std::size_t limit = arch.shared_memory_per_block_optin + arch.reserved_shared_memory_per_block;
   if (shared_per_block > limit) {
     return block + " needs " + std::to_string(shared_per_block) +
            " bytes of shared memory (static " + std::to_string(kernel.static_shared_bytes) +
            " + dynamic " + std::to_string(dynamic_smem_bytes) + " + reserved " +
-           std::to_string(arch.reserved_shared_per_block) + ", rounded up to " +
+           std::to_string(arch.reserved_shared_memory_per_block) + ", rounded up to " +
            std::to_string(arch.shared_allocation_unit) + "), over the " + std::to_string(limit) +
            " per block of " + cc;
   }
@@ -126,7 +125,7 @@ int blocks_by_barriers(const ArchLimits& arch, const KernelResources& kernel) {
 std::size_t carveout_for(const ArchLimits& arch, std::size_t bytes) {
   auto fitting = std::find_if(arch.shared_carveouts.begin(), arch.shared_carveouts.end(),
                               [bytes](std::size_t carveout) { return carveout >= bytes; });
-  return fitting == arch.shared_carveouts.end() ? arch.shared_per_sm : *fitting;
+  return fitting == arch.shared_carveouts.end() ? arch.shared_memory_per_sm : *fitting;
 }
 
 }  // namespace
@@ -135,11 +134,11 @@ std::span<const ArchLimits> known_architectures() { return table(); }
 
 const ArchLimits& arch_limits(int major, int minor) {
   for (const ArchLimits& limits : table()) {
-    if (limits.major == major && limits.minor == minor) return limits;
+    if (limits.cc_major == major && limits.cc_minor == minor) return limits;
   }
   std::string known;
   for (const ArchLimits& limits : table()) {
-    known += (known.empty() ? "" : ", ") + cc_name(limits.major, limits.minor);
+    known += (known.empty() ? "" : ", ") + cc_name(limits.cc_major, limits.cc_minor);
   }
   throw Error(ErrorKind::invalid_argument, "no occupancy limits for compute capability " +
                                                cc_name(major, minor) + "; known: " + known);
@@ -173,9 +172,9 @@ Occupancy compute_occupancy(const ArchLimits& arch, const KernelResources& kerne
   Occupancy result;
   int warps = (block_threads + kWarpSize - 1) / kWarpSize;
   result.registers_per_block = registers_per_warp(arch, kernel) * warps;
-  result.shared_bytes_per_block =
-      round_up(kernel.static_shared_bytes + dynamic_smem_bytes + arch.reserved_shared_per_block,
-               arch.shared_allocation_unit);
+  result.shared_bytes_per_block = round_up(
+      kernel.static_shared_bytes + dynamic_smem_bytes + arch.reserved_shared_memory_per_block,
+      arch.shared_allocation_unit);
   result.reason = launch_failure(arch, kernel, block_threads, warps, dynamic_smem_bytes,
                                  result.shared_bytes_per_block);
   if (!result.reason.empty()) return result;
@@ -185,7 +184,7 @@ Occupancy compute_occupancy(const ArchLimits& arch, const KernelResources& kerne
   result.blocks_by_shared_memory =
       result.shared_bytes_per_block == 0
           ? kUnlimited
-          : static_cast<int>(arch.shared_per_sm / result.shared_bytes_per_block);
+          : static_cast<int>(arch.shared_memory_per_sm / result.shared_bytes_per_block);
   result.blocks_by_barriers = blocks_by_barriers(arch, kernel);
   const std::array<std::pair<OccupancyLimit, int>, 5> limits{{
       {OccupancyLimit::warps, result.blocks_by_warps},
@@ -213,7 +212,7 @@ std::vector<int> gpc_sm_counts(const ArchLimits& arch, int sm_count) {
   if (arch.gpcs == 0)
     throw Error(ErrorKind::invalid_argument,
                 "the cluster model does not know the GPCs of compute capability " +
-                    cc_name(arch.major, arch.minor) + " (known: 9.0)");
+                    cc_name(arch.cc_major, arch.cc_minor) + " (known: 9.0)");
   const int tpcs = sm_count / arch.sms_per_tpc;
   std::vector<int> sms(static_cast<std::size_t>(arch.gpcs));
   for (int gpc = 0; gpc < arch.gpcs; ++gpc)
@@ -233,7 +232,8 @@ int co_resident_clusters(const ArchLimits& arch, const Occupancy& occupancy, int
   // cluster launch per SM, even where a plain launch of the same kernel holds 32 (32 threads, no
   // shared memory: 1056 clusters of one block on 132 SMs).
   constexpr int max_cluster_launch_blocks_per_sm = 8;
-  const int blocks_per_sm = std::min(occupancy.active_blocks_per_sm, max_cluster_launch_blocks_per_sm);
+  const int blocks_per_sm =
+      std::min(occupancy.active_blocks_per_sm, max_cluster_launch_blocks_per_sm);
   int clusters = 0;
   for (int sms : gpc_sm_counts(arch, sm_count)) clusters += blocks_per_sm * sms / cluster_blocks;
   return clusters;

@@ -169,6 +169,13 @@ int sm_of(std::string_view arch) {
   return sm;
 }
 
+// "a.cu" of "== a.cu ==", the line that opens a source's section of a linked image's log.
+std::optional<std::string_view> section_name(std::string_view line) {
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  if (line.size() < 7 || !line.starts_with("== ") || !line.ends_with(" ==")) return std::nullopt;
+  return line.substr(3, line.size() - 6);
+}
+
 }  // namespace
 
 std::vector<KernelResources> read_cubin_resources(std::string_view cubin) {
@@ -193,13 +200,19 @@ std::vector<KernelResources> read_cubin_resources(std::string_view cubin) {
 std::vector<KernelResources> parse_ptxas_info(std::string_view log) {
   std::vector<KernelResources> entries;
   bool properties_of_entry = false;
+  std::string_view source;
   while (!log.empty()) {
     std::size_t newline = log.find('\n');
     std::string_view line = log.substr(0, newline);
     log = newline == std::string_view::npos ? std::string_view{} : log.substr(newline + 1);
-    if (std::string_view name = quoted_after(line, "Compiling entry function '"); !name.empty()) {
+    if (std::optional<std::string_view> section = section_name(line)) {
+      // The linker's own section reports the kernels of an LTO link, compiled as one.
+      source = *section == "link" ? std::string_view{} : *section;
+    } else if (std::string_view name = quoted_after(line, "Compiling entry function '");
+               !name.empty()) {
       KernelResources entry;
       entry.name = std::string(name);
+      entry.source = std::string(source);
       entry.sm = sm_of(quoted_after(line, "' for '"));
       entries.push_back(std::move(entry));
       properties_of_entry = false;
@@ -231,6 +244,7 @@ std::vector<KernelResources> merge(std::vector<KernelResources> from_cubin,
     }
     from_cubin[found->second].spill_store_bytes = logged.spill_store_bytes;
     from_cubin[found->second].spill_load_bytes = logged.spill_load_bytes;
+    from_cubin[found->second].source = logged.source;
   }
   return from_cubin;
 }

@@ -152,16 +152,20 @@ std::shared_ptr<const Image> Jit::image(const Program& program, const CompileOpt
   std::string fingerprint =
       request_fingerprint(program, options, "driver " + std::to_string(driver_version));
   if (auto answered = state_->answered_images.find(fingerprint)) return std::move(*answered);
-  std::shared_ptr<const Image> found = find_or_compile(program, options, driver_version);
+  std::shared_ptr<const Image> found = find_or_compile(program, options, driver_version).image;
   state_->answered_images.remember(std::move(fingerprint), found);
   return found;
 }
 
-std::shared_ptr<const Image> Jit::find_or_compile(const Program& program,
-                                                  const CompileOptions& options,
-                                                  int driver_version) {
-  const std::string key = cache_key(program, options, driver_version);
-  return state_->images.get_or_create(key, [&]() -> Image {
+PrecompiledImage Jit::precompile(const Program& program, const CompileOptions& options,
+                                 int driver_version) {
+  return find_or_compile(program, options, driver_version);
+}
+
+PrecompiledImage Jit::find_or_compile(const Program& program, const CompileOptions& options,
+                                      int driver_version) {
+  PrecompiledImage found{.key = cache_key(program, options, driver_version)};
+  found.image = state_->images.get_or_create(found.key, [&]() -> Image {
     // PCH files live beside the disk cache; they never change what is compiled (nor its key).
     CompileOptions compile_options = options;
     if (compile_options.precompiled_header_directory.empty())
@@ -169,11 +173,12 @@ std::shared_ptr<const Image> Jit::find_or_compile(const Program& program,
     auto compile_counted = [&] {
       Image compiled = compile(program, compile_options, driver_version);
       state_->compiles.fetch_add(1, std::memory_order_relaxed);
+      found.compiled = true;
       return compiled;
     };
     if (!state_->disk) return compile_counted();
     const auto start = Clock::now();
-    CachedImage cached = state_->disk->load_or_compile(key, compile_counted);
+    CachedImage cached = state_->disk->load_or_compile(found.key, compile_counted);
     if (!cached.compiled) {
       state_->disk_hits.fetch_add(1, std::memory_order_relaxed);
       if (log::enabled(log::Level::info))
@@ -182,6 +187,7 @@ std::shared_ptr<const Image> Jit::find_or_compile(const Program& program,
     }
     return std::move(cached.image);
   });
+  return found;
 }
 
 CompileOptions Jit::target_for(CompileOptions options, const Context& context) {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "driver/toolkit_check.hpp"
+#include "jit/nvrtc_check.hpp"
 #include "ptxrt/core/disk_cache.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/log.hpp"

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "driver/toolkit_check.hpp"
+#include "jit/nvrtc_check.hpp"
 #include "jit/compile_diagnostics.hpp"
 #include "jit/elapsed.hpp"
 #include "jit/hash.hpp"

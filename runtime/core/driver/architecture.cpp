@@ -1,31 +1,16 @@
-#include "ptxrt/core/target.hpp"
-
-#include <dlfcn.h>
-#include <nvrtc.h>
+#include "ptxrt/core/architecture.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 
-#include "driver/toolkit_check.hpp"
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/fatbin.hpp"
 
 namespace ptxrt {
 namespace {
-
-std::string sm_name(int sm) { return std::to_string(sm / 10) + "." + std::to_string(sm % 10); }
-
-// The number at the start of `text` ("90" of "90a"); nothing when none.
-std::optional<int> leading_number(std::string_view text) {
-  int value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end == text.data()) return std::nullopt;
-  return value;
-}
 
 // "9.0" → 9, 0.
 bool parse_isa_version(std::string_view text, int& major, int& minor) {
@@ -61,14 +46,15 @@ bool runs_on(ImageFormat format, int sm, char suffix, int device) {
   return device / 10 == sm / 10 && device >= sm;
 }
 
-void check_architecture(const Image& image, int sm, char suffix, int cc_major, int cc_minor) {
+void check_architecture(const Image& image, const Architecture& built_for, int cc_major,
+                        int cc_minor) {
   const int device = cc_major * 10 + cc_minor;
-  if (runs_on(image.format, sm, suffix, device)) return;
+  if (runs_on(image.format, built_for.sm, built_for.suffix, device)) return;
   const std::string device_text = std::to_string(cc_major) + "." + std::to_string(cc_minor);
   throw Error(ErrorKind::invalid_argument,
               std::string(to_string(image.format)) + " of " + image.name + " was built for " +
-                  image.arch + " (compute capability " + sm_name(sm) +
-                  (suffix ? std::string(1, suffix) : "") +
+                  image.arch + " (compute capability " + built_for.compute_capability() +
+                  (built_for.suffix ? std::string(1, built_for.suffix) : "") +
                   ") and cannot run on a device of compute capability " + device_text +
                   ": compile it for sm_" + std::to_string(device) + " (CUBIN) or compute_" +
                   std::to_string(device) + " (PTX) instead");
@@ -118,8 +104,9 @@ void check_ptx(const Image& image, int driver_version, int cc_major, int cc_mino
   int isa_major = 0;
   int isa_minor = 0;
   if (!parse_isa_version(*version, isa_major, isa_minor))
-    throw Error(ErrorKind::invalid_argument,
-                "the PTX of " + image.name + " has an unreadable .version: " + std::string(*version));
+    throw Error(
+        ErrorKind::invalid_argument,
+        "the PTX of " + image.name + " has an unreadable .version: " + std::string(*version));
   if (std::string problem = ptx_isa_problem(isa_major, isa_minor, driver_version); !problem.empty())
     throw Error(ErrorKind::invalid_argument,
                 "the PTX of " + image.name + " is " + problem +
@@ -127,65 +114,50 @@ void check_ptx(const Image& image, int driver_version, int cc_major, int cc_mino
                     "NVIDIA driver, or compile with an NVRTC no newer than CUDA " +
                     format_cuda_version(driver_version));
   std::string_view arch = target->substr(0, target->find_first_of(", \t\r"));
-  std::optional<int> sm = arch.starts_with("sm_") ? leading_number(arch.substr(3)) : std::nullopt;
-  if (!sm)
+  std::optional<Architecture> architecture = parse_architecture(arch);
+  if (!architecture || architecture->virtual_architecture)
     throw Error(ErrorKind::invalid_argument,
                 "the PTX of " + image.name + " has an unreadable .target: " + std::string(arch));
-  char suffix = arch.back() == 'a' || arch.back() == 'f' ? arch.back() : '\0';
-  check_architecture(image, *sm, suffix, cc_major, cc_minor);
+  check_architecture(image, *architecture, cc_major, cc_minor);
 }
 
 void check_cubin(const Image& image, int cc_major, int cc_minor) {
   std::optional<int> sm = cubin_sm_version(image.data);
   if (!sm)
-    throw Error(ErrorKind::invalid_argument,
-                "the CUBIN of " + image.name + " is not a CUDA ELF image (" +
-                    std::to_string(image.data.size()) + " bytes)");
-  char suffix = image.arch.ends_with('a') || image.arch.ends_with('f') ? image.arch.back() : '\0';
-  check_architecture(image, *sm, suffix, cc_major, cc_minor);
+    throw Error(ErrorKind::invalid_argument, "the CUBIN of " + image.name +
+                                                 " is not a CUDA ELF image (" +
+                                                 std::to_string(image.data.size()) + " bytes)");
+  // The ELF header does not record an "a" or "f" suffix; the name the image was built for does.
+  const std::optional<Architecture> named = parse_architecture(image.arch);
+  check_architecture(image, {.sm = *sm, .suffix = named ? named->suffix : '\0'}, cc_major,
+                     cc_minor);
 }
 
 }  // namespace
 
-std::vector<int> supported_architectures() {
-  int count = 0;
-  check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
-  std::vector<int> architectures(static_cast<std::size_t>(count));
-  check(nvrtcGetSupportedArchs(architectures.data()), "nvrtcGetSupportedArchs");
-  std::sort(architectures.begin(), architectures.end());
-  return architectures;
+std::string Architecture::compute_capability() const {
+  return std::to_string(cc_major()) + "." + std::to_string(cc_minor());
 }
 
-int nvrtc_version() {
-  int major = 0;
-  int minor = 0;
-  check(nvrtcVersion(&major, &minor), "nvrtcVersion");
-  return major * 1000 + minor * 10;
-}
-
-std::string nvrtc_library_path() {
-  Dl_info info{};
-  if (!dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) || !info.dli_fname) return {};
-  std::error_code error;
-  const auto path = std::filesystem::canonical(info.dli_fname, error);
-  return error ? std::string() : path.string();
-}
-
-std::string nvrtc_build() {
-  // nvrtcVersion says 13.0 for every 13.0 patch release; the library file tells them apart.
-  static const std::string build = [] {
-    std::string text = format_cuda_version(nvrtc_version());
-    if (const std::string path = nvrtc_library_path(); !path.empty()) {
-      std::error_code error;
-      const auto size = std::filesystem::file_size(path, error);
-      if (!error) {
-        text.append(" ").append(std::filesystem::path(path).filename().string());
-        text.append(" ").append(std::to_string(size));
-      }
-    }
-    return text;
-  }();
-  return build;
+std::optional<Architecture> parse_architecture(std::string_view name) {
+  Architecture architecture;
+  if (name.starts_with("compute_")) {
+    architecture.virtual_architecture = true;
+    name.remove_prefix(8);
+  } else if (name.starts_with("sm_")) {
+    name.remove_prefix(3);
+  } else {
+    return std::nullopt;
+  }
+  if (name.ends_with('a') || name.ends_with('f')) {
+    architecture.suffix = name.back();
+    name.remove_suffix(1);
+  }
+  const bool digits_only =
+      std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (name.size() < 2 || name.size() > 3 || !digits_only) return std::nullopt;
+  std::from_chars(name.data(), name.data() + name.size(), architecture.sm);
+  return architecture;
 }
 
 std::vector<std::string> target_architectures(std::string_view arch_list) {
@@ -198,31 +170,6 @@ std::vector<std::string> target_architectures(std::string_view arch_list) {
   return architectures;
 }
 
-Target select_target(int cc_major, int cc_minor, ImageFormat format) {
-  return select_target(cc_major, cc_minor, format, supported_architectures());
-}
-
-Target select_target(int cc_major, int cc_minor, ImageFormat format,
-                     const std::vector<int>& supported) {
-  const int device = cc_major * 10 + cc_minor;
-  const std::string prefix = format == ImageFormat::cubin ? "sm_" : "compute_";
-  if (std::find(supported.begin(), supported.end(), device) != supported.end())
-    return {prefix + std::to_string(device), format, {}};
-  auto newest_below = std::find_if(supported.rbegin(), supported.rend(),
-                                   [&](int sm) { return sm < device; });
-  if (newest_below == supported.rend())
-    throw Error(ErrorKind::invalid_argument,
-                "compute capability " + sm_name(device) + " is older than every architecture " +
-                    "this NVRTC supports (oldest sm_" +
-                    (supported.empty() ? std::string("?") : std::to_string(supported.front())) + ")");
-  const std::string fallback = "compute_" + std::to_string(*newest_below);
-  return {fallback, ImageFormat::ptx,
-          "compute capability " + sm_name(device) + " is unknown to NVRTC " +
-              format_cuda_version(nvrtc_version()) + " (newest sm_" +
-              std::to_string(supported.back()) + "); compiled PTX for " + fallback +
-              ", which the driver JIT-compiles for the device"};
-}
-
 std::optional<int> cuda_version_for_ptx_isa(int isa_major, int isa_minor) {
   // From the PTX ISA release history. Up to 8.5 the ISA tracks CUDA 12.x as 8.x (and 11.x as
   // 7.x); CUDA 12.6 kept 8.5, so from 8.6 on the table is irregular.
@@ -231,11 +178,10 @@ std::optional<int> cuda_version_for_ptx_isa(int isa_major, int isa_minor) {
     int cuda;
   };
   static constexpr Release releases[] = {
-      {60, 9000},  {61, 9010},  {62, 9020},  {63, 10000}, {64, 10010}, {65, 10020},
-      {70, 11000}, {71, 11010}, {72, 11020}, {73, 11030}, {74, 11040}, {75, 11050},
-      {76, 11060}, {77, 11070}, {78, 11080}, {80, 12000}, {81, 12010}, {82, 12020},
-      {83, 12030}, {84, 12040}, {85, 12050}, {86, 12070}, {87, 12080}, {88, 12090},
-      {90, 13000}, {91, 13010}};
+      {60, 9000},  {61, 9010},  {62, 9020},  {63, 10000}, {64, 10010}, {65, 10020}, {70, 11000},
+      {71, 11010}, {72, 11020}, {73, 11030}, {74, 11040}, {75, 11050}, {76, 11060}, {77, 11070},
+      {78, 11080}, {80, 12000}, {81, 12010}, {82, 12020}, {83, 12030}, {84, 12040}, {85, 12050},
+      {86, 12070}, {87, 12080}, {88, 12090}, {90, 13000}, {91, 13010}};
   const int isa = isa_major * 10 + isa_minor;
   for (const Release& release : releases)
     if (release.isa == isa) return release.cuda;
@@ -245,7 +191,11 @@ std::optional<int> cuda_version_for_ptx_isa(int isa_major, int isa_minor) {
 std::optional<int> cubin_sm_version(std::string_view cubin) {
   constexpr std::size_t header_size = 64;  // ELF64 header
   constexpr std::uint16_t machine_cuda = 190;
-  if (cubin.size() < header_size || cubin.substr(0, 4) != "\x7f" "ELF" || cubin[4] != 2)
+  if (cubin.size() < header_size ||
+      cubin.substr(0, 4) !=
+          "\x7f"
+          "ELF" ||
+      cubin[4] != 2)
     return std::nullopt;
   std::uint16_t machine = 0;
   std::uint32_t flags = 0;
