@@ -3,6 +3,8 @@
 #pragma once
 
 #include "ptxrt/core.hpp"
+#include "ptxrt/tune/device_selection.hpp"
+#include "ptxrt/tune/job_tuner.hpp"
 #include "ptxrt/tune/kernel_problem.hpp"
 #include "ptxrt/tune/launch_timer.hpp"
 #include "ptxrt/tune/problem_session.hpp"
