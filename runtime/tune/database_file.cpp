@@ -41,7 +41,8 @@ LockedDatabaseFile::LockedDatabaseFile(const fs::path& path)
       lock_(folder_.open_own_file(name_ + ".lock", O_RDWR, "tuning database lock")) {
   while (::flock(lock_.get(), LOCK_EX) != 0) {
     if (errno == EINTR) continue;
-    throw Error(ErrorKind::io, "tuning database lock '" + folder_.path_of(name_ + ".lock").string() +
+    throw Error(ErrorKind::io, "tuning database lock '" +
+                                   folder_.path_of(name_ + ".lock").string() +
                                    "': cannot be locked: " + system_error_text());
   }
 }
