@@ -274,7 +274,7 @@ void require_recorded(const TuningDatabase& database, const std::string& id) {
 void run_tune(const TuneArguments& arguments) {
   if (arguments.kernel.empty()) throw CLI::RequiredError("kernel (or `tune show`)");
   check_file_or_builtin(arguments.kernel, apps::tune_problem_names(), "tuning problem",
-                        {"tune show", "tune merge"});
+                        {"tune show", "tune merge", "tune resume"});
   if (!arguments.problem.empty()) check_file_exists(arguments.problem, "--problem");
   // A bad size, problem, strategy name, device list or share fails before any GPU work (and
   // before MPI).

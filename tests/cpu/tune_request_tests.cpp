@@ -1,6 +1,5 @@
-// What a tune was asked, recorded in its database (TuningDatabase::begin_request), and `ptxrt
-// tune resume`, which runs it again from there: the request's fields reach the resumed run
-// through the same parser as a command line, and what cannot be resumed is said.
+// What a tune was asked, recorded in its database (TuningDatabase::begin_request) with whether
+// it finished; `ptxrt tune resume`, which runs it again from there, is in tune_cli_tests.cpp.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -11,7 +10,6 @@
 
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
-#include "process.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 
@@ -19,17 +17,9 @@ using nlohmann::json;
 using ptxrt::ErrorKind;
 using ptxrt::TuningDatabase;
 using ptxrt::testing::check_error;
-using ptxrt::testing::contains;
 using ptxrt::testing::ScratchDirectory;
 
 namespace {
-
-ptxrt::testing::ProcessResult cli(const ScratchDirectory& scratch,
-                                  std::vector<std::string> arguments) {
-  arguments.insert(arguments.begin(), PTXRT_CLI_PATH);
-  return ptxrt::testing::run_process(
-      arguments, {"PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string(), "PTXRT_LOG=warning"});
-}
 
 ptxrt::TuningKey sample_key() {
   return {"matmul", "hash", "TILE_WIDTH in {8,16}", "NVIDIA H100", "9.0", 13000, {256, 256, 256}};
@@ -102,61 +92,4 @@ TEST_CASE("a database without requests reads as none; a malformed request is nam
     write_file(path, R"({"format": "ptxrt-tuning-1", "tunes": [], "requests": )" + requests + "}");
     check_error([&] { TuningDatabase(path).requests(); }, ErrorKind::io, message);
   }
-}
-
-TEST_CASE("tune resume runs the recorded request: each of its fields reaches the resumed run") {
-  ScratchDirectory scratch;
-  const std::string path = (scratch.path() / "tuning.json").string();
-  // A dry run needs no GPU: what it plans shows the kernel, size, strategy and target that the
-  // request recorded; none of them is named by tune resume itself.
-  const std::string id = TuningDatabase(path).begin_request(
-      R"({"kernel": ["matmul"], "size": ["64"], "strategy": ["random"], "dry-run": true,
-          "arch": ["sm_80"], "json": true})");
-  const ptxrt::testing::ProcessResult resumed = cli(scratch, {"tune", "resume", "--db", path});
-  INFO(resumed.output);
-  REQUIRE(resumed.exit_code == 0);
-  const json plans = json::parse(resumed.output.substr(resumed.output.find('[')));
-  REQUIRE(plans.size() == 1);
-  CHECK(plans[0]["key"]["kernel"] == "matmul");
-  CHECK(plans[0]["key"]["size"] == json::array({64, 64, 64}));
-  CHECK(plans[0]["key"]["compute_capability"] == "8.0");
-  CHECK(plans[0]["strategy"] == "random");
-  const ptxrt::testing::ProcessResult by_id =
-      cli(scratch, {"tune", "resume", "--db", path, "--id", id});
-  CHECK(by_id.exit_code == 0);
-  CHECK(by_id.output == resumed.output);
-}
-
-TEST_CASE("tune resume says what is missing: the file, any request, an unfinished one, an option") {
-  ScratchDirectory scratch;
-  const std::filesystem::path path = scratch.path() / "tuning.json";
-  const auto resume = [&](std::vector<std::string> extra = {}) {
-    std::vector<std::string> arguments{"tune", "resume", "--db", path.string()};
-    arguments.insert(arguments.end(), extra.begin(), extra.end());
-    return cli(scratch, arguments);
-  };
-  const auto fails_with = [](const ptxrt::testing::ProcessResult& result,
-                             const std::string& message) {
-    INFO(result.output);
-    CHECK(result.exit_code == 1);
-    CHECK(contains(result.output, message));
-  };
-  fails_with(resume(), "tuning.json' does not exist");
-  const TuningDatabase database(path);
-  database.record(sample_key(), sample());
-  fails_with(resume(),
-             "records no tune request (a ptxrt before 'tune resume' wrote it): run the "
-             "tune's own command again with --resume");
-  database.finish_request(database.begin_request(R"({"kernel": ["matmul"]})"));
-  fails_with(resume(), "holds no interrupted tune: every one recorded finished");
-  fails_with(resume({"--id", "other"}), "holds no tune request 'other'");
-  const std::string later =
-      database.begin_request(R"({"kernel": ["matmul"], "warp-drive": ["9"]})");
-  fails_with(resume(), "tune request " + later + " in " + path.string() +
-                           ": 'warp-drive' is no option a request records (recorded by a later "
-                           "ptxrt?)");
-  database.finish_request(later);
-  const std::string bad = database.begin_request(R"({"kernel": ["matmul"], "budget": ["0"]})");
-  fails_with(resume(), "tune request " + bad + " in " + path.string() + ": ");
-  fails_with(resume(), "--budget: must be at least 1, got 0");
 }
