@@ -15,7 +15,9 @@ using nlohmann::json;
 namespace {
 
 constexpr std::string_view kernel_name = "kernel";
-constexpr std::array<std::string_view, 4> not_recorded{"help", "db", "resume", "continues"};
+// What a resume gives itself, and the worker's mode, which only a tune starts.
+constexpr std::array<std::string_view, 5> not_recorded{"help", "db", "resume", "continues",
+                                                       "worker"};
 
 bool is_flag(const CLI::Option& option) { return option.get_expected_min() == 0; }
 

@@ -15,7 +15,7 @@ namespace ptxrt::cli {
 // The options given to `tune` (a parsed CLI11 command) as one JSON object: a flag as true, an
 // option as the list of its values, the kernel as "kernel"; the kernel file, --problem and
 // --source made absolute, so that a resume from another folder finds them. Not recorded: what a
-// resume gives itself (--db, --resume, --continues).
+// resume gives itself (--db, --resume, --continues) and --worker.
 nlohmann::json tune_request(const CLI::App& tune);
 
 // The arguments after `ptxrt` that run `request` through `tune`'s parser again: "tune", then

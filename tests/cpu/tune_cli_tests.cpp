@@ -280,6 +280,9 @@ TEST_CASE("tune resume says what is missing: the file, any request, an unfinishe
                            ": 'warp-drive' is no option a request records (recorded by a later "
                            "ptxrt?)");
   database.finish_request(later);
+  const std::string worker = database.begin_request(R"({"kernel": ["matmul"], "worker": true})");
+  fails_with(resume(), "'worker' is no option a request records");
+  database.finish_request(worker);
   const std::string bad = database.begin_request(R"({"kernel": ["matmul"], "budget": ["0"]})");
   fails_with(resume(), "tune request " + bad + " in " + path.string() + ": ");
   fails_with(resume(), "--budget: must be at least 1, got 0");
