@@ -1,8 +1,8 @@
 // choose(): which recorded winner a run takes for its device and size.
-#include "ptxrt/tune/tuning_database.hpp"
-
 #include <cmath>
 #include <limits>
+
+#include "ptxrt/tune/tuning_database.hpp"
 
 namespace ptxrt {
 

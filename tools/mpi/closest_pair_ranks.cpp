@@ -14,8 +14,8 @@
 
 #include "apps/closest_pair/point_file.hpp"
 #include "apps/closest_pair/point_generator.hpp"
-#include "ptxrt/tune/device_selection.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/device_selection.hpp"
 #include "tools/cli.hpp"
 #include "tools/closest_pair.hpp"
 #include "tools/mpi/closest_pair_slabs.hpp"
