@@ -118,7 +118,7 @@ void check_equal(std::span<const float> one, std::span<const float> all) {
 
 void run_matmul(const MatmulSettings& settings) {
   const std::size_t n = settings.n;
-  const std::vector<int> devices = apps::devices_or_all(settings.devices, "--devices");
+  const std::vector<int> devices = devices_or_all(settings.devices, "--devices");
   const apps::HostTransfers transfers = settings.host.host_transfers();
   HostArray<float> a(n * n, settings.host.pinned(), devices.front());
   HostArray<float> b(n * n, settings.host.pinned(), devices.front());
@@ -169,7 +169,7 @@ void check_equal(const apps::ClosestPair& one, const apps::MultiGpuClosestPair& 
 }
 
 void run_closest_pair(const ClosestPairSettings& settings) {
-  const std::vector<int> devices = apps::devices_or_all(settings.devices, "--devices");
+  const std::vector<int> devices = devices_or_all(settings.devices, "--devices");
   const apps::HostTransfers transfers = settings.host.host_transfers();
   const std::vector<apps::Point2> generated = apps::generate_points(
       settings.n, apps::parse_point_distribution(settings.distribution), settings.seed);

@@ -6,7 +6,8 @@
 // that a faulting config cannot end the tune; with `--devices all|0,1` one worker per device,
 // all timing at once (devices of one model only). `--dry-run` plans without a GPU.
 // Ctrl-C (or SIGTERM) stops a tune after the configs in progress: what was measured is in the
-// database, the report and a command to resume are printed, and the exit code is 130 (143).
+// database, the report and `ptxrt tune resume` are printed, and the exit code is 130 (143): the
+// database holds what each tune was asked, which `tune resume` reads to carry it on.
 // `--shard I/N` tunes one share of the configs (for the jobs of a scheduler), `ptxrt tune merge`
 // joins databases, and `--mpi` spreads the configs over the ranks of an MPI job.
 #include "tune.hpp"
@@ -14,36 +15,36 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "apps/common/device_selection.hpp"
 #include "apps/tune/stop_signal.hpp"
 #include "apps/tune/tune_problems.hpp"
 #include "cli.hpp"
 #include "ptxrt/core/device.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/target.hpp"
+#include "ptxrt/tune/device_selection.hpp"
 #include "ptxrt/tune/problem_tuner.hpp"
 #include "ptxrt/tune/tune_worker.hpp"
 #include "support/quoted.hpp"
 #include "tune_exchange.hpp"
 #include "tune_job.hpp"
 #include "tune_report.hpp"
+#include "tune_request.hpp"
 
 namespace ptxrt::cli {
 
 std::optional<std::vector<int>> listed_devices(const TuneArguments& arguments) {
-  if (!arguments.devices.empty()) return apps::parse_device_list(arguments.devices);
+  if (!arguments.devices.empty()) return parse_device_list(arguments.devices);
   if (arguments.device) return std::vector<int>{*arguments.device};
   if (arguments.mpi) return std::nullopt;
   return std::vector<int>{0};
@@ -89,33 +90,6 @@ void check_before_gpu(const TuneArguments& arguments) {
   }
 }
 
-// "I/N" as share I of N. Error (invalid_argument) naming the text otherwise.
-TuneShare parse_shard(const std::string& text) {
-  const auto number = [](std::string_view digits, std::size_t& value) {
-    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
-  };
-  const std::size_t slash = text.find('/');
-  TuneShare share;
-  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), share.index) ||
-      !number(std::string_view(text).substr(slash + 1), share.count) || share.count == 0 ||
-      share.index >= share.count)
-    throw Error(ErrorKind::invalid_argument,
-                "--shard " + detail::quoted(text) +
-                    ": expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 and 3/4 make a "
-                    "whole tune)");
-  return share;
-}
-
-// The properties of the devices to time on, which must be of one model.
-std::vector<DeviceProperties> tune_devices(const std::optional<std::vector<int>>& listed) {
-  std::vector<DeviceProperties> devices;
-  for (int ordinal : listed ? *listed : apps::all_devices())
-    devices.push_back(Device::get(ordinal).properties());
-  apps::require_one_model(devices);
-  return devices;
-}
-
 void run_worker(const TuneArguments& arguments) {
   tie_worker_to_parent();
   const int code = run_tune_worker(
@@ -128,8 +102,7 @@ void run_worker(const TuneArguments& arguments) {
 }
 
 TuneOptions tune_options(const TuneArguments& arguments, const TuneRun& run,
-                         const TuningDatabase& database, TuningKey key,
-                         const std::atomic<bool>& stop) {
+                         const TuningDatabase& database, const std::atomic<bool>& stop) {
   TuneOptions options;
   options.stop = &stop;
   options.strategy = parse_tuning_strategy(arguments.strategy);
@@ -139,8 +112,7 @@ TuneOptions tune_options(const TuneArguments& arguments, const TuneRun& run,
   options.compile_threads = arguments.no_parallel_compile ? 0 : run.compile_threads;
   options.resume = arguments.resume;
   options.database = &database;
-  options.key = std::move(key);
-  if (!arguments.shard.empty()) options.share = parse_shard(arguments.shard);
+  if (!arguments.shard.empty()) options.share = parse_tune_share(arguments.shard, "--shard");
   return options;
 }
 
@@ -160,29 +132,25 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
       make_tune_job(problem_source(arguments), size, device,
                     select_target(device.cc_major, device.cc_minor, ImageFormat::cubin),
                     compile_timeout(arguments));
-  const TuneOptions options = tune_options(arguments, run, database, job.key, stop);
-  std::vector<std::unique_ptr<WorkerMeasurer>> workers;
-  std::vector<Measurer*> measurers;
-  std::vector<int> ordinals;
-  for (const DeviceProperties& each : run.devices) {
-    workers.push_back(
-        std::make_unique<WorkerMeasurer>(job.worker_command(each.ordinal), each.ordinal));
-    measurers.push_back(workers.back().get());
-    ordinals.push_back(each.ordinal);
-  }
-  const TuneReport report = run.tune(job.space, job.compiler, measurers, options,
-                                     progress_line(arguments.json || !run.prints));
-  const std::optional<Measurement> peer = run.prints && report.winner && !stop.load()
-                                              ? workers.front()->peer()
-                                              : std::optional<Measurement>();
-  int workers_started = 0;
-  for (const auto& worker : workers) workers_started += worker->workers_started();
-  TuneSetting setting{
-      job.key,         arguments.strategy, database.path().string(), options.compile_threads,
-      workers_started, ordinals,           job.default_config};
+  JobTuneOptions options{.tune = tune_options(arguments, run, database, stop),
+                         .devices = {},
+                         .measure_peer = run.prints,
+                         .tune_function = run.tune};
+  for (const DeviceProperties& each : run.devices) options.devices.push_back(each.ordinal);
+  const TuneOutcome outcome =
+      tune_job({job.key, job.space, job.compiler, job.default_config, job.worker_command}, options,
+               progress_line(arguments.json || !run.prints));
+  TuneSetting setting{outcome.key,
+                      arguments.strategy,
+                      database.path().string(),
+                      outcome.compile_threads,
+                      outcome.workers_started,
+                      outcome.devices,
+                      outcome.default_config};
   if (run.complete_setting) run.complete_setting(setting);
-  if (run.prints && !arguments.json) print_tune_report(std::cout, setting, report, peer);
-  return tune_report_json(setting, report, peer);
+  if (run.prints && !arguments.json)
+    print_tune_report(std::cout, setting, outcome.report, outcome.peer);
+  return tune_report_json(setting, outcome.report, outcome.peer);
 }
 
 // The dry run's progress on stderr (stdout holds the plan): on a terminal one line rewritten in
@@ -267,40 +235,16 @@ std::string shell_word(const std::string& text) {
   return quoted + "'";
 }
 
-// The command that carries on where an interrupted tune stopped: the same one with --resume.
-std::string resume_command(const TuneArguments& arguments, const TuningDatabase& database) {
-  std::vector<std::string> words{"ptxrt", "tune", arguments.kernel};
-  const auto add = [&](const char* option, const std::string& value) {
-    words.push_back(option);
-    words.push_back(value);
-  };
-  for (const std::string& size : arguments.sizes) add("--size", size);
-  if (!arguments.source.empty()) add("--source", absolute_or_empty(arguments.source));
-  if (!arguments.problem.empty()) add("--problem", absolute_or_empty(arguments.problem));
-  if (arguments.compile_timeout != TuneArguments{}.compile_timeout)
-    add("--compile-timeout", (std::ostringstream() << arguments.compile_timeout).str());
-  if (arguments.strategy != TuneArguments{}.strategy) add("--strategy", arguments.strategy);
-  if (arguments.budget > 0) add("--budget", std::to_string(arguments.budget));
-  if (arguments.time_limit > 0.0)
-    add("--time", (std::ostringstream() << arguments.time_limit).str());
-  if (arguments.seed != TuneArguments{}.seed) add("--seed", std::to_string(arguments.seed));
-  if (arguments.no_parallel_compile) words.push_back("--no-parallel-compile");
-  if (arguments.device) add("--device", std::to_string(*arguments.device));
-  if (!arguments.devices.empty()) add("--devices", arguments.devices);
-  if (!arguments.shard.empty()) add("--shard", arguments.shard);
-  if (arguments.mpi) words.push_back("--mpi");
-  if (arguments.silence_limit != TuneArguments{}.silence_limit)
-    add("--silence-limit", std::to_string(arguments.silence_limit));
-  add("--db", database.path().string());
-  words.push_back("--resume");
-  if (arguments.json) words.push_back("--json");
-  std::string command;
-  for (const std::string& word : words) command += (command.empty() ? "" : " ") + shell_word(word);
-  return command;
+// The command that carries on where an interrupted tune stopped: `tune resume`, which reads what
+// the tune was asked from the database.
+std::string resume_command(const TuningDatabase& database, const std::string& request_id) {
+  return "ptxrt tune resume --db " + shell_word(database.path().string()) + " --id " +
+         shell_word(request_id);
 }
 
 void print_interrupted(std::ostream& out, const TuneArguments& arguments,
-                       const TuningDatabase& database, const nlohmann::json& reports, int signal) {
+                       const TuningDatabase& database, const std::string& request_id,
+                       const nlohmann::json& reports, int signal) {
   std::size_t measured = 0;
   std::size_t not_reached = 0;
   for (const nlohmann::json& report : reports) {
@@ -313,20 +257,30 @@ void print_interrupted(std::ostream& out, const TuneArguments& arguments,
       << " config(s) timed in this run, every measurement is in " << database.path().string()
       << "; " << not_reached << " config(s) not reached";
   if (sizes_left > 0) out << ", " << sizes_left << " size(s) not started";
-  out << "\nptxrt: resume with: " << resume_command(arguments, database) << '\n';
+  out << "\nptxrt: resume with: " << resume_command(database, request_id) << '\n';
+}
+
+// --continues ID names a request of the database (as tune resume gives it), or the tune does not
+// start.
+void require_recorded(const TuningDatabase& database, const std::string& id) {
+  const std::vector<TuneRequest> requests = database.requests();
+  if (std::none_of(requests.begin(), requests.end(),
+                   [&](const TuneRequest& request) { return request.id == id; }))
+    throw Error(ErrorKind::not_found, "--continues " + detail::quoted(id) + ": " +
+                                          database.path().string() + " holds no such tune request");
 }
 
 void run_tune(const TuneArguments& arguments) {
   if (arguments.kernel.empty()) throw CLI::RequiredError("kernel (or `tune show`)");
   check_file_or_builtin(arguments.kernel, apps::tune_problem_names(), "tuning problem",
-                        {"tune show", "tune merge"});
+                        {"tune show", "tune merge", "tune resume"});
   if (!arguments.problem.empty()) check_file_exists(arguments.problem, "--problem");
   // A bad size, problem, strategy name, device list or share fails before any GPU work (and
   // before MPI).
   check_before_gpu(arguments);
   parse_tuning_strategy(arguments.strategy);
   const std::optional<std::vector<int>> listed = listed_devices(arguments);
-  if (!arguments.shard.empty()) parse_shard(arguments.shard);
+  if (!arguments.shard.empty()) parse_tune_share(arguments.shard, "--shard");
   if (arguments.arch != TuneArguments{}.arch && !arguments.dry_run)
     throw Error(ErrorKind::invalid_argument,
                 "--arch applies with --dry-run (a tune compiles for the device it times on)");
@@ -334,13 +288,8 @@ void run_tune(const TuneArguments& arguments) {
   if (arguments.dry_run) return plan_only(arguments);
   if (arguments.mpi) return run_tunes_as_rank(arguments);
   TuneRun run;
-  run.devices = tune_devices(listed);
+  run.devices = one_model_devices(listed);
   run.compile_threads = TuneOptions{}.compile_threads;
-  run.tune = [](const TuningSpace& space, const CandidateCompiler& compile,
-                std::span<Measurer* const> measurers, const TuneOptions& options,
-                const std::function<void(const TuneProgress&)>& progress) {
-    return tune(space, compile, measurers, options, progress);
-  };
   run.any = [](bool value) { return value; };
   run_tunes(arguments, run);
 }
@@ -374,6 +323,64 @@ void show(const std::string& given, bool json) {
     return;
   }
   print_tune_records(std::cout, records);
+}
+
+// The request `id` in `database`, else its latest one not finished.
+TuneRequest request_to_resume(const TuningDatabase& database, const std::string& id) {
+  const std::string where = "tune resume: " + detail::quoted_path(database.path());
+  if (!std::filesystem::exists(database.path()))
+    throw Error(ErrorKind::io, where + " does not exist");
+  const std::vector<TuneRequest> requests = database.requests();
+  if (requests.empty())
+    throw Error(ErrorKind::not_found,
+                where +
+                    " records no tune request (a ptxrt before 'tune resume' wrote it): run the "
+                    "tune's own command again with --resume");
+  for (auto request = requests.rbegin(); request != requests.rend(); ++request)
+    if (id.empty() ? !request->finished : request->id == id) return *request;
+  throw Error(ErrorKind::not_found,
+              where + (id.empty() ? " holds no interrupted tune: every one recorded finished"
+                                  : " holds no tune request " + detail::quoted(id)));
+}
+
+// `ptxrt tune resume`: the recorded request parsed as `ptxrt tune` parses its command line, with
+// --resume, into the same database.
+void resume(const std::string& given, const std::string& id) {
+  const TuningDatabase database(database_path(given));
+  const TuneRequest request = request_to_resume(database, id);
+  CLI::App app;
+  add_tune_commands(app);
+  std::vector<std::string> arguments =
+      request_arguments(nlohmann::json::parse(request.request), *app.get_subcommand("tune"),
+                        "tune request " + request.id + " in " + database.path().string());
+  arguments.insert(arguments.begin() + 1,
+                   {"--db=" + database.path().string(), "--resume", "--continues=" + request.id});
+  std::reverse(arguments.begin(), arguments.end());
+  try {
+    app.parse(arguments);
+  } catch (const CLI::RuntimeError&) {
+    throw;
+  } catch (const CLI::ParseError& error) {
+    throw Error(ErrorKind::invalid_argument, "tune request " + request.id + " in " +
+                                                 database.path().string() + ": " + error.what());
+  }
+}
+
+void add_resume_command(CLI::App& tune) {
+  struct ResumeArguments {
+    std::string database;
+    std::string id;
+  };
+  auto arguments = std::make_shared<ResumeArguments>();
+  CLI::App* command = tune.add_subcommand(
+      "resume",
+      "Carry on an interrupted tune from its database: what it was asked is recorded there, "
+      "and the configs it measured are skipped (--resume)");
+  add_database_option(*command, arguments->database);
+  command->add_option("--id", arguments->id,
+                      "the tune to resume, as the interrupted tune printed it (default: the "
+                      "latest one not finished)");
+  command->callback([arguments] { resume(arguments->database, arguments->id); });
 }
 
 void add_merge_command(CLI::App& tune) {
@@ -419,6 +426,12 @@ void run_tunes(const TuneArguments& arguments, const TuneRun& run) {
   const TuningDatabase database(database_path(arguments.database));
   const apps::StopSignal stop(
       "\nptxrt: stopping after the config in progress (press Ctrl-C again to quit at once)\n");
+  // Rank 0 alone records the request of an MPI job; a resume carries on the one it read.
+  std::string request_id = arguments.continues;
+  if (run.prints && request_id.empty())
+    request_id = database.begin_request(arguments.request);
+  else if (run.prints)
+    require_recorded(database, request_id);
   nlohmann::json reports = nlohmann::json::array();
   bool every_size_has_a_winner = true;
   for (const std::string& size : sizes_of(arguments)) {
@@ -428,9 +441,11 @@ void run_tunes(const TuneArguments& arguments, const TuneRun& run) {
   }
   if (run.prints && arguments.json) print_json(std::cout, reports);
   if (stop.signal() != 0) {
-    if (run.prints) print_interrupted(std::cerr, arguments, database, reports, stop.signal());
+    if (run.prints)
+      print_interrupted(std::cerr, arguments, database, request_id, reports, stop.signal());
     throw CLI::RuntimeError(apps::StopSignal::exit_code(stop.signal()));
   }
+  if (run.prints) database.finish_request(request_id);
   if (!every_size_has_a_winner) throw CLI::RuntimeError(1);
 }
 
@@ -441,14 +456,12 @@ void add_tune_commands(CLI::App& app) {
       "Autotune a kernel's compile-time constants on a device: prune, compile in parallel, "
       "verify and time each config in a worker process, record every result in the tuning "
       "database");
-  command
-      ->add_option("kernel", arguments->kernel,
-                   "matmul, sgemm, closest-pair, or a kernel file with its problem (--problem "
-                   "P.json, or the file's \"// ptxrt: problem\" lines)");
-  command
-      ->add_option("--problem", arguments->problem,
-                   "the kernel file's problem: entry, sizes, tunables, launch geometry, "
-                   "arguments, verification (JSON; docs/tuning.md)");
+  command->add_option("kernel", arguments->kernel,
+                      "matmul, sgemm, closest-pair, or a kernel file with its problem (--problem "
+                      "P.json, or the file's \"// ptxrt: problem\" lines)");
+  command->add_option("--problem", arguments->problem,
+                      "the kernel file's problem: entry, sizes, tunables, launch geometry, "
+                      "arguments, verification (JSON; docs/tuning.md)");
   command->add_option("--size", arguments->sizes,
                       "problem size: N or MxNxK for matmul and sgemm (default 1024), points for "
                       "closest-pair (default 1048576), NAME=VALUE,... for a kernel file "
@@ -511,11 +524,19 @@ void add_tune_commands(CLI::App& app) {
                     "the rest would not");
   add_arch_option(*command, arguments->arch);
   command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")->group("");
+  command
+      ->add_option("--continues", arguments->continues,
+                   "(internal) the recorded request this run carries on (tune resume)")
+      ->group("");
   add_show_command(*command);
   add_merge_command(*command);
   add_kernel_tuner_commands(*command);
+  add_resume_command(*command);
   command->callback([command, arguments] {
     if (!command->get_subcommands().empty()) return;
+    // Text from outside need not be UTF-8, which JSON requires: such bytes become U+FFFD.
+    arguments->request =
+        tune_request(*command).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     run_tune(*arguments);
   });
 }

@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "ptxrt/core/device.hpp"
+#include "ptxrt/tune/job_tuner.hpp"
 #include "ptxrt/tune/tuner.hpp"
 #include "tune_report.hpp"
 
@@ -38,22 +38,19 @@ struct TuneArguments {
   bool dry_run = false;
   std::string arch = "auto";  // --dry-run's target
   bool worker = false;
+  std::string request;    // the options as given, as the database records them (JSON)
+  std::string continues;  // --continues ID: the recorded request this run carries on
 };
 
 // The devices --device or --devices names; nothing for "all", or for neither (with --mpi, where
 // each rank then takes its node-local rank's GPU). Asks no GPU.
 std::optional<std::vector<int>> listed_devices(const TuneArguments& arguments);
 
-using TuneFunction =
-    std::function<TuneReport(const TuningSpace& space, const CandidateCompiler& compile,
-                             std::span<Measurer* const> measurers, const TuneOptions& options,
-                             const std::function<void(const TuneProgress&)>& progress)>;
-
 // How the tunes of one `ptxrt tune` run.
 struct TuneRun {
   std::vector<DeviceProperties> devices;  // timed here, one worker each (of one model)
   unsigned compile_threads = 0;  // TuneOptions::compile_threads unless --no-parallel-compile
-  TuneFunction tune;             // ptxrt::tune, or ptxrt::mpi::tune
+  TuneFunction tune;             // empty: ptxrt::tune; ptxrt::mpi::tune for the ranks of a job
   bool prints = true;            // the reports and the peer (MPI: rank 0 alone)
   // Whether any process of the run says true (MPI: any rank), so that all stop at one size.
   std::function<bool(bool)> any;
@@ -61,8 +58,10 @@ struct TuneRun {
   std::function<void(TuneSetting&)> complete_setting;
 };
 
-// One tune per size of `arguments`, as `run` says. Throws CLI::RuntimeError with the exit code of
-// an interrupted tune (having printed how to resume it) or of a size without a winner.
+// One tune per size of `arguments`, as `run` says, recorded in the database with its request
+// (rank 0's, with MPI) and, once every size is tuned, as finished. Throws CLI::RuntimeError with
+// the exit code of an interrupted tune (having printed how to resume it) or of a size without a
+// winner.
 void run_tunes(const TuneArguments& arguments, const TuneRun& run);
 
 // --mpi: run_tunes as one rank of an MPI job (tools/mpi/tune_ranks.cpp), or, in a ptxrt built

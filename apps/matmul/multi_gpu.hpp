@@ -27,9 +27,9 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/common/device_selection.hpp"
 #include "apps/common/run.hpp"
 #include "ptxrt/core/jit.hpp"
+#include "ptxrt/tune/device_selection.hpp"
 
 namespace ptxrt::apps {
 

@@ -40,7 +40,7 @@ int main(int argc, char** argv) try {
   const ptxrt::TuningDatabase database(ptxrt::TuningDatabase::default_path());
   ptxrt::ProblemTuneOptions options;
   options.tune.database = &database;
-  const ptxrt::TuneReport report = ptxrt::tune_problem(problem, {{"n", n}}, options);
+  const ptxrt::TuneReport report = ptxrt::tune_problem(problem, {{"n", n}}, options).report;
   if (!report.winner) {
     std::fprintf(stderr, "tuned_kernel_example: no config passed verification\n");
     return 1;

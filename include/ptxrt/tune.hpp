@@ -4,6 +4,8 @@
 #pragma once
 
 #include "ptxrt/core.hpp"
+#include "ptxrt/tune/device_selection.hpp"
+#include "ptxrt/tune/job_tuner.hpp"
 #include "ptxrt/tune/kernel_problem.hpp"
 #include "ptxrt/tune/kernel_tuner_files.hpp"
 #include "ptxrt/tune/launch_timer.hpp"

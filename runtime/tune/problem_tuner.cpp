@@ -13,6 +13,7 @@
 
 #include "ptxrt/core/occupancy.hpp"
 #include "ptxrt/core/resources.hpp"
+#include "ptxrt/tune/device_selection.hpp"
 #include "ptxrt/tune/problem_session.hpp"
 #include "ptxrt/tune/tune_worker.hpp"
 
@@ -67,10 +68,20 @@ std::optional<std::vector<std::string>> parameter_types(const std::string& signa
 std::optional<std::size_t> parameter_bytes(const std::string& type) {
   if (type.ends_with('*') || type.ends_with('&')) return sizeof(void*);
   static const std::pair<std::string_view, std::size_t> sizes[] = {
-      {"bool", 1},          {"char", 1},          {"signed char", 1},         {"unsigned char", 1},
-      {"short", 2},         {"unsigned short", 2}, {"int", 4},                {"unsigned int", 4},
-      {"float", 4},         {"long", 8},          {"unsigned long", 8},       {"long long", 8},
-      {"unsigned long long", 8}, {"double", 8},
+      {"bool", 1},
+      {"char", 1},
+      {"signed char", 1},
+      {"unsigned char", 1},
+      {"short", 2},
+      {"unsigned short", 2},
+      {"int", 4},
+      {"unsigned int", 4},
+      {"float", 4},
+      {"long", 8},
+      {"unsigned long", 8},
+      {"long long", 8},
+      {"unsigned long long", 8},
+      {"double", 8},
   };
   for (const auto& [name, bytes] : sizes)
     if (type == name) return bytes;
@@ -135,7 +146,8 @@ Compiled compile_entry(Jit& jit, const Program& program, CompileOptions options,
     if (expression == entry) symbol = lowered;
   for (const KernelResources& kernel : read_cubin_resources(image->data))
     if (kernel.name == symbol) return {image, kernel};
-  throw Error(ErrorKind::not_found, who + ": no kernel " + symbol + " in the CUBIN of " + program.name());
+  throw Error(ErrorKind::not_found,
+              who + ": no kernel " + symbol + " in the CUBIN of " + program.name());
 }
 
 // The arguments at `positions` against the compiled entry's parameters.
@@ -157,11 +169,11 @@ void check_arguments(const KernelProblem& problem, const Compiled& compiled,
                       " argument(s) (" + list_of(names) + ")");
     for (std::size_t i = 0; i < bytes.size(); ++i)
       if (const auto expected = parameter_bytes((*types)[i]); expected && *expected != bytes[i])
-        throw Error(ErrorKind::invalid_argument,
-                    who + ": argument " + std::to_string(i) + " '" + names[i] + "' is " +
-                        std::to_string(bytes[i]) + " bytes, but parameter " + std::to_string(i) +
-                        " of " + signature + " is a " + (*types)[i] + " of " +
-                        std::to_string(*expected));
+        throw Error(ErrorKind::invalid_argument, who + ": argument " + std::to_string(i) + " '" +
+                                                     names[i] + "' is " + std::to_string(bytes[i]) +
+                                                     " bytes, but parameter " + std::to_string(i) +
+                                                     " of " + signature + " is a " + (*types)[i] +
+                                                     " of " + std::to_string(*expected));
   }
   // The CUBIN holds the parameters' total, which an extern "C" entry leaves as the only check
   // without a GPU (a run checks each against the driver's parameter layout).
@@ -226,6 +238,39 @@ bool started_as_worker() {
   return false;
 }
 
+// The worker command line of a problem in `file` at `sizes` (none when the problem declares no
+// sizes) on device `ordinal`, as serve_tune_worker reads it.
+std::vector<std::string> problem_worker_command(const fs::path& file, const ProblemSizes& sizes,
+                                                int ordinal) {
+  std::vector<std::string> command{fs::read_symlink("/proc/self/exe").string(),
+                                   std::string(worker_flag), file.string()};
+  if (!sizes.empty()) command.insert(command.end(), {"--size", format_problem_sizes(sizes)});
+  command.insert(command.end(), {"--device", std::to_string(ordinal)});
+  return command;
+}
+
+// In this process, a ProblemMeasurer per device.
+TuneOutcome tune_in_process(const KernelProblem& problem, const ProblemSizes& sizes,
+                            const TuneJob& job, const JobTuneOptions& options,
+                            const std::function<void(const TuneProgress&)>& progress) {
+  std::vector<std::unique_ptr<ProblemMeasurer>> owned;
+  std::vector<Measurer*> measurers;
+  for (int ordinal : options.devices) {
+    owned.push_back(std::make_unique<ProblemMeasurer>(problem, sizes, Jit::shared(),
+                                                      Context::primary(ordinal)));
+    measurers.push_back(owned.back().get());
+  }
+  TuneOptions tune_options = options.tune;
+  tune_options.key = job.key;
+  TuneOutcome outcome{.key = job.key,
+                      .default_config = job.default_config,
+                      .devices = options.devices,
+                      .compile_threads = tune_options.compile_threads};
+  outcome.report = tune(job.space, job.compiler, measurers, tune_options, progress);
+  outcome.stopped = tune_options.stop != nullptr && tune_options.stop->load();
+  return outcome;
+}
+
 }  // namespace
 
 DeviceProperties device_model(int major, int minor) {
@@ -270,12 +315,13 @@ std::optional<std::string> launch_geometry_problem(const KernelProblem& problem,
 TuningSpace problem_space(const KernelProblem& problem, const ProblemSizes& sizes,
                           const DeviceProperties& device) {
   TuningSpace space = problem.space_at(sizes);
-  space.add_constraint(std::string(geometry_constraint),
-                       [problem, sizes, device](const TuningConfig& config) -> std::optional<std::string> {
-                         if (auto reason = launch_geometry_problem(problem, config, sizes, device))
-                           return std::string(geometry_constraint) + ": " + *reason;
-                         return std::nullopt;
-                       });
+  space.add_constraint(
+      std::string(geometry_constraint),
+      [problem, sizes, device](const TuningConfig& config) -> std::optional<std::string> {
+        if (auto reason = launch_geometry_problem(problem, config, sizes, device))
+          return std::string(geometry_constraint) + ": " + *reason;
+        return std::nullopt;
+      });
   return space;
 }
 
@@ -315,14 +361,16 @@ void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& g
   options.defines.insert(options.defines.end(), config.defines().begin(), config.defines().end());
   std::vector<std::size_t> all(problem.arguments().size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  check_arguments(problem, compile_entry(jit, problem.program(), options, problem.entry(), problem.name()),
+  check_arguments(problem,
+                  compile_entry(jit, problem.program(), options, problem.entry(), problem.name()),
                   all, problem.name());
   check_problem_data(
       problem, sizes,
       device.global_memory_bytes > 0 ? device.global_memory_bytes : max_problem_data_bytes);
   const ProblemVerification& verification = problem.verification();
   if (verification.kind == ProblemVerification::Kind::reference_config) {
-    if (std::optional<std::string> reason = problem_space(problem, sizes, device).violation(verification.config))
+    if (std::optional<std::string> reason =
+            problem_space(problem, sizes, device).violation(verification.config))
       throw Error(ErrorKind::invalid_argument, problem.name() + ": the reference config " +
                                                    verification.config.describe() +
                                                    " is not in the space: " + *reason);
@@ -349,32 +397,35 @@ void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& g
   problem.launch_at(reference.geometry, build.values, sizes, "verify.reference.");
 }
 
-TuneReport tune_problem(const KernelProblem& problem, const ProblemSizes& given,
-                        ProblemTuneOptions options,
-                        const std::function<void(const TuneProgress&)>& progress) {
+TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& given,
+                         ProblemTuneOptions options,
+                         const std::function<void(const TuneProgress&)>& progress) {
   if (started_as_worker())
     throw Error(ErrorKind::invalid_argument,
                 "this process was started as a tuning worker, yet tunes again: call "
                 "ptxrt::serve_tune_worker(argc, argv) at the top of main");
   const ProblemSizes sizes = problem.complete_sizes(given);
-  const DeviceProperties device = Device::get(options.device).properties();
+  const std::vector<DeviceProperties> devices = one_model_devices(
+      options.devices.empty() ? std::vector<int>{options.device} : options.devices);
+  const DeviceProperties& device = devices.front();
   const Target target = select_target(device.cc_major, device.cc_minor, ImageFormat::cubin);
   Jit& jit = Jit::shared();
   check_problem(jit, problem, sizes, target, device);
-  if (options.tune.database) options.tune.key = problem_key(problem, sizes, device);
-  const CandidateCompiler compiler =
-      problem_compiler(jit, problem, sizes, target, device, options.compile_timeout);
-  const TuningSpace space = problem_space(problem, sizes, device);
-  if (!options.isolated || !problem.is_declarative()) {
-    ProblemMeasurer measurer(problem, sizes, jit, Context::primary(options.device));
-    return tune(space, compiler, measurer, options.tune, progress);
-  }
+  TuneJob job{
+      .key = problem_key(problem, sizes, device),
+      .space = problem_space(problem, sizes, device),
+      .compiler = problem_compiler(jit, problem, sizes, target, device, options.compile_timeout),
+      .default_config = problem.fallback_config(sizes),
+      .worker_command = {}};
+  JobTuneOptions job_options{.tune = options.tune, .devices = {}};
+  for (const DeviceProperties& each : devices) job_options.devices.push_back(each.ordinal);
+  if (!options.isolated || !problem.is_declarative())
+    return tune_in_process(problem, sizes, job, job_options, progress);
   const ProblemFile file(problem);
-  WorkerMeasurer measurer({fs::read_symlink("/proc/self/exe").string(), std::string(worker_flag),
-                           file.path().string(), "--size", format_problem_sizes(sizes), "--device",
-                           std::to_string(options.device)},
-                          options.device);
-  return tune(space, compiler, measurer, options.tune, progress);
+  job.worker_command = [&file, &sizes](int ordinal) {
+    return problem_worker_command(file.path(), sizes, ordinal);
+  };
+  return tune_job(job, job_options, progress);
 }
 
 std::optional<int> serve_tune_worker(int argc, char** argv) {
@@ -388,6 +439,7 @@ std::optional<int> serve_tune_worker(int argc, char** argv) {
     if (option == "--device") device = std::atoi(argv[i + 1]);
   }
   if (argc > 2) problem_path = argv[2];
+  const ProblemSizes sizes = sizes_text.empty() ? ProblemSizes{} : parse_problem_sizes(sizes_text);
   return run_tune_worker(
       [&]() -> std::unique_ptr<TuneSession> {
         std::ifstream in(problem_path, std::ios::binary);
@@ -395,8 +447,8 @@ std::optional<int> serve_tune_worker(int argc, char** argv) {
         text << in.rdbuf();
         KernelProblem problem = KernelProblem::from_json(text.str(), std::nullopt, problem_path,
                                                          fs::path(problem_path).parent_path());
-        return std::make_unique<ProblemSession>(std::move(problem), parse_problem_sizes(sizes_text),
-                                                Jit::shared(), Context::primary(device));
+        return std::make_unique<ProblemSession>(std::move(problem), sizes, Jit::shared(),
+                                                Context::primary(device));
       },
       TimingPolicy{}, std::cin, std::cout);
 }

@@ -1,17 +1,15 @@
 #include "ptxrt/tune/tuning_database.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
@@ -19,8 +17,8 @@
 #include "ptxrt/core/disk_cache.hpp"
 #include "ptxrt/core/error.hpp"
 #include "support/bounded_json.hpp"
-#include "support/private_folder.hpp"
 #include "support/regular_file.hpp"
+#include "tune/database_file.hpp"
 
 namespace ptxrt {
 
@@ -34,9 +32,12 @@ constexpr std::string_view file_format = "ptxrt-tuning-1";
 constexpr detail::ReadLimits database_limits{.max_bytes = std::uint64_t{256} << 20};
 
 constexpr std::pair<MeasurementStatus, std::string_view> status_names[] = {
-    {MeasurementStatus::started, "started"}, {MeasurementStatus::ok, "ok"},
-    {MeasurementStatus::cut, "cut"},         {MeasurementStatus::wrong, "wrong"},
-    {MeasurementStatus::failed, "failed"},   {MeasurementStatus::crashed, "crashed"},
+    {MeasurementStatus::started, "started"},
+    {MeasurementStatus::ok, "ok"},
+    {MeasurementStatus::cut, "cut"},
+    {MeasurementStatus::wrong, "wrong"},
+    {MeasurementStatus::failed, "failed"},
+    {MeasurementStatus::crashed, "crashed"},
     {MeasurementStatus::compile_timeout, "compile_timeout"},
 };
 
@@ -208,8 +209,6 @@ std::string dump_text(const json& value, int indent = -1) {
   return value.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
-std::string system_error_text() { return std::strerror(errno); }
-
 // The file's text; nothing when it does not exist. Only a regular file is read: a FIFO or a
 // device at the path is one clear error, not a hang or an endless read.
 std::optional<std::string> read_text(const fs::path& path) {
@@ -229,87 +228,115 @@ TuningRecord record_from(const json& tune, const std::string& path) {
   return record;
 }
 
-// The database's folder, a PrivateFolder: created 0700 when missing, refused when it is a link,
-// another user's, or writable by group or others, since its lock and temporary file go there.
-detail::PrivateFolder open_database_folder(const fs::path& path) {
-  return detail::PrivateFolder::open(path.has_parent_path() ? path.parent_path() : fs::path("."),
-                                     "tuning database folder");
+constexpr std::size_t max_request_id_bytes = 64;
+
+json to_json(const TuneRequest& request) {
+  return {{"id", request.id},
+          {"request", json::parse(request.request)},
+          {"finished", request.finished}};
 }
 
-std::string file_name(const fs::path& path) { return path.filename().string(); }
+TuneRequest request_from(const json& object, const std::string& path) {
+  TuneRequest request;
+  request.id = text_of(member(object, path, "id"), field_path(path, "id"));
+  if (request.id.empty() || request.id.size() > max_request_id_bytes)
+    malformed(field_path(path, "id"), "expected 1 to " + std::to_string(max_request_id_bytes) +
+                                          " characters, got " + std::to_string(request.id.size()));
+  const json& asked = member(object, path, "request");
+  if (!asked.is_object())
+    malformed(field_path(path, "request"),
+              "expected an object, got " + detail::describe_json(asked));
+  request.request = dump_text(asked);
+  const json& finished = member(object, path, "finished");
+  if (!finished.is_boolean())
+    malformed(field_path(path, "finished"),
+              "expected true or false, got " + detail::describe_json(finished));
+  request.finished = finished.get<bool>();
+  return request;
+}
 
-// An exclusive flock on <database>.lock, held for the object's lifetime.
-class FileLock {
- public:
-  FileLock(const detail::PrivateFolder& folder, const fs::path& path)
-      : file_(folder.open_own_file(file_name(path) + ".lock", O_RDWR, "tuning database lock")) {
-    while (::flock(file_.get(), LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      throw Error(ErrorKind::io, "tuning database lock '" +
-                                     folder.path_of(file_name(path) + ".lock").string() +
-                                     "': cannot be locked: " + system_error_text());
-    }
-  }
-
- private:
-  detail::FileDescriptor file_;
+// A database file's whole content.
+struct DatabaseContent {
+  std::vector<TuningRecord> records;
+  std::vector<TuneRequest> requests;
 };
 
-std::string without_whitespace(std::string_view text) {
-  std::string kept;
-  for (char c : text)
-    if (c != ' ' && c != '\n' && c != '\t' && c != '\r') kept += c;
-  return kept;
-}
-
-// Whether `file` begins as every database file does, up to its format, or is a beginning of that
-// (JSON's whitespace aside): a temporary file that does is one a writer killed half-way left.
-bool holds_database(const detail::OpenedFile& file) {
-  const std::string empty = TuningDatabase::serialize({});
-  const std::string beginning =
-      without_whitespace(empty.substr(0, empty.find(file_format) + file_format.size()));
-  const std::string prefix = without_whitespace(detail::read_opened_prefix(file, 256));
-  return beginning.starts_with(prefix.substr(0, beginning.size()));
-}
-
-// Temporary file + fsync + rename, in the folder's descriptor: after a crash the name holds the
-// old file or the new one. Called under the lock, so one name, <database>.tmp, serves every
-// writer: a temporary that a writer killed half-way left behind is removed by the next one.
-void write_atomically(const detail::PrivateFolder& folder, const fs::path& path,
-                      const std::string& text) {
-  const std::string name = file_name(path);
-  const std::string temporary = name + ".tmp";
-  const auto fail = [&](const std::string& file, const std::string& problem) {
+DatabaseContent content_from(std::string_view text, const fs::path& path) {
+  const auto corrupt = [&](const std::string& what) {
     return Error(ErrorKind::io,
-                 "tuning database '" + folder.path_of(file).string() + "': " + problem);
+                 "tuning database " + detail::quoted_path(path) + " is corrupt: " + what);
   };
-  if (const std::optional<struct stat> found = folder.status_of(temporary)) {
-    std::string problem = detail::unusable_file(*found, "a regular file");
-    if (problem.empty() && !folder.remove_file_if(temporary, holds_database))
-      problem = "is in the way (not a temporary file ptxrt wrote; remove it)";
-    if (!problem.empty()) throw fail(temporary, problem);
+  detail::JsonFault fault;
+  const std::optional<json> file = detail::try_parse_json<json>(text, fault);
+  if (!file)
+    throw corrupt("line " + std::to_string(fault.line) + ", column " +
+                  std::to_string(fault.column) + ": " + fault.problem);
+  const auto format = file->is_object() ? file->find("format") : file->end();
+  if (format == file->end() || !format->is_string() ||
+      format->get_ref<const std::string&>() != file_format)
+    throw Error(ErrorKind::io,
+                detail::quoted_path(path) + " is not a tuning database (format " +
+                    (format == file->end() ? "missing" : detail::describe_json(*format)) +
+                    ", expected '" + std::string(file_format) + "')");
+  try {
+    DatabaseContent content;
+    // A pointer, not a reference: g++ 13 takes the field names' temporaries for the referent.
+    const json* tunes = &list_of(member(*file, "", "tunes"), "tunes");
+    content.records.reserve(tunes->size());
+    for (std::size_t i = 0; i < tunes->size(); ++i)
+      content.records.push_back(record_from((*tunes)[i], "tunes[" + std::to_string(i) + "]"));
+    // Files written before tunes recorded their requests have none.
+    if (const json* requests = find_member(*file, "", "requests"))
+      for (std::size_t i = 0; i < list_of(*requests, "requests").size(); ++i)
+        content.requests.push_back(
+            request_from((*requests)[i], "requests[" + std::to_string(i) + "]"));
+    return content;
+  } catch (const Malformed& error) {
+    throw corrupt(error.what());
   }
-  // Replaced only when it is a file: a link would be replaced by a file, not written through.
-  if (const std::optional<struct stat> found = folder.status_of(name))
-    if (std::string problem = detail::unusable_file(*found, "a regular file"); !problem.empty())
-      throw fail(name, problem);
-  detail::FileDescriptor file = folder.open_file(temporary, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (!file) throw fail(temporary, "cannot create it: " + system_error_text());
-  std::string_view rest = text;
-  bool written = true;
-  while (written && !rest.empty()) {
-    const ssize_t count = ::write(file.get(), rest.data(), rest.size());
-    if (count < 0 && errno == EINTR) continue;
-    written = count > 0;
-    if (written) rest.remove_prefix(static_cast<std::size_t>(count));
+}
+
+std::string serialize_content(const DatabaseContent& content) {
+  json tunes = json::array();
+  for (const TuningRecord& record : content.records) {
+    json measurements = json::array();
+    for (const Measurement& measurement : record.measurements)
+      measurements.push_back(to_json(measurement));
+    tunes.push_back({{"key", to_json(record.key)},
+                     {"measurements", std::move(measurements)},
+                     {"winner", record.winner ? to_json(*record.winner) : json()}});
   }
-  written = written && ::fsync(file.get()) == 0;
-  written = file.close() && written;
-  if (!written || !folder.rename(temporary, name)) {
-    const std::string reason = system_error_text();
-    folder.remove_own_file(temporary);
-    throw fail(name, "cannot write it: " + reason);
+  json file{{"format", file_format}, {"tunes", std::move(tunes)}};
+  if (!content.requests.empty()) {
+    json requests = json::array();
+    for (const TuneRequest& request : content.requests) requests.push_back(to_json(request));
+    file["requests"] = std::move(requests);
   }
+  return dump_text(file, 1) + "\n";
+}
+
+// How every database file begins, up to its format (nlohmann writes the members in name order).
+std::string file_beginning() {
+  const std::string empty = serialize_content({});
+  return empty.substr(0, empty.find(file_format) + file_format.size());
+}
+
+DatabaseContent read_content(const fs::path& path) {
+  const std::optional<std::string> text = read_text(path);
+  return text ? content_from(*text, path) : DatabaseContent{};
+}
+
+// Unique among the tunes of one database, written by any process: the time, the process and
+// random bits.
+std::string new_request_id() {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+  std::random_device random;
+  char id[max_request_id_bytes];
+  std::snprintf(id, sizeof id, "%lld-%d-%08x", static_cast<long long>(seconds),
+                static_cast<int>(::getpid()), static_cast<unsigned>(random()));
+  return id;
 }
 
 // merge()'s lookups.
@@ -348,41 +375,6 @@ bool supersedes(const Measurement& candidate, const Measurement& kept) {
   const bool candidate_ok = candidate.status == MeasurementStatus::ok;
   if (candidate_ok != (kept.status == MeasurementStatus::ok)) return candidate_ok;
   return candidate_ok && candidate.median_ms < kept.median_ms;
-}
-
-bool same_tune(const TuningKey& a, const TuningKey& b) {
-  return a.kernel == b.kernel && a.source_hash == b.source_hash && a.space == b.space &&
-         a.nvrtc_version == b.nvrtc_version;
-}
-
-// Squared distance of two sizes on a log scale, per dimension; infinite when they do not compare.
-double size_distance(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
-  if (a.size() != b.size()) return std::numeric_limits<double>::infinity();
-  double sum = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] <= 0 || b[i] <= 0) return std::numeric_limits<double>::infinity();
-    const double difference =
-        std::log(static_cast<double>(a[i])) - std::log(static_cast<double>(b[i]));
-    sum += difference * difference;
-  }
-  return sum;
-}
-
-// The record with a winner nearest to `query` in size among those `eligible` allows.
-template <typename Eligible>
-const TuningRecord* nearest(const std::vector<TuningRecord>& records, const TuningKey& query,
-                            Eligible eligible) {
-  const TuningRecord* best = nullptr;
-  double best_distance = std::numeric_limits<double>::infinity();
-  for (const TuningRecord& record : records) {
-    if (!record.winner || !same_tune(record.key, query) || !eligible(record.key)) continue;
-    const double distance = size_distance(record.key.size, query.size);
-    if (distance < best_distance) {
-      best = &record;
-      best_distance = distance;
-    }
-  }
-  return best;
 }
 
 }  // namespace
@@ -434,48 +426,6 @@ std::string TuningKey::describe() const {
   return kernel + " " + format_size(size) + " on " + device + " (" + compute_capability + ")";
 }
 
-std::string_view to_string(ChoiceLevel level) {
-  switch (level) {
-    case ChoiceLevel::exact_size:
-      return "exact";
-    case ChoiceLevel::nearest_size:
-      return "nearest-size";
-    case ChoiceLevel::same_compute_capability:
-      return "same-cc";
-    case ChoiceLevel::declared_default:
-      return "default";
-  }
-  return "unknown";
-}
-
-std::string TunedChoice::describe() const {
-  std::string text = config.describe() + " (" + std::string(to_string(level));
-  if (from)
-    text += ": tuned for " + from->describe();
-  else
-    text += ": nothing tuned for this kernel, device and size";
-  return text + ")";
-}
-
-TunedChoice choose(const std::vector<TuningRecord>& records, const TuningKey& query,
-                   const TuningConfig& declared_default) {
-  const auto same_device = [&](const TuningKey& key) {
-    return key.device == query.device && key.compute_capability == query.compute_capability;
-  };
-  const auto same_cc = [&](const TuningKey& key) {
-    return key.compute_capability == query.compute_capability;
-  };
-  const TuningRecord* found = nearest(records, query, same_device);
-  ChoiceLevel level = ChoiceLevel::nearest_size;
-  if (found && found->key.size == query.size) level = ChoiceLevel::exact_size;
-  if (!found) {
-    found = nearest(records, query, same_cc);
-    level = ChoiceLevel::same_compute_capability;
-  }
-  if (!found) return {declared_default, ChoiceLevel::declared_default, std::nullopt, std::nullopt};
-  return {found->winner->config, level, found->key, found->winner};
-}
-
 fs::path TuningDatabase::default_path() {
   if (const char* path = std::getenv("PTXRT_TUNING_DB"); path != nullptr && *path != '\0')
     return path;
@@ -490,46 +440,11 @@ TuningDatabase::TuningDatabase(fs::path path) : path_(std::move(path)) {
 }
 
 std::vector<TuningRecord> TuningDatabase::parse(std::string_view text, const fs::path& path) {
-  const auto corrupt = [&](const std::string& what) {
-    return Error(ErrorKind::io,
-                 "tuning database " + detail::quoted_path(path) + " is corrupt: " + what);
-  };
-  detail::JsonFault fault;
-  const std::optional<json> file = detail::try_parse_json<json>(text, fault);
-  if (!file)
-    throw corrupt("line " + std::to_string(fault.line) + ", column " +
-                  std::to_string(fault.column) + ": " + fault.problem);
-  const auto format = file->is_object() ? file->find("format") : file->end();
-  if (format == file->end() || !format->is_string() ||
-      format->get_ref<const std::string&>() != file_format)
-    throw Error(ErrorKind::io,
-                detail::quoted_path(path) + " is not a tuning database (format " +
-                    (format == file->end() ? "missing" : detail::describe_json(*format)) +
-                    ", expected '" + std::string(file_format) + "')");
-  try {
-    std::vector<TuningRecord> records;
-    // A pointer, not a reference: g++ 13 takes the field names' temporaries for the referent.
-    const json* tunes = &list_of(member(*file, "", "tunes"), "tunes");
-    records.reserve(tunes->size());
-    for (std::size_t i = 0; i < tunes->size(); ++i)
-      records.push_back(record_from((*tunes)[i], "tunes[" + std::to_string(i) + "]"));
-    return records;
-  } catch (const Malformed& error) {
-    throw corrupt(error.what());
-  }
+  return content_from(text, path).records;
 }
 
 std::string TuningDatabase::serialize(const std::vector<TuningRecord>& records) {
-  json tunes = json::array();
-  for (const TuningRecord& record : records) {
-    json measurements = json::array();
-    for (const Measurement& measurement : record.measurements)
-      measurements.push_back(to_json(measurement));
-    tunes.push_back({{"key", to_json(record.key)},
-                     {"measurements", std::move(measurements)},
-                     {"winner", record.winner ? to_json(*record.winner) : json()}});
-  }
-  return dump_text(json{{"format", file_format}, {"tunes", std::move(tunes)}}, 1) + "\n";
+  return serialize_content({records, {}});
 }
 
 std::vector<TuningRecord> TuningDatabase::merge(
@@ -562,15 +477,16 @@ std::vector<TuningRecord> TuningDatabase::merge(
 }
 
 void TuningDatabase::merge_from(const std::vector<TuningRecord>& records) const {
-  const detail::PrivateFolder folder = open_database_folder(path_);
-  FileLock lock(folder, path_);
-  write_atomically(folder, path_, serialize(merge({this->records(), records})));
+  const detail::LockedDatabaseFile file(path_);
+  DatabaseContent content = read_content(path_);
+  content.records = merge({content.records, records});
+  file.replace(serialize_content(content), file_beginning());
 }
 
 void TuningDatabase::record(const TuningKey& key, const Measurement& measurement) const {
-  const detail::PrivateFolder folder = open_database_folder(path_);
-  FileLock lock(folder, path_);
-  std::vector<TuningRecord> all = records();
+  const detail::LockedDatabaseFile file(path_);
+  DatabaseContent content = read_content(path_);
+  std::vector<TuningRecord>& all = content.records;
   auto tune = std::find_if(all.begin(), all.end(),
                            [&](const TuningRecord& record) { return record.key == key; });
   if (tune == all.end()) tune = all.insert(all.end(), {key, {}, std::nullopt});
@@ -581,18 +497,44 @@ void TuningDatabase::record(const TuningKey& key, const Measurement& measurement
   else
     tune->measurements.push_back(measurement);
   tune->winner = fastest(tune->measurements);
-  write_atomically(folder, path_, serialize(all));
+  file.replace(serialize_content(content), file_beginning());
 }
 
-std::vector<TuningRecord> TuningDatabase::records() const {
-  const std::optional<std::string> text = read_text(path_);
-  return text ? parse(*text, path_) : std::vector<TuningRecord>();
-}
+std::vector<TuningRecord> TuningDatabase::records() const { return read_content(path_).records; }
 
 std::vector<Measurement> TuningDatabase::measurements(const TuningKey& key) const {
   for (TuningRecord& record : records())
     if (record.key == key) return std::move(record.measurements);
   return {};
 }
+
+std::string TuningDatabase::begin_request(std::string_view request) const {
+  detail::JsonFault fault;
+  const std::optional<json> asked = detail::try_parse_json<json>(request, fault);
+  if (!asked || !asked->is_object())
+    throw Error(ErrorKind::invalid_argument,
+                "tune request: expected a JSON object, got " +
+                    (asked ? detail::describe_json(*asked)
+                           : "column " + std::to_string(fault.column) + ": " + fault.problem));
+  const detail::LockedDatabaseFile file(path_);
+  DatabaseContent content = read_content(path_);
+  content.requests.push_back({new_request_id(), dump_text(*asked), false});
+  file.replace(serialize_content(content), file_beginning());
+  return content.requests.back().id;
+}
+
+void TuningDatabase::finish_request(std::string_view id) const {
+  const detail::LockedDatabaseFile file(path_);
+  DatabaseContent content = read_content(path_);
+  const auto found = std::find_if(content.requests.begin(), content.requests.end(),
+                                  [&](const TuneRequest& request) { return request.id == id; });
+  if (found == content.requests.end())
+    throw Error(ErrorKind::not_found, "tuning database " + detail::quoted_path(path_) +
+                                          " holds no tune request " + detail::quoted(id));
+  found->finished = true;
+  file.replace(serialize_content(content), file_beginning());
+}
+
+std::vector<TuneRequest> TuningDatabase::requests() const { return read_content(path_).requests; }
 
 }  // namespace ptxrt

@@ -132,7 +132,7 @@ TEST_CASE("with fewer tile pairs than devices the first take one each and the re
 }
 
 TEST_CASE("a device list is 'all' or distinct ordinals separated by commas") {
-  using ptxrt::apps::parse_device_list;
+  using ptxrt::parse_device_list;
   CHECK_FALSE(parse_device_list("all").has_value());
   CHECK(parse_device_list("0") == std::vector<int>{0});
   CHECK(parse_device_list("2,0,1") == std::vector<int>{2, 0, 1});
@@ -157,18 +157,18 @@ TEST_CASE("devices timed together must be one model: the same name and compute c
   first.cc_major = 9;
   ptxrt::DeviceProperties twin = first;
   twin.ordinal = 1;
-  CHECK_NOTHROW(ptxrt::apps::require_one_model(std::vector{first, twin}));
+  CHECK_NOTHROW(ptxrt::require_one_model(std::vector{first, twin}));
   ptxrt::DeviceProperties other = twin;
   other.ordinal = 2;
   other.name = "NVIDIA A100-SXM4-80GB";
   other.cc_major = 8;
-  CHECK_THROWS_WITH_AS(ptxrt::apps::require_one_model(std::vector{first, twin, other}),
+  CHECK_THROWS_WITH_AS(ptxrt::require_one_model(std::vector{first, twin, other}),
                        "device 2 (NVIDIA A100-SXM4-80GB, 8.0) is not the model of device 0 "
                        "(NVIDIA H100 80GB HBM3, 9.0): timings are comparable on one model only",
                        ptxrt::Error);
   ptxrt::DeviceProperties renamed = twin;
   renamed.name = "NVIDIA H100 PCIe";
-  CHECK_THROWS_AS(ptxrt::apps::require_one_model(std::vector{first, renamed}), ptxrt::Error);
+  CHECK_THROWS_AS(ptxrt::require_one_model(std::vector{first, renamed}), ptxrt::Error);
 }
 
 TEST_CASE("host transfers are overlapped or synchronous, by name") {

@@ -1,5 +1,5 @@
-// `ptxrt tune show` and `tune merge`, and the tune and run --tuned arguments that are checked
-// before any GPU work, driven through the built binary.
+// `ptxrt tune show`, `tune merge` and `tune resume`, and the tune and run --tuned arguments that
+// are checked before any GPU work, driven through the built binary.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -226,4 +226,64 @@ TEST_CASE("tune merge joins databases, keeping the better measurement of a confi
   CHECK(missing.output == "ptxrt: error: tune merge: '" + (scratch.path() / "none.json").string() +
                               "' does not exist\n");
   CHECK(cli(scratch, {"tune", "merge", first}).exit_code == 2);
+}
+
+TEST_CASE("tune resume runs the recorded request: each of its fields reaches the resumed run") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const std::string path = (scratch.path() / "tuning.json").string();
+  // A dry run needs no GPU: what it plans shows the kernel, size, strategy and target that the
+  // request recorded; none of them is named by tune resume itself.
+  const std::string id = ptxrt::TuningDatabase(path).begin_request(
+      R"({"kernel": ["matmul"], "size": ["64"], "strategy": ["random"], "dry-run": true,
+          "arch": ["sm_80"], "json": true})");
+  const ptxrt::testing::ProcessResult resumed = cli(scratch, {"tune", "resume", "--db", path});
+  INFO(resumed.output);
+  REQUIRE(resumed.exit_code == 0);
+  const json plans = json::parse(resumed.output.substr(resumed.output.find('[')));
+  REQUIRE(plans.size() == 1);
+  CHECK(plans[0]["key"]["kernel"] == "matmul");
+  CHECK(plans[0]["key"]["size"] == json::array({64, 64, 64}));
+  CHECK(plans[0]["key"]["compute_capability"] == "8.0");
+  CHECK(plans[0]["strategy"] == "random");
+  const ptxrt::testing::ProcessResult by_id =
+      cli(scratch, {"tune", "resume", "--db", path, "--id", id});
+  CHECK(by_id.exit_code == 0);
+  CHECK(by_id.output == resumed.output);
+}
+
+TEST_CASE("tune resume says what is missing: the file, any request, an unfinished one, an option") {
+  ptxrt::testing::ScratchDirectory scratch;
+  const std::filesystem::path path = scratch.path() / "tuning.json";
+  const auto resume = [&](std::vector<std::string> extra = {}) {
+    std::vector<std::string> arguments{"tune", "resume", "--db", path.string()};
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    return cli(scratch, arguments);
+  };
+  const auto fails_with = [](const ptxrt::testing::ProcessResult& result,
+                             const std::string& message) {
+    INFO(result.output);
+    CHECK(result.exit_code == 1);
+    CHECK(ptxrt::testing::contains(result.output, message));
+  };
+  fails_with(resume(), "tuning.json' does not exist");
+  const ptxrt::TuningDatabase database(path);
+  record_sample(database);
+  fails_with(resume(),
+             "records no tune request (a ptxrt before 'tune resume' wrote it): run the "
+             "tune's own command again with --resume");
+  database.finish_request(database.begin_request(R"({"kernel": ["matmul"]})"));
+  fails_with(resume(), "holds no interrupted tune: every one recorded finished");
+  fails_with(resume({"--id", "other"}), "holds no tune request 'other'");
+  const std::string later =
+      database.begin_request(R"({"kernel": ["matmul"], "warp-drive": ["9"]})");
+  fails_with(resume(), "tune request " + later + " in " + path.string() +
+                           ": 'warp-drive' is no option a request records (recorded by a later "
+                           "ptxrt?)");
+  database.finish_request(later);
+  const std::string worker = database.begin_request(R"({"kernel": ["matmul"], "worker": true})");
+  fails_with(resume(), "'worker' is no option a request records");
+  database.finish_request(worker);
+  const std::string bad = database.begin_request(R"({"kernel": ["matmul"], "budget": ["0"]})");
+  fails_with(resume(), "tune request " + bad + " in " + path.string() + ": ");
+  fails_with(resume(), "--budget: must be at least 1, got 0");
 }

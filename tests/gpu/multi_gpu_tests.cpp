@@ -27,7 +27,7 @@ TEST_CASE("a matmul split over every device equals one device's result bit for b
   const std::size_t m = 301, n = 203, k = 157;  // no multiple of any tile
   const auto a = random_floats(m * k, 71), b = random_floats(k * n, 72);
   Jit& jit = ptxrt::testing::test_jit();
-  const std::vector<int> devices = apps::all_devices();
+  const std::vector<int> devices = ptxrt::all_devices();
   MESSAGE("splitting over " << devices.size() << " device(s)");
 
   const apps::MultiGpuMatmul one = apps::split_matmul(jit, a, b, m, n, k, {{0}, 16});
@@ -54,7 +54,7 @@ TEST_CASE("the split matmul's transfers agree bit for bit: pinned, staged, synch
   const std::size_t m = 301, n = 203, k = 157;
   const auto a = random_floats(m * k, 73), b = random_floats(k * n, 74);
   Jit& jit = ptxrt::testing::test_jit();
-  const std::vector<int> devices = apps::all_devices();
+  const std::vector<int> devices = ptxrt::all_devices();
   const apps::MultiGpuMatmul synchronous =
       apps::split_matmul(jit, a, b, m, n, k, {devices, 16, apps::HostTransfers::synchronous});
   // Pageable inputs and result: through the pinned staging buffers.
@@ -145,7 +145,7 @@ apps::ClosestPair single_gpu_brute_force(const std::vector<apps::Point2>& points
 
 TEST_CASE("the brute force split over every device finds one GPU's and the CPU's pair, ties too") {
   Jit& jit = ptxrt::testing::test_jit();
-  const std::vector<int> devices = apps::all_devices();
+  const std::vector<int> devices = ptxrt::all_devices();
   for (const std::vector<apps::Point2>& points : closest_pair_inputs()) {
     CAPTURE(points.size());
     const apps::PairFound cpu = apps::cpu_brute_force(points);  // the smallest (i, j) of ties

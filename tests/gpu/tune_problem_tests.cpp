@@ -4,6 +4,7 @@
 // wrong or faulting configs recorded without stopping the tune. About a minute on an H100.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -15,6 +16,7 @@
 
 #include "error_checks.hpp"
 #include "gpu_fixture.hpp"
+#include "ptxrt/tune/device_selection.hpp"
 #include "ptxrt/tune/problem_session.hpp"
 #include "ptxrt/tune/problem_tuner.hpp"
 #include "ptxrt/tune/tuned_kernel.hpp"
@@ -46,14 +48,15 @@ json tune_and_run_tuned(const Scratch& scratch, const fs::path& kernel,
                         const nlohmann::ordered_json& problem, const std::string& size) {
   const std::string file = write(scratch, "problem.json", problem.dump(1));
   const std::string database = (scratch.path() / "tuning.json").string();
-  const json reports = cli_json(scratch, {"tune", kernel.string(), "--problem", file, "--size",
-                                          size, "--strategy", "exhaustive", "--db", database,
-                                          "--json"});
+  const json reports =
+      cli_json(scratch, {"tune", kernel.string(), "--problem", file, "--size", size, "--strategy",
+                         "exhaustive", "--db", database, "--json"});
   REQUIRE(reports.size() == 1);
   const json& report = reports[0];
   const json& counts = report["counts"];
   CHECK(counts["timed"].get<int>() > 0);
-  CHECK(counts["timed"].get<int>() == counts["compiled"].get<int>() - counts["pruned_by_resources"].get<int>());
+  CHECK(counts["timed"].get<int>() ==
+        counts["compiled"].get<int>() - counts["pruned_by_resources"].get<int>());
   CHECK(counts["ok"].get<int>() + counts["cut"].get<int>() == counts["timed"].get<int>());
   REQUIRE(report["winner"].is_object());
   CHECK(report["winner"]["rate"].get<double>() > 0.0);
@@ -96,8 +99,7 @@ TEST_CASE("the Gaussian sum's algorithm switches tune verified and run --tuned p
                      {"ITEMS_PER_THREAD", {1, 4}},
                      {"UNROLL", {1, 8}},
                      {"ALGORITHM", {0, 1, 2}}};
-  const json report =
-      tune_and_run_tuned(scratch, kernels / "gaussian_sum.cu", problem, "n=100003");
+  const json report = tune_and_run_tuned(scratch, kernels / "gaussian_sum.cu", problem, "n=100003");
   CHECK(report["counts"]["timed"] == 24);
   CHECK(report["winner"]["rate_unit"] == "Gexp/s");
 }
@@ -106,14 +108,13 @@ TEST_CASE("a planted wrong config and a planted fault are recorded and never win
   Scratch scratch;
   // PLANT=1 adds 2 instead of 1; PLANT=2 writes far past y (a sticky fault). The reference is
   // the config PLANT=0 BLOCK=128; a second check reads the expected output from a file.
-  const std::string kernel = write(
-      scratch, "add_one.cu",
-      "__global__ void add_one(float* y, const float* x, int n) {\n"
-      "  const int i = blockIdx.x * BLOCK + threadIdx.x;\n"
-      "  if (i >= n) return;\n"
-      "#if PLANT == 1\n  y[i] = x[i] + 2.0f;\n"
-      "#elif PLANT == 2\n  y[i + (1LL << 40)] = x[i] + 1.0f;\n"
-      "#else\n  y[i] = x[i] + 1.0f;\n#endif\n}\n");
+  const std::string kernel = write(scratch, "add_one.cu",
+                                   "__global__ void add_one(float* y, const float* x, int n) {\n"
+                                   "  const int i = blockIdx.x * BLOCK + threadIdx.x;\n"
+                                   "  if (i >= n) return;\n"
+                                   "#if PLANT == 1\n  y[i] = x[i] + 2.0f;\n"
+                                   "#elif PLANT == 2\n  y[i + (1LL << 40)] = x[i] + 1.0f;\n"
+                                   "#else\n  y[i] = x[i] + 1.0f;\n#endif\n}\n");
   nlohmann::ordered_json problem{
       {"kernel", "add_one"},
       {"sizes", {{"n", 10007}}},
@@ -127,9 +128,10 @@ TEST_CASE("a planted wrong config and a planted fault are recorded and never win
       {"verify", {{"config", {{"PLANT", 0}, {"BLOCK", 128}}}, {"atol", 0}, {"rtol", 0}}}};
   const std::string database = (scratch.path() / "tuning.json").string();
   const auto tune = [&](const nlohmann::ordered_json& description) {
-    return cli_json(scratch, {"tune", kernel, "--problem",
-                              write(scratch, "add_one.json", description.dump(1)), "--strategy",
-                              "exhaustive", "--no-parallel-compile", "--db", database, "--json"})[0];
+    return cli_json(
+        scratch,
+        {"tune", kernel, "--problem", write(scratch, "add_one.json", description.dump(1)),
+         "--strategy", "exhaustive", "--no-parallel-compile", "--db", database, "--json"})[0];
   };
   const auto check = [](const json& report) {
     CHECK(report["counts"]["timed"] == 6);
@@ -155,21 +157,23 @@ TEST_CASE("a planted wrong config and a planted fault are recorded and never win
   check(tune(problem));
 }
 
-TEST_CASE("a reference that fails and an argument the driver's layout refuses stop the tune "
-          "before anything is timed") {
+TEST_CASE(
+    "a reference that fails and an argument the driver's layout refuses stop the tune "
+    "before anything is timed") {
   Scratch scratch;
   nlohmann::ordered_json problem = problem_json("gaussian_sum");
-  problem["tune"] = {{"block_size_x", {128}}, {"ITEMS_PER_THREAD", {1}}, {"UNROLL", {1}},
-                     {"ALGORITHM", {0}}};
+  problem["tune"] = {
+      {"block_size_x", {128}}, {"ITEMS_PER_THREAD", {1}}, {"UNROLL", {1}}, {"ALGORITHM", {0}}};
   // The reference covers half the elements: the rest stay NaN.
   problem["verify"]["reference"]["grid"] = {"ceil_div(n, 512)"};
   const ptxrt::testing::ProcessResult half = ptxrt::testing::run_cli(
       scratch, {"tune", (kernels / "gaussian_sum.cu").string(), "--problem",
                 write(scratch, "half.json", problem.dump(1)), "--size", "n=4096"});
   CHECK(half.exit_code == 1);
-  CHECK(ptxrt::testing::contains(half.output, "the tuning worker could not start: gaussian_sum: "
-                                              "the reference (kernel gaussian_sum_reference) "
-                                              "failed: it left y[2048] NaN"));
+  CHECK(ptxrt::testing::contains(half.output,
+                                 "the tuning worker could not start: gaussian_sum: "
+                                 "the reference (kernel gaussian_sum_reference) "
+                                 "failed: it left y[2048] NaN"));
 
   // (float*, double) and (float*, int, int) both take 16 bytes: the CUBIN's total cannot tell
   // them apart, the driver's parameter layout can.
@@ -241,7 +245,7 @@ TEST_CASE("a problem built in C++ tunes in worker processes and TunedKernel laun
   const ptxrt::TuningDatabase database(scratch.path() / "tuning.json");
   ptxrt::ProblemTuneOptions options;
   options.tune.database = &database;
-  const ptxrt::TuneReport report = ptxrt::tune_problem(problem, {{"n", n}}, options);
+  const ptxrt::TuneReport report = ptxrt::tune_problem(problem, {{"n", n}}, options).report;
   CHECK(report.results.size() == 2 * 2 * 1 * 3);  // every config of the space is timed
   for (const ptxrt::TuneResult& result : report.results)
     CHECK(result.measurement.device == 0);  // measured by a worker on device 0
@@ -298,10 +302,74 @@ TEST_CASE("a problem with a C++ reference callback is measured in this process")
       .tolerance(1e-6, 1e-4);
   problem.validate();
   CHECK_FALSE(problem.is_declarative());
-  const ptxrt::TuneReport report = ptxrt::tune_problem(problem, {{"n", n}}, {});
+  const ptxrt::TuneReport report = ptxrt::tune_problem(problem, {{"n", n}}, {}).report;
   REQUIRE(report.results.size() == 2);
   for (const ptxrt::TuneResult& result : report.results) {
     CHECK(result.measurement.status == ptxrt::MeasurementStatus::ok);
     CHECK_FALSE(result.measurement.device.has_value());  // no worker: this process
   }
+}
+
+namespace {
+
+// gaussian_sum over 4096 values fixed in the problem: it declares no sizes.
+ptxrt::KernelProblem fixed_size_problem() {
+  ptxrt::KernelProblem problem(ptxrt::Program::from_file(kernels / "gaussian_sum.cu"),
+                               "gaussian_sum<float>");
+  problem.name("gaussian_sum (no sizes)")
+      .define("steps", "16")
+      .tune("block_size_x", {128, 256})
+      .tune("ITEMS_PER_THREAD", {1})
+      .tune("UNROLL", {1})
+      .tune("ALGORITHM", {0, 1})
+      .block("block_size_x")
+      .grid("ceil_div(4096, block_size_x)")
+      .buffer("x", ptxrt::ElementType::float32, "4096", ptxrt::DataInit::uniform(-1, 1))
+      .buffer("y", ptxrt::ElementType::float32, "4096", ptxrt::DataInit::zeros(),
+              ptxrt::ArgumentRole::output)
+      .scalar("n", ptxrt::ElementType::int32, "4096")
+      .verify_with_kernel({.entry = "gaussian_sum_reference",
+                           .geometry = ptxrt::LaunchGeometry::of({"256"}, {"16"})})
+      .tolerance(1e-6, 1e-4);
+  problem.validate();
+  return problem;
+}
+
+}  // namespace
+
+TEST_CASE("a problem that declares no sizes tunes from C++ in worker processes") {
+  Scratch scratch;
+  const ptxrt::TuningDatabase database(scratch.path() / "tuning.json");
+  ptxrt::ProblemTuneOptions options;
+  options.tune.database = &database;
+  const ptxrt::TuneOutcome outcome = ptxrt::tune_problem(fixed_size_problem(), {}, options);
+  REQUIRE(outcome.report.results.size() == 4);
+  for (const ptxrt::TuneResult& result : outcome.report.results) {
+    CHECK(result.measurement.status == ptxrt::MeasurementStatus::ok);
+    CHECK(result.measurement.device == 0);  // timed by a worker, which took no --size
+  }
+  CHECK(outcome.key.size.empty());
+  CHECK(database.measurements(outcome.key).size() == 4);
+}
+
+TEST_CASE("tune_problem times on every device at once, and a stop request leaves the rest") {
+  Scratch scratch;
+  const ptxrt::TuningDatabase database(scratch.path() / "tuning.json");
+  ptxrt::ProblemTuneOptions options;
+  options.tune.database = &database;
+  options.devices = ptxrt::all_devices();
+  const ptxrt::TuneOutcome outcome = ptxrt::tune_problem(fixed_size_problem(), {}, options);
+  CHECK(outcome.devices == options.devices);
+  CHECK(outcome.workers_started >= 1);
+  CHECK(outcome.report.results.size() == 4);
+  CHECK_FALSE(outcome.stopped);
+
+  std::atomic<bool> stop{true};
+  options.tune.stop = &stop;
+  options.tune.resume = false;
+  const ptxrt::TuneOutcome stopped = ptxrt::tune_problem(fixed_size_problem(), {}, options);
+  CHECK(stopped.stopped);
+  CHECK(stopped.report.results.empty());
+  CHECK(stopped.report.not_reached == 4);
+  CHECK_FALSE(stopped.peer);
 }

@@ -14,8 +14,8 @@
 
 #include "apps/closest_pair/point_file.hpp"
 #include "apps/closest_pair/point_generator.hpp"
-#include "apps/common/device_selection.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/device_selection.hpp"
 #include "tools/cli.hpp"
 #include "tools/closest_pair.hpp"
 #include "tools/mpi/closest_pair_slabs.hpp"
@@ -220,7 +220,7 @@ void run_closest_pair_as_rank(const ClosestPairArguments& arguments) {
   const apps::PointDistribution distribution =
       apps::parse_point_distribution(arguments.distribution);
   const std::optional<std::vector<int>> listed =
-      arguments.devices.empty() ? std::nullopt : apps::parse_device_list(arguments.devices);
+      arguments.devices.empty() ? std::nullopt : parse_device_list(arguments.devices);
   if (arguments.verify && arguments.input.empty() &&
       arguments.n > static_cast<std::size_t>(INT_MAX))
     throw Error(ErrorKind::invalid_argument,

@@ -7,7 +7,11 @@
 //     ...
 //     ptxrt::ProblemTuneOptions options;
 //     options.tune.database = &database;
-//     ptxrt::TuneReport report = ptxrt::tune_problem(problem, {{"n", 1 << 24}}, options);
+//     options.devices = {0, 1};  // several at once, of one model
+//     ptxrt::TuneOutcome outcome = ptxrt::tune_problem(problem, {{"n", 1 << 24}}, options);
+//
+// Stopping (TuneOptions::stop, from a signal handler), a share of the configs
+// (TuneOptions::share) and resuming (TuneOptions::resume) work as tune_job's (job_tuner.hpp).
 //
 // Thread safety: the functions are as thread-safe as the Jit they are given; tune_problem runs
 // a tune (tuner.hpp) on the calling thread.
@@ -21,6 +25,7 @@
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/target.hpp"
 #include "ptxrt/export.hpp"
+#include "ptxrt/tune/job_tuner.hpp"
 #include "ptxrt/tune/kernel_problem.hpp"
 #include "ptxrt/tune/tuner.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
@@ -48,10 +53,10 @@ PTXRT_API TuningSpace problem_space(const KernelProblem& problem, const ProblemS
 // Compiles each config for `target` (the fixed defines, the config's, the entry and symbols as
 // name expressions) and checks its resources against `device` for the config's launch
 // (jit_candidate_compiler), cancelling a compile that runs past `timeout`.
-PTXRT_API CandidateCompiler problem_compiler(
-    Jit& jit, const KernelProblem& problem, const ProblemSizes& sizes, const Target& target,
-    const DeviceProperties& device,
-    std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+PTXRT_API CandidateCompiler
+problem_compiler(Jit& jit, const KernelProblem& problem, const ProblemSizes& sizes,
+                 const Target& target, const DeviceProperties& device,
+                 std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
 // Its key in a tuning database: the problem's name, key_hash(), the space, the device, NVRTC
 // and the size values in declared order.
@@ -75,7 +80,8 @@ struct PTXRT_API ProblemTuneOptions {
     options.strategy = TuningStrategy::model;
     return options;
   }();
-  int device = 0;  // the ordinal to tune on
+  int device = 0;            // the ordinal to tune on, when `devices` is empty
+  std::vector<int> devices;  // several timing at once, one worker each, all of one model
   std::optional<std::chrono::milliseconds> compile_timeout = std::chrono::seconds(120);
   // Each config in a worker process (this program, started again: it must call
   // serve_tune_worker at the top of main), so that a faulting config costs a worker. A problem
@@ -83,12 +89,13 @@ struct PTXRT_API ProblemTuneOptions {
   bool isolated = true;
 };
 
-// Tunes `problem` at `sizes` on options.device: check_problem, then tune() with the problem's
-// space and compiler and, when options.tune.database is set, its key. Throws what
-// check_problem throws, and Error when the device or a worker cannot be used.
-PTXRT_API TuneReport tune_problem(const KernelProblem& problem, const ProblemSizes& sizes,
-                                  ProblemTuneOptions options,
-                                  const std::function<void(const TuneProgress&)>& progress = {});
+// Tunes `problem` at `sizes` on options.devices (else options.device): check_problem, then
+// tune_job with the problem's space, compiler and key (the peer is the problem's, when it
+// declares one). Throws what check_problem throws, Error (invalid_argument) for devices of
+// several models, and Error when a device or a worker cannot be used.
+PTXRT_API TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& sizes,
+                                   ProblemTuneOptions options,
+                                   const std::function<void(const TuneProgress&)>& progress = {});
 
 // When this process was started by tune_problem as its worker, serves as one (on stdin and
 // stdout) and returns the exit code for main to return; otherwise returns nothing at once.

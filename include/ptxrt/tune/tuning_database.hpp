@@ -1,7 +1,8 @@
 // The tuning database: every config a tune measured, and each tune's winner, in one JSON file
 // keyed by what makes a result valid (kernel source, space, device, compute capability, NVRTC
 // version, problem size). Read at run time to pick a tuned config (choose), and by an
-// interrupted tune to resume where it stopped.
+// interrupted tune to resume where it stopped: the database also holds what each tune was asked
+// (its request) and whether it finished.
 //
 // Process safety: record() rewrites the file under an exclusive flock of "<file>.lock" (read,
 // merge, write "<file>.tmp", fsync, rename), so any number of processes may tune into one file
@@ -79,6 +80,14 @@ struct PTXRT_API TuningRecord {
   std::optional<Measurement> winner;
 };
 
+// What a tune was asked, as its caller wrote it down (`ptxrt tune` records its command line's
+// options), and whether it finished: an interrupted tune is carried on from this alone.
+struct PTXRT_API TuneRequest {
+  std::string id;       // unique in its database
+  std::string request;  // a JSON object's text
+  bool finished = false;
+};
+
 enum class ChoiceLevel {
   exact_size,               // this device, this size
   nearest_size,             // this device, the nearest size tuned (per dimension, log scale)
@@ -136,6 +145,15 @@ class PTXRT_API TuningDatabase {
   std::vector<TuningRecord> records() const;
   // What is recorded for `key` (empty when nothing).
   std::vector<Measurement> measurements(const TuningKey& key) const;
+
+  // Records `request` (a JSON object's text) as a tune begun and not finished, and returns its
+  // id. Throws Error (invalid_argument) for text that is not a JSON object, Error (io) as
+  // record(). Files written before requests were recorded read as holding none.
+  std::string begin_request(std::string_view request) const;
+  // Marks the request `id` finished. Throws Error (not_found) when the file holds no such id.
+  void finish_request(std::string_view id) const;
+  // Every request recorded, oldest first (none when the file does not exist).
+  std::vector<TuneRequest> requests() const;
 
  private:
   std::filesystem::path path_;

@@ -1,4 +1,4 @@
-#include "apps/common/device_selection.hpp"
+#include "ptxrt/tune/device_selection.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 
 #include "ptxrt/core/error.hpp"
 
-namespace ptxrt::apps {
+namespace ptxrt {
 
 namespace {
 
@@ -69,4 +69,12 @@ void require_one_model(std::span<const DeviceProperties> devices) {
                                                    ": timings are comparable on one model only");
 }
 
-}  // namespace ptxrt::apps
+std::vector<DeviceProperties> one_model_devices(const std::optional<std::vector<int>>& listed) {
+  std::vector<DeviceProperties> devices;
+  for (int ordinal : listed ? *listed : all_devices())
+    devices.push_back(Device::get(ordinal).properties());
+  require_one_model(devices);
+  return devices;
+}
+
+}  // namespace ptxrt

@@ -1,0 +1,56 @@
+#include "ptxrt/tune/job_tuner.hpp"
+
+#include <charconv>
+#include <memory>
+
+#include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/tune_worker.hpp"
+#include "support/quoted.hpp"
+
+namespace ptxrt {
+
+TuneShare parse_tune_share(std::string_view text, std::string_view user) {
+  const auto number = [](std::string_view digits, std::size_t& value) {
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
+  };
+  const std::size_t slash = text.find('/');
+  TuneShare share;
+  if (slash == std::string_view::npos || !number(text.substr(0, slash), share.index) ||
+      !number(text.substr(slash + 1), share.count) || share.count == 0 ||
+      share.index >= share.count)
+    throw Error(ErrorKind::invalid_argument,
+                std::string(user) + " " + detail::quoted(text) +
+                    ": expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 and 3/4 make a "
+                    "whole tune)");
+  return share;
+}
+
+TuneOutcome tune_job(const TuneJob& job, const JobTuneOptions& options,
+                     const std::function<void(const TuneProgress&)>& progress) {
+  if (options.devices.empty())
+    throw Error(ErrorKind::invalid_argument, "tune_job: no device to time on");
+  TuneOptions tune_options = options.tune;
+  tune_options.key = job.key;
+  std::vector<std::unique_ptr<WorkerMeasurer>> workers;
+  std::vector<Measurer*> measurers;
+  for (int ordinal : options.devices) {
+    workers.push_back(std::make_unique<WorkerMeasurer>(job.worker_command(ordinal), ordinal));
+    measurers.push_back(workers.back().get());
+  }
+  TuneOutcome outcome{.key = job.key,
+                      .default_config = job.default_config,
+                      .devices = options.devices,
+                      .compile_threads = tune_options.compile_threads};
+  outcome.report =
+      options.tune_function
+          ? options.tune_function(job.space, job.compiler, measurers, tune_options, progress)
+          : tune(job.space, job.compiler, measurers, tune_options, progress);
+  outcome.stopped = tune_options.stop != nullptr && tune_options.stop->load();
+  if (options.measure_peer && outcome.report.winner && !outcome.stopped)
+    outcome.peer = workers.front()->peer();
+  for (const auto& worker : workers) outcome.workers_started += worker->workers_started();
+  return outcome;
+}
+
+}  // namespace ptxrt
