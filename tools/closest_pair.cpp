@@ -73,9 +73,8 @@ std::optional<TunedChoice> tuned_base(const ClosestPairArguments& arguments, std
   const TuningDatabase database(arguments.database.empty()
                                     ? TuningDatabase::default_path()
                                     : std::filesystem::path(arguments.database));
-  return apps::choose_tuned(
-      apps::make_tune_problem("closest-pair", {static_cast<std::int64_t>(n)}, device), device,
-      database);
+  return apps::choose_tuned(apps::closest_pair_problem(), {{"n", static_cast<std::int64_t>(n)}},
+                            device, database);
 }
 
 nlohmann::json times_json(const apps::ClosestPairTimes& times) {

@@ -315,6 +315,21 @@ KernelProblem& KernelProblem::rate(std::string_view work, std::string unit, doub
   return set_rate("rate.work", work, std::move(unit), unit_scale);
 }
 
+KernelProblem& KernelProblem::tune_from_manifest() {
+  const Manifest& manifest = program_.manifest();
+  for (const ManifestDefine& declared : manifest.defines) {
+    if (!declared.tunable) continue;
+    std::vector<std::int64_t> values;
+    for (const std::string& value : declared.values) values.push_back(std::stoll(value));
+    std::optional<std::int64_t> fallback;
+    if (declared.default_value) fallback = std::stoll(*declared.default_value);
+    tune(declared.name, std::move(values), fallback);
+  }
+  for (const ManifestConstraint& constraint : manifest.constraints)
+    this->constraint(constraint.expression.text());
+  return *this;
+}
+
 KernelProblem& KernelProblem::set_rate(std::string field, std::string_view work, std::string unit,
                                        double unit_scale) {
   rate_ = {parse_field(work, field), std::move(unit), unit_scale};

@@ -394,7 +394,7 @@ class Reader {
         build([&] { problem.define(name, expression(value, "defines." + name)); });
       }
     if (document.contains("tune")) tunables(problem, document["tune"]);
-    if (manifest_space && !document.contains("tune")) from_manifest_lines(problem);
+    if (manifest_space && !document.contains("tune")) build([&] { problem.tune_from_manifest(); });
     if (document.contains("constraints"))
       for (std::size_t i = 0; i < list(document["constraints"], "constraints").size(); ++i)
         build([&] {
@@ -422,23 +422,6 @@ class Reader {
     if (document.contains("verify")) verification(problem, document["verify"], problem.program());
     rate(problem, document);
     return problem;
-  }
-
-  // The manifest's tune lines as tunables, its constraints, and its other defaults as defines.
-  void from_manifest_lines(KernelProblem& problem) const {
-    const Manifest& manifest = problem.program().manifest();
-    for (const ManifestDefine& declared : manifest.defines) {
-      const auto integer_of = [](const std::string& text) { return std::stoll(text); };
-      if (declared.tunable) {
-        std::vector<std::int64_t> values;
-        for (const std::string& value : declared.values) values.push_back(integer_of(value));
-        std::optional<std::int64_t> fallback;
-        if (declared.default_value) fallback = integer_of(*declared.default_value);
-        build([&] { problem.tune(declared.name, values, fallback); });
-      }
-    }
-    for (const ManifestConstraint& constraint : manifest.constraints)
-      problem.constraint(constraint.expression.text());
   }
 
  private:

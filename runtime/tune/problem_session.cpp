@@ -75,6 +75,7 @@ struct ProblemSession::State {
   std::vector<ProblemData::Array> expected;          // the reference's outputs, by name
   std::string reference_name;
   LaunchTimer timer;
+  ConfigRunner launch;  // the problem's launcher's, when it has one
 
   State(KernelProblem problem_, ProblemSizes sizes_, Jit& jit_, const Context& context_)
       : problem(std::move(problem_)),
@@ -103,11 +104,7 @@ struct ProblemSession::State {
 
   // One run of `config`: the problem's launcher, else its entry launched with the arguments.
   std::function<void()> runner(const TuningConfig& config) {
-    if (problem.launcher())
-      return [this, config] {
-        ProblemDevice device = device_view();
-        problem.launcher()(config, device);
-      };
+    if (launch) return [this, config] { launch(config); };
     // Shared, because the packed pointers point into the values.
     const auto kernel = std::make_shared<const Kernel>(kernel_for(config));
     const auto packed = std::make_shared<const PackedArguments>(pack(config, all_positions()));
@@ -304,8 +301,7 @@ struct ProblemSession::State {
       case ProblemVerification::Kind::device_callback: {
         reference_name = "the device reference";
         restore();
-        ProblemDevice device = device_view();
-        reference_name = verification.device_callback(device);
+        reference_name = verification.device_callback(device_view());
         take_expected(all_positions());
         return;
       }
@@ -385,8 +381,12 @@ ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& j
                                const Context& context)
     : state_(std::make_unique<State>(std::move(problem), std::move(sizes), jit, context)) {
   State& state = *state_;
-  if (!state.problem.launcher())
+  if (state.problem.launcher()) {
+    state.restore();
+    state.launch = state.problem.launcher()(state.device_view());
+  } else {
     state.check_layout(state.kernel_for(state.problem.fallback_config(state.sizes)));
+  }
   try {
     state.compute_reference();
   } catch (const Error& error) {
@@ -404,8 +404,7 @@ std::optional<Measurement> ProblemSession::peer(const TimingPolicy& policy) {
   State& state = *state_;
   if (!state.problem.peer()) return std::nullopt;
   state.restore();
-  ProblemDevice device = state.device_view();
-  const std::optional<ProblemPeerRun> peer = state.problem.peer()(device);
+  const std::optional<ProblemPeerRun> peer = state.problem.peer()(state.device_view());
   if (!peer) return std::nullopt;
   const TimingResult timing =
       time_samples(policy, std::nullopt, [&] { return state.timer.sample(peer->run); });

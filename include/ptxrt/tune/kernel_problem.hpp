@@ -211,8 +211,8 @@ using ReferenceCallback = std::function<void(ProblemData& data)>;
 // A problem's data on the GPU as its C++ callbacks see it: the session's device buffers by
 // argument name (each exactly its count × element size bytes), in `context()`, at `sizes()`, with
 // the Jit the session compiles through. Work goes on the legacy default stream, where the
-// session's events time it, or is finished before the callback returns. A view that is valid
-// during the call it is given to.
+// session's events time it, or is finished before the callback returns. A view, valid while the
+// session that made it lives (a launcher's runner may keep it).
 class PTXRT_API ProblemDevice {
  public:
   ProblemDevice(Jit& jit, const Context& context, const ProblemSizes& sizes,
@@ -236,13 +236,16 @@ class PTXRT_API ProblemDevice {
 // A reference computed on the GPU, or on the CPU from downloads (a choice it makes by size): it
 // gets the inputs as made and the outputs poisoned, writes the expected outputs into the output
 // buffers, and returns what it is, for messages ("cuBLAS").
-using DeviceReferenceCallback = std::function<std::string(ProblemDevice& device)>;
+using DeviceReferenceCallback = std::function<std::string(const ProblemDevice& device)>;
 
 // Runs `config` for a problem that is not one launch of its entry with its argument list (several
 // kernels, a reduction after a split, a host-driven algorithm): it compiles what it needs
-// through device.jit() (cached per context) and computes the outputs from the inputs. The session
+// through the Jit (cached per context) and computes the outputs from the inputs. The session
 // verifies its outputs and times it as it times a launch. Throws as the runtime does.
-using ProblemLauncher = std::function<void(const TuningConfig& config, ProblemDevice& device)>;
+using ConfigRunner = std::function<void(const TuningConfig& config)>;
+// Makes a session's runner, once, on its data with the inputs as made: what the runs share (a
+// workspace, what it learns from the inputs) lives in it.
+using ProblemLauncher = std::function<ConfigRunner(const ProblemDevice& device)>;
 
 // A library that computes the same outputs (cuBLAS for a product): what it is and one run of it.
 struct PTXRT_API ProblemPeerRun {
@@ -250,7 +253,7 @@ struct PTXRT_API ProblemPeerRun {
   std::function<void()> run;
 };
 // Makes the peer on the session's data, or nothing when there is none here (no cuBLAS found).
-using ProblemPeer = std::function<std::optional<ProblemPeerRun>(ProblemDevice& device)>;
+using ProblemPeer = std::function<std::optional<ProblemPeerRun>(const ProblemDevice& device)>;
 
 // A constraint the expressions cannot say (a C++ model of the kernel, of the device): why
 // `config` is ruled out at `sizes`, or nothing.
@@ -383,6 +386,8 @@ class PTXRT_API KernelProblem {
   KernelProblem& flops(std::string_view work);  // GFLOP/s
   KernelProblem& bytes(std::string_view work);  // GB/s
   KernelProblem& rate(std::string_view work, std::string unit, double unit_scale);
+  // The program manifest's tune lines as tunables and its constraint lines as constraints.
+  KernelProblem& tune_from_manifest();
 
   // The C++ hooks, for what the description cannot say; a problem with any of them has no JSON
   // form, so a tune isolates its configs in workers only where the worker can rebuild it by
