@@ -71,9 +71,8 @@ std::optional<TunedChoice> tuned_base(const ClosestPairArguments& arguments, std
     throw Error(ErrorKind::invalid_argument, "--tuned picks BASE itself: drop -D");
   const DeviceProperties device = Device::get(0).properties();
   const TuningDatabase database(database_path(arguments.database));
-  return apps::choose_tuned(
-      apps::make_tune_problem("closest-pair", {static_cast<std::int64_t>(n)}, device), device,
-      database);
+  return apps::choose_tuned(apps::closest_pair_problem(), {{"n", static_cast<std::int64_t>(n)}},
+                            device, database);
 }
 
 nlohmann::json times_json(const apps::ClosestPairTimes& times) {

@@ -188,12 +188,11 @@ std::optional<ptxrt::TunedChoice> tuned_choice(const CLI::App& command,
                 "(closest-pair: `ptxrt closest-pair --tuned`)");
   if (!arguments.defines.empty())
     throw Error(ErrorKind::invalid_argument, "--tuned picks the defines itself: drop -D");
-  const std::vector<std::int64_t> size{size_or(command, "--m", arguments.m, 1024),
-                                       size_or(command, "--n", arguments.n, 1024),
-                                       size_or(command, "--k", arguments.k, 1024)};
+  const ptxrt::ProblemSizes sizes{{"m", size_or(command, "--m", arguments.m, 1024)},
+                                  {"n", size_or(command, "--n", arguments.n, 1024)},
+                                  {"k", size_or(command, "--k", arguments.k, 1024)}};
   const ptxrt::DeviceProperties device = ptxrt::Device::get(arguments.device).properties();
-  return apps::choose_tuned(apps::make_tune_problem("matmul", size, device), device,
-                            tuning_database(arguments));
+  return apps::choose_tuned(apps::matmul_problem(), sizes, device, tuning_database(arguments));
 }
 
 apps::RunOptions run_options(const RunArguments& arguments) {

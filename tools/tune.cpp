@@ -83,10 +83,8 @@ void check_before_gpu(const TuneArguments& arguments) {
   const std::optional<KernelProblem> problem =
       source.is_file() ? std::optional<KernelProblem>(load_kernel_problem(source)) : std::nullopt;
   for (const std::string& size : sizes_of(arguments)) {
-    if (problem)
-      problem->complete_sizes(size.empty() ? ProblemSizes{} : parse_problem_sizes(size));
-    else if (!size.empty())
-      apps::parse_tune_size(arguments.kernel, size);
+    const ProblemSizes sizes = tune_sizes(source, size);
+    if (problem) problem->complete_sizes(sizes);
   }
 }
 

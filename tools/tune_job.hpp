@@ -1,6 +1,7 @@
-// One tune as `ptxrt tune` runs it, whichever kind of problem: a builtin one (matmul, sgemm,
-// closest-pair) or a kernel file with its problem description (--problem P.json, or the file's
-// "// ptxrt: problem" lines). The CLI plans, tunes and reports a TuneJob the same way for both.
+// One tune as `ptxrt tune` runs it: the KernelProblem of a builtin name (matmul, sgemm,
+// closest-pair) or of a kernel file with its problem description (--problem P.json, or the
+// file's "// ptxrt: problem" lines), planned, tuned and reported one way. The worker rebuilds the
+// problem from the same command line, since a builtin's C++ hooks cannot cross processes.
 #pragma once
 
 #include <chrono>
@@ -38,10 +39,14 @@ struct TuneJob {
 
 // A kernel file's problem: from --problem, else from the file's manifest lines.
 KernelProblem load_kernel_problem(const ProblemSource& source);
+// The problem `source` names on `device`: a kernel file's, or a builtin one.
+KernelProblem load_tune_problem(const ProblemSource& source, const DeviceProperties& device);
+// The sizes of `size_text` for `source`: "W=4096,H=4096" for any problem, also "1024", "MxNxK" or
+// "N" for the builtins (apps::parse_tune_size); empty: none given (the problem's defaults).
+ProblemSizes tune_sizes(const ProblemSource& source, const std::string& size_text);
 
-// The job of `source` at `size_text` ("W=4096,H=4096" for a kernel file, "1024" or "MxNxK" for
-// the builtins; empty: the default size) on `device`, compiling for `target`. A kernel file's
-// problem is checked first (check_problem): its mistakes surface here, before any GPU work.
+// The job of `source` at `size_text` on `device`, compiling for `target`. The problem is checked
+// first (check_problem): its mistakes surface here, before any GPU work.
 TuneJob make_tune_job(const ProblemSource& source, const std::string& size_text,
                       const DeviceProperties& device, const Target& target,
                       std::optional<std::chrono::milliseconds> compile_timeout);

@@ -124,15 +124,21 @@ void Cublas::check(int status, const char* call) const {
 
 void Cublas::sgemm_row_major(const DeviceBuffer<float>& a, const DeviceBuffer<float>& b,
                              DeviceBuffer<float>& c, int m, int n, int k) const {
+  sgemm_row_major(a.memory(), b.memory(), c.memory(), m, n, k);
+}
+
+void Cublas::sgemm_row_major(const DeviceRange& a, const DeviceRange& b, DeviceRange& c, int m,
+                             int n, int k) const {
   const auto count = [](int rows, int cols) {
     return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
   };
-  if (m < 1 || n < 1 || k < 1 || a.size() < count(m, k) || b.size() < count(k, n) ||
-      c.size() < count(m, n))
+  const auto floats = [](const DeviceRange& range) { return range.bytes() / sizeof(float); };
+  if (m < 1 || n < 1 || k < 1 || floats(a) < count(m, k) || floats(b) < count(k, n) ||
+      floats(c) < count(m, n))
     throw Error(ErrorKind::invalid_argument,
                 "cuBLAS SGEMM " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-                    std::to_string(k) + ": buffers of " + std::to_string(a.size()) + ", " +
-                    std::to_string(b.size()) + " and " + std::to_string(c.size()) +
+                    std::to_string(k) + ": buffers of " + std::to_string(floats(a)) + ", " +
+                    std::to_string(floats(b)) + " and " + std::to_string(floats(c)) +
                     " floats are too small or the sizes are not positive");
   ContextGuard guard(context_);
   const float alpha = 1.0f;

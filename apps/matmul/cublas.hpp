@@ -38,6 +38,9 @@ class Cublas {
   // C^T = B^T·A^T: the operands swap and nothing is transposed.
   void sgemm_row_major(const DeviceBuffer<float>& a, const DeviceBuffer<float>& b,
                        DeviceBuffer<float>& c, int m, int n, int k) const;
+  // The same on device memory of any kind, of at least the matrices' bytes.
+  void sgemm_row_major(const DeviceRange& a, const DeviceRange& b, DeviceRange& c, int m, int n,
+                       int k) const;
 
  private:
   void check(int status, const char* call) const;

@@ -3,25 +3,20 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
-#include <cmath>
-#include <sstream>
+#include <memory>
+#include <span>
+#include <utility>
 
 #include "apps/closest_pair/closest_pair.hpp"
-#include "apps/closest_pair/point_generator.hpp"
+#include "apps/closest_pair/closest_pair_gpu.hpp"
 #include "apps/common/builtin_kernels.hpp"
-#include "apps/common/kernel_defines.hpp"
-#include "apps/common/random_data.hpp"
 #include "apps/common/reference.hpp"
-#include "apps/common/run.hpp"
 #include "apps/matmul/cublas.hpp"
-#include "apps/matmul/matmul.hpp"
 #include "ptxrt/blas/sgemm.hpp"
 #include "ptxrt/blas/sgemm_tuning.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/log.hpp"
-#include "ptxrt/core/stream.hpp"
-#include "ptxrt/core/target.hpp"
-#include "ptxrt/tune/launch_timer.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 
 namespace ptxrt::apps {
 
@@ -31,191 +26,89 @@ namespace {
 // ones against cuBLAS (or, without it, the default SGEMM config), which the CPU would take
 // minutes to match.
 constexpr double cpu_reference_limit = 134217728.0;  // 512³
-constexpr std::uint64_t input_seed = 1;
 
-std::string format_error(double error) {
-  std::ostringstream text;
-  text << error;
-  return text.str();
+struct ProductSizes {
+  int m, n, k;
+};
+
+ProductSizes product_sizes(const ProblemDevice& device) {
+  return {static_cast<int>(device.size("m")), static_cast<int>(device.size("n")),
+          static_cast<int>(device.size("k"))};
 }
 
-// A, B and C of an m×n×k product on the GPU, and C's reference.
-class ProductSession : public TuneSession {
- public:
-  ProductSession(Jit& jit, const Context& context, const std::vector<std::int64_t>& size)
-      : jit_(jit),
-        context_(context),
-        m_(static_cast<int>(size[0])),
-        n_(static_cast<int>(size[1])),
-        k_(static_cast<int>(size[2])),
-        a_(context, std::span<const float>(random_floats(count(m_, k_), input_seed, 0))),
-        b_(context, std::span<const float>(random_floats(count(k_, n_), input_seed, 1))),
-        c_(context, count(m_, n_)),
-        timer_(context) {
-    compute_reference();
-  }
-
-  std::optional<Measurement> peer(const TimingPolicy& policy) override {
-    const CublasAvailability cublas = find_cublas();
-    if (!cublas.library) return std::nullopt;
-    const Cublas handle(cublas.library, context_);
-    Measurement measurement =
-        time(policy, std::nullopt, [&] { handle.sgemm_row_major(a_, b_, c_, m_, n_, k_); });
-    measurement.detail = "cuBLAS SGEMM (" + cublas.description + ")";
-    return measurement;
-  }
-
- protected:
-  // Verifies, then times, the product `launch` computes into c_.
-  Measurement verify_and_time(const TimingPolicy& policy, std::optional<double> best_ms,
-                              const std::function<void()>& launch) {
-    c_.memory().fill_words(poison_word);
-    launch();
-    const double error = compare(c_.download(), reference_).max_relative_error;
-    if (!(error <= matmul_tolerance)) {
-      Measurement wrong;
-      wrong.status = MeasurementStatus::wrong;
-      wrong.max_error = error;
-      wrong.detail = "max relative error " + format_error(error) + " over the tolerance " +
-                     format_error(matmul_tolerance) + " against " + reference_name_;
-      return wrong;
-    }
-    Measurement measurement = time(policy, best_ms, launch);
-    measurement.max_error = error;
-    return measurement;
-  }
-
-  const DeviceBuffer<float>& a() const { return a_; }
-  const DeviceBuffer<float>& b() const { return b_; }
-  DeviceBuffer<float>& c() { return c_; }
-
-  Jit& jit_;
-  Context context_;
-  int m_, n_, k_;
-
- private:
-  static std::size_t count(int rows, int columns) {
-    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns);
-  }
-
-  Measurement time(const TimingPolicy& policy, std::optional<double> best_ms,
-                   const std::function<void()>& launch) {
-    const TimingResult timing =
-        time_samples(policy, best_ms, [&] { return timer_.sample(launch); });
-    return timed_measurement(timing, 2.0 * m_ * n_ * static_cast<double>(k_), 1e9, "GFLOP/s");
-  }
-
-  void compute_reference() {
-    if (static_cast<double>(m_) * n_ * k_ <= cpu_reference_limit) {
-      reference_ = matmul(a_.download(), b_.download(), static_cast<std::size_t>(m_),
-                          static_cast<std::size_t>(n_), static_cast<std::size_t>(k_));
-      reference_name_ = "the CPU's fp64 product";
-      return;
-    }
-    if (const CublasAvailability cublas = find_cublas(); cublas.library) {
-      Cublas(cublas.library, context_).sgemm_row_major(a_, b_, c_, m_, n_, k_);
-      reference_name_ = "cuBLAS";
-    } else {
-      sgemm(context_, m_, n_, k_, a_, b_, c_, {.jit = &jit_});
-      reference_name_ = "the SGEMM family's default config";
-    }
-    reference_ = c_.download();
-  }
-
-  DeviceBuffer<float> a_;
-  DeviceBuffer<float> b_;
-  DeviceBuffer<float> c_;
-  std::vector<float> reference_;
-  std::string reference_name_;
-  LaunchTimer timer_;
-};
-
-class MatmulSession : public ProductSession {
- public:
-  MatmulSession(Jit& jit, const Context& context, const std::vector<std::int64_t>& size,
-                Program program)
-      : ProductSession(jit, context, size), program_(std::move(program)) {}
-
-  Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
-                      std::optional<double> best_ms) override {
-    const Kernel kernel =
-        jit_.kernel(program_, compile_options(config.defines()), context_, "matmul_tiled");
-    const auto tile = static_cast<unsigned>(config.at("TILE_WIDTH"));
-    const LaunchConfig launch{.grid = Dim3(blocks_for(static_cast<unsigned>(n_), tile),
-                                           blocks_for(static_cast<unsigned>(m_), tile)),
-                              .block = Dim3(tile, tile)};
-    return verify_and_time(policy, best_ms,
-                           [&] { kernel.launch(launch, a(), b(), c(), m_, n_, k_); });
-  }
-
- private:
-  Program program_;
-};
-
-SgemmConfig sgemm_config_of(const TuningConfig& config) {
-  return sgemm_config_with(SgemmConfig{}, config.defines());
+std::vector<float> download_floats(const DeviceRange& range) {
+  std::vector<float> values(range.bytes() / sizeof(float));
+  range.download_bytes(values.data(), values.size() * sizeof(float));
+  return values;
 }
 
-class SgemmSession : public ProductSession {
- public:
-  SgemmSession(Jit& jit, const Context& context, const std::vector<std::int64_t>& size)
-      : ProductSession(jit, context, size), workspace_(context) {}
-
-  Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
-                      std::optional<double> best_ms) override {
-    const SgemmOptions options{.choice = SgemmChoice::given,
-                               .config = sgemm_config_of(config),
-                               .workspace = &workspace_,
-                               .jit = &jit_};
-    return verify_and_time(policy, best_ms,
-                           [&] { sgemm(context_, m_, n_, k_, a(), b(), c(), options); });
+// C of the product of buffers a and b, written into c; what computed it.
+std::string product_reference(const ProblemDevice& device) {
+  const auto [m, n, k] = product_sizes(device);
+  DeviceRange& a = device.buffer("a");
+  DeviceRange& b = device.buffer("b");
+  DeviceRange& c = device.buffer("c");
+  if (static_cast<double>(m) * n * k <= cpu_reference_limit) {
+    const std::vector<float> product =
+        matmul(download_floats(a), download_floats(b), static_cast<std::size_t>(m),
+               static_cast<std::size_t>(n), static_cast<std::size_t>(k));
+    c.upload_bytes(product.data(), product.size() * sizeof(float));
+    return "the CPU's fp64 product";
   }
-
- private:
-  SgemmWorkspace workspace_;
-};
-
-class ClosestPairSession : public TuneSession {
- public:
-  ClosestPairSession(Jit& jit, const Context& context, std::int64_t n)
-      : jit_(jit),
-        context_(context),
-        points_(
-            generate_points(static_cast<std::size_t>(n), PointDistribution::uniform, input_seed)),
-        reference_(closest_pair(points_, ClosestPairMethod::cpu_divide_conquer).distance),
-        timer_(context) {}
-
-  Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
-                      std::optional<double> best_ms) override {
-    const ClosestPairOptions options{
-        .base = static_cast<int>(config.at("BASE")), .context = context_, .jit = &jit_};
-    const ClosestPair found = closest_pair(points_, ClosestPairMethod::divide_conquer, options);
-    if (found.distance != reference_) {
-      Measurement wrong;
-      wrong.status = MeasurementStatus::wrong;
-      wrong.max_error = reference_ > 0.0 ? std::abs(found.distance - reference_) / reference_
-                                         : std::abs(found.distance);
-      wrong.detail = "distance " + format_error(found.distance) + " differs from the CPU's " +
-                     format_error(reference_);
-      return wrong;
-    }
-    const TimingResult timing = time_samples(policy, best_ms, [&] {
-      timer_.flush_l2();
-      const ClosestPair run = closest_pair(points_, ClosestPairMethod::divide_conquer, options);
-      return run.times.gpu_ms();
-    });
-    return timed_measurement(timing, static_cast<double>(points_.size()), 1e6, "Mpoint/s");
+  if (const CublasAvailability cublas = find_cublas(); cublas.library) {
+    Cublas(cublas.library, device.context()).sgemm_row_major(a, b, c, m, n, k);
+    return "cuBLAS";
   }
+  sgemm(device.context(), m, n, k, a.address(), b.address(), c.address(), {.jit = &device.jit()});
+  return "the SGEMM family's default config";
+}
 
-  std::optional<Measurement> peer(const TimingPolicy&) override { return std::nullopt; }
+std::optional<ProblemPeerRun> cublas_peer(const ProblemDevice& device) {
+  const CublasAvailability cublas = find_cublas();
+  if (!cublas.library) return std::nullopt;
+  const auto handle = std::make_shared<const Cublas>(cublas.library, device.context());
+  return ProblemPeerRun{.description = "cuBLAS SGEMM (" + cublas.description + ")",
+                        .run = [handle, device] {
+                          const auto [m, n, k] = product_sizes(device);
+                          handle->sgemm_row_major(device.buffer("a"), device.buffer("b"),
+                                                  device.buffer("c"), m, n, k);
+                        }};
+}
 
- private:
-  Jit& jit_;
-  Context context_;
-  std::vector<Point2> points_;
-  double reference_;
-  LaunchTimer timer_;
-};
+// What the matrix products share beyond their data (sgemm_problem's): the reference, the
+// tolerance and the peer.
+KernelProblem& checked_as_product(KernelProblem& problem) {
+  return problem.verify_on_device(product_reference)
+      .tolerance(0.0, matmul_tolerance, ProblemVerification::RelativeTo::largest)
+      .peer(cublas_peer);
+}
+
+// The GPU divide & conquer on the points buffer (n float pairs), its distance written to the
+// distance buffer. The points' box, which every run needs, is read once.
+ConfigRunner closest_pair_runner(const ProblemDevice& device) {
+  const DevicePoints points(device.buffer("points").address(),
+                            static_cast<std::size_t>(device.size("n")));
+  double bounds_ms = 0.0;
+  const PointBox box =
+      decode_box(device_bounds(points, GpuSetup{device.context(), &device.jit(), 128}, bounds_ms));
+  return [device, points, box](const TuningConfig& config) {
+    const ClosestPairOptions options{.base = static_cast<int>(config.at("BASE")),
+                                     .context = device.context(),
+                                     .jit = &device.jit()};
+    const double distance = closest_pair_in_box(device.context(), points, box,
+                                                ClosestPairMethod::divide_conquer, options)
+                                .distance;
+    device.buffer("distance").upload_bytes(&distance, sizeof distance);
+  };
+}
+
+void closest_pair_reference(ProblemData& data) {
+  const std::span<const float> coordinates = std::as_const(data).span<float>("points");
+  const std::span<const Point2> points(reinterpret_cast<const Point2*>(coordinates.data()),
+                                       coordinates.size() / 2);
+  data.span<double>("distance")[0] =
+      closest_pair(points, ClosestPairMethod::cpu_divide_conquer).distance;
+}
 
 std::int64_t parse_positive(std::string_view text, std::string_view whole) {
   std::int64_t value = 0;
@@ -229,57 +122,13 @@ std::int64_t parse_positive(std::string_view text, std::string_view whole) {
 
 bool is_product(std::string_view problem) { return problem == "matmul" || problem == "sgemm"; }
 
-TuneProblem matmul_problem(std::vector<std::int64_t> size, const std::filesystem::path& source) {
-  Program program = source.empty() ? apps::builtin_program("matmul_tiled") : Program::from_file(source);
-  TuningSpace space = TuningSpace::from_manifest(program.manifest());
-  TuneProblem problem{"matmul", program, "matmul_tiled", std::move(space), std::move(size), {}, {}};
-  problem.shape = [](const TuningConfig& config) {
-    const std::int64_t tile = config.at("TILE_WIDTH");
-    return LaunchShape{static_cast<int>(tile * tile), 0};
-  };
-  problem.open_session = [size = problem.size, program](Jit& jit, const Context& context) {
-    return std::make_unique<MatmulSession>(jit, context, size, program);
-  };
-  return problem;
+// What a builtin's sizes are, for a message.
+std::string problem_sizes_text(std::string_view problem) {
+  return std::string(problem) + (is_product(problem) ? "'s sizes: m, n, k" : "'s size: n");
 }
 
-TuneProblem sgemm_problem(std::vector<std::int64_t> size, const DeviceProperties& device) {
-  TuningSpace space = sgemm_tuning_space(device, static_cast<int>(size[0]),
-                                         static_cast<int>(size[1]), static_cast<int>(size[2]));
-  TuneProblem problem{"sgemm",          apps::builtin_program("sgemm"), "sgemm_aligned", std::move(space),
-                      std::move(size), {},                        {}};
-  problem.shape = [](const TuningConfig& config) {
-    const SgemmConfig sgemm_config = sgemm_config_of(config);
-    return LaunchShape{sgemm_config.threads(), sgemm_config.shared_bytes()};
-  };
-  problem.open_session = [size = problem.size](Jit& jit, const Context& context) {
-    return std::make_unique<SgemmSession>(jit, context, size);
-  };
-  return problem;
-}
-
-TuneProblem closest_pair_problem(std::vector<std::int64_t> size) {
-  Program program = apps::builtin_program("closest_pair");
-  TuningSpace space = TuningSpace::from_manifest(program.manifest());
-  TuneProblem problem{"closest-pair",  program, "dc_leaves", std::move(space),
-                      std::move(size), {},      {}};
-  problem.shape = [](const TuningConfig& config) {
-    return LaunchShape{static_cast<int>(config.at("BASE")), 0};
-  };
-  problem.open_session = [n = problem.size[0]](Jit& jit, const Context& context) {
-    return std::make_unique<ClosestPairSession>(jit, context, n);
-  };
-  return problem;
-}
-
-}  // namespace
-
-const std::vector<std::string>& tune_problem_names() {
-  static const std::vector<std::string> names{"matmul", "sgemm", "closest-pair"};
-  return names;
-}
-
-std::vector<std::int64_t> parse_tune_size(std::string_view problem, std::string_view text) {
+// "1024" or "MxNxK" for a product, "N" for closest-pair.
+ProblemSizes parse_dimensions(std::string_view problem, std::string_view text) {
   std::vector<std::int64_t> size;
   for (std::string_view rest = text;;) {
     const std::size_t cross = rest.find('x');
@@ -292,59 +141,132 @@ std::vector<std::int64_t> parse_tune_size(std::string_view problem, std::string_
     if (size.size() != 3)
       throw Error(ErrorKind::invalid_argument,
                   std::string(problem) + " size '" + std::string(text) + "': expected N or MxNxK");
-    return size;
+    return {{"m", size[0]}, {"n", size[1]}, {"k", size[2]}};
   }
   if (size.size() != 1 || size[0] < 2)
     throw Error(ErrorKind::invalid_argument, std::string(problem) + " size '" + std::string(text) +
                                                  "': expected a number of points, at least 2");
-  return size;
+  return {{"n", size[0]}};
 }
 
-std::vector<std::int64_t> default_tune_size(std::string_view problem) {
-  if (is_product(problem)) return {1024, 1024, 1024};
-  return {1 << 20};
+// Sizes by name ("m=1024,n=512"): each the problem's and within what the kernels' int sizes
+// hold.
+ProblemSizes parse_named(std::string_view problem, std::string_view text) {
+  ProblemSizes sizes = parse_problem_sizes(text);
+  const std::vector<std::string> known =
+      is_product(problem) ? std::vector<std::string>{"m", "n", "k"} : std::vector<std::string>{"n"};
+  for (const auto& [name, value] : sizes) {
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw Error(ErrorKind::invalid_argument, std::string(problem) + " size '" +
+                                                   std::string(text) + "': no size " + name + " (" +
+                                                   problem_sizes_text(problem) + ")");
+    if (value > INT_MAX)
+      throw Error(
+          ErrorKind::invalid_argument,
+          std::string(problem) + " size '" + std::string(text) + "': " + name + " is over 2^31-1");
+    if (!is_product(problem) && value < 2)
+      throw Error(ErrorKind::invalid_argument, std::string(problem) + " size '" +
+                                                   std::string(text) +
+                                                   "': expected a number of points, at least 2");
+  }
+  return sizes;
 }
 
-TuneProblem make_tune_problem(std::string_view name, std::vector<std::int64_t> size,
-                              const DeviceProperties& device, const std::filesystem::path& source) {
-  const auto& names = tune_problem_names();
-  if (std::find(names.begin(), names.end(), name) == names.end())
-    throw Error(ErrorKind::invalid_argument, "no tuning problem '" + std::string(name) +
-                                                 "': expected matmul, sgemm or "
-                                                 "closest-pair");
+}  // namespace
+
+const std::vector<std::string>& tune_problem_names() {
+  static const std::vector<std::string> names{"matmul", "sgemm", "closest-pair"};
+  return names;
+}
+
+KernelProblem matmul_problem(const std::filesystem::path& source) {
+  KernelProblem problem(
+      source.empty() ? builtin_program("matmul_tiled") : Program::from_file(source),
+      "matmul_tiled");
+  problem.name("matmul")
+      .size("m", 1024)
+      .size("n", 1024)
+      .size("k", 1024)
+      .tune_from_manifest()
+      .block("TILE_WIDTH", "TILE_WIDTH")
+      .grid("ceil_div(n, TILE_WIDTH)", "ceil_div(m, TILE_WIDTH)")
+      .buffer("a", ElementType::float32, "m * k", DataInit::uniform(-1.0, 1.0))
+      .buffer("b", ElementType::float32, "k * n", DataInit::uniform(-1.0, 1.0))
+      .buffer("c", ElementType::float32, "m * n", DataInit::zeros(), ArgumentRole::output)
+      .scalar("m", ElementType::int32, "m")
+      .scalar("n", ElementType::int32, "n")
+      .scalar("k", ElementType::int32, "k")
+      .flops("2 * m * n * k")
+      .key_by_source();
+  checked_as_product(problem).validate();
+  return problem;
+}
+
+KernelProblem closest_pair_problem() {
+  KernelProblem problem(builtin_program("closest_pair"), "dc_leaves");
+  problem.name("closest-pair")
+      .size("n", 1 << 20)
+      .tune_from_manifest()
+      .block("BASE")
+      .grid("ceil_div(n, BASE)")
+      .buffer("points", ElementType::float32, "2 * n", DataInit::uniform(0.0, 1.0))
+      .buffer("distance", ElementType::float64, "1", DataInit::zeros(), ArgumentRole::output)
+      .verify_with(closest_pair_reference)
+      .tolerance(0.0, 0.0)  // every method finds the exact minimum
+      .rate("n", "Mpoint/s", 1e6)
+      .launch_with(closest_pair_runner)
+      .key_by_source();
+  problem.validate();
+  return problem;
+}
+
+std::optional<KernelProblem> find_builtin_tune_problem(std::string_view name,
+                                                       const DeviceProperties& device) {
+  if (name == "matmul") return matmul_problem();
+  if (name == "closest-pair") return closest_pair_problem();
+  if (name != "sgemm") return std::nullopt;
+  KernelProblem problem = sgemm_problem(device);
+  checked_as_product(problem);
+  return problem;
+}
+
+KernelProblem builtin_tune_problem(std::string_view name, const DeviceProperties& device,
+                                   const std::filesystem::path& source) {
   if (!source.empty() && name != "matmul")
     throw Error(
         ErrorKind::invalid_argument,
         "--source applies to matmul only (a file with matmul_tiled's entry and TILE_WIDTH)");
-  if (size.size() != (is_product(name) ? 3u : 1u))
-    throw Error(ErrorKind::invalid_argument, std::string(name) + ": size " + format_size(size) +
-                                                 " has the wrong number of dimensions");
-  if (name == "matmul") return matmul_problem(std::move(size), source);
-  if (name == "sgemm") return sgemm_problem(std::move(size), device);
-  return closest_pair_problem(std::move(size));
+  if (!source.empty()) return matmul_problem(source);
+  if (std::optional<KernelProblem> problem = find_builtin_tune_problem(name, device))
+    return *std::move(problem);
+  throw Error(ErrorKind::invalid_argument, "no tuning problem '" + std::string(name) +
+                                               "': expected matmul, sgemm or closest-pair");
 }
 
-TunedChoice choose_tuned(const TuneProblem& problem, const DeviceProperties& device,
-                         const TuningDatabase& database) {
-  TunedChoice choice =
-      choose(database.records(), tune_key(problem, device), problem.space.default_config());
+ProblemSizes parse_tune_size(std::string_view name, std::string_view text) {
+  if (text.empty()) return {};
+  if (text.find('=') != std::string_view::npos) return parse_named(name, text);
+  return parse_dimensions(name, text);
+}
+
+TunedChoice choose_tuned(const KernelProblem& problem, const ProblemSizes& sizes,
+                         const DeviceProperties& device, const TuningDatabase& database) {
+  const ProblemSizes complete = problem.complete_sizes(sizes);
+  TunedChoice choice = choose(database.records(), problem_key(problem, complete, device),
+                              problem.fallback_config(complete));
   if (log::enabled(log::Level::info))
-    log::write(log::Level::info, "tuned " + problem.name + " " + format_size(problem.size) + ": " +
+    log::write(log::Level::info, "tuned " + problem.name() + " " +
+                                     format_size(problem.size_values(complete)) + ": " +
                                      choice.describe());
   return choice;
 }
 
 TunedMatmul plan_matmul_tuned(std::int64_t m, std::int64_t n, std::int64_t k,
                               const DeviceProperties& device, const TuningDatabase& database) {
-  TunedChoice choice = choose_tuned(matmul_problem({m, n, k}, {}), device, database);
+  TunedChoice choice =
+      choose_tuned(matmul_problem(), {{"m", m}, {"n", n}, {"k", k}}, device, database);
   MatmulPlan plan = plan_matmul(m, n, k, MatmulVariant::tiled, choice.config.defines());
   return {std::move(plan), std::move(choice)};
-}
-
-TuningKey tune_key(const TuneProblem& problem, const DeviceProperties& device) {
-  return {problem.name, source_hash(problem.program), problem.space.describe(),
-          device.name,  device.compute_capability(),  nvrtc_version(),
-          problem.size};
 }
 
 }  // namespace ptxrt::apps

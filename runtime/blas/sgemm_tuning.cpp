@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "blas/sgemm_family.hpp"
+#include "ptxrt/blas/sgemm.hpp"
 #include "ptxrt/blas/sgemm_config.hpp"
 #include "ptxrt/blas/sgemm_heuristic.hpp"
 #include "ptxrt/core/log.hpp"
 #include "ptxrt/core/program.hpp"
 #include "ptxrt/core/target.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 
 namespace ptxrt {
 
@@ -56,24 +59,73 @@ Verdict shape_fits(const SgemmConfig& config, const DeviceProperties& device, in
   return {};
 }
 
+// The database keys of recorded tunes hold this text: it must not change.
+constexpr std::string_view shape_constraint =
+    "sgemm_config_problem, and tiles and splits that suit the shape (sgemm_tuning.hpp)";
+
+int size_of(const ProblemSizes& sizes, const char* name) {
+  return static_cast<int>(sizes.at(name));
+}
+
+Verdict tuning_fits(const TuningConfig& tuning, const DeviceProperties& device, int m, int n,
+                    int k) {
+  const SgemmConfig config = sgemm_config_with(SgemmConfig{}, tuning.defines());
+  if (Verdict fits = sgemm_config_fits(config, device); !fits) return fits;
+  return shape_fits(config, device, m, n, k);
+}
+
+ProblemSizes sizes_of(int m, int n, int k) { return {{"m", m}, {"n", n}, {"k", k}}; }
+
 }  // namespace
 
 TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, int n, int k) {
-  TuningSpace space = TuningSpace::from_manifest(sgemm_program().manifest());
-  space.add_constraint(
-      "sgemm_config_problem, and tiles and splits that suit the shape (sgemm_tuning.hpp)",
-      [device, m, n, k](const TuningConfig& tuning) {
-        const SgemmConfig config = sgemm_config_with(SgemmConfig{}, tuning.defines());
-        if (const Verdict fits = sgemm_config_fits(config, device); !fits) return fits;
-        return shape_fits(config, device, m, n, k);
-      });
-  return space;
+  return sgemm_problem(device).space_at(sizes_of(m, n, k));
+}
+
+KernelProblem sgemm_problem(const DeviceProperties& device) {
+  // The tile sides as sgemm.cu derives them from the tunables.
+  constexpr std::string_view block_m = "WARPS_M * LANES_M * TM";
+  constexpr std::string_view block_n = "WARPS_N * (32 / LANES_M) * TN";
+  KernelProblem problem(sgemm_program(), "sgemm_aligned");
+  problem.name("sgemm")
+      .size("m", 1024)
+      .size("n", 1024)
+      .size("k", 1024)
+      .tune_from_manifest()
+      .constraint(std::string(shape_constraint),
+                  [device](const TuningConfig& config, const ProblemSizes& sizes) {
+                    return tuning_fits(config, device, size_of(sizes, "m"), size_of(sizes, "n"),
+                                       size_of(sizes, "k"));
+                  })
+      .block("32 * WARPS_M * WARPS_N")
+      .grid("ceil_div(n, " + std::string(block_n) + ")",
+            "ceil_div(m, " + std::string(block_m) + ")", "SPLIT_K")
+      .shared_memory("STAGES * BK * (" + std::string(block_m) + " + 4 + " + std::string(block_n) +
+                     ") * 4")
+      .buffer("a", ElementType::float32, "m * k", DataInit::uniform(-1.0, 1.0))
+      .buffer("b", ElementType::float32, "k * n", DataInit::uniform(-1.0, 1.0))
+      .buffer("c", ElementType::float32, "m * n", DataInit::zeros(), ArgumentRole::output)
+      .flops("2 * m * n * k")
+      .launch_with([](const ProblemDevice& data) -> ConfigRunner {
+        // Shared by the runner's copies; a session uses it from one thread.
+        auto workspace = std::make_shared<SgemmWorkspace>(data.context());
+        return [data, workspace](const TuningConfig& config) {
+          const SgemmOptions options{.choice = SgemmChoice::given,
+                                     .config = sgemm_config_with(SgemmConfig{}, config.defines()),
+                                     .workspace = workspace.get(),
+                                     .jit = &data.jit()};
+          sgemm(data.context(), static_cast<int>(data.size("m")), static_cast<int>(data.size("n")),
+                static_cast<int>(data.size("k")), data.buffer("a").address(),
+                data.buffer("b").address(), data.buffer("c").address(), options);
+        };
+      })
+      .key_by_source();
+  problem.validate();
+  return problem;
 }
 
 TuningKey sgemm_tuning_key(const DeviceProperties& device, int m, int n, int k) {
-  return {"sgemm",     source_hash(sgemm_program()), sgemm_tuning_space(device, m, n, k).describe(),
-          device.name, device.compute_capability(),  nvrtc_version(),
-          {m, n, k}};
+  return problem_key(sgemm_problem(device), sizes_of(m, n, k), device);
 }
 
 TunedChoice sgemm_tuned_choice(const DeviceProperties& device, int m, int n, int k,

@@ -267,7 +267,40 @@ KernelProblem& KernelProblem::verify_with(ReferenceCallback callback) {
   return *this;
 }
 
-KernelProblem& KernelProblem::tolerance(double atol, double rtol) {
+KernelProblem& KernelProblem::verify_on_device(DeviceReferenceCallback callback) {
+  verification_.kind = ProblemVerification::Kind::device_callback;
+  verification_.device_callback = std::move(callback);
+  return *this;
+}
+
+KernelProblem& KernelProblem::constraint(std::string description, ProblemConstraint check) {
+  checks_.emplace_back(std::move(description), std::move(check));
+  return *this;
+}
+
+KernelProblem& KernelProblem::launch_with(ProblemLauncher launcher) {
+  launcher_ = std::move(launcher);
+  return *this;
+}
+
+KernelProblem& KernelProblem::peer(ProblemPeer peer) {
+  peer_ = std::move(peer);
+  return *this;
+}
+
+KernelProblem& KernelProblem::key_by_source() {
+  key_by_source_ = true;
+  return *this;
+}
+
+bool KernelProblem::is_declarative() const noexcept {
+  return verification_.kind != ProblemVerification::Kind::callback &&
+         verification_.kind != ProblemVerification::Kind::device_callback && checks_.empty() &&
+         !launcher_ && !peer_;
+}
+
+KernelProblem& KernelProblem::tolerance(double atol, double rtol,
+                                        ProblemVerification::RelativeTo relative_to) {
   for (const auto& [field, value] :
        {std::pair{"verify.atol", atol}, std::pair{"verify.rtol", rtol}})
     if (!(value >= 0.0) || !std::isfinite(value))
@@ -276,6 +309,7 @@ KernelProblem& KernelProblem::tolerance(double atol, double rtol) {
           std::string(field) + ": must be a finite number, 0 or more, got " + number_text(value));
   verification_.atol = atol;
   verification_.rtol = rtol;
+  verification_.relative_to = relative_to;
   return *this;
 }
 
@@ -290,6 +324,21 @@ KernelProblem& KernelProblem::rate(std::string_view work, std::string unit, doub
     throw Error(ErrorKind::invalid_argument,
                 "rate.scale: must be a finite number above 0, got " + number_text(unit_scale));
   return set_rate("rate.work", work, std::move(unit), unit_scale);
+}
+
+KernelProblem& KernelProblem::tune_from_manifest() {
+  const Manifest& manifest = program_.manifest();
+  for (const ManifestDefine& declared : manifest.defines) {
+    if (!declared.tunable) continue;
+    std::vector<std::int64_t> values;
+    for (const std::string& value : declared.values) values.push_back(std::stoll(value));
+    std::optional<std::int64_t> fallback;
+    if (declared.default_value) fallback = std::stoll(*declared.default_value);
+    tune(declared.name, std::move(values), fallback);
+  }
+  for (const ManifestConstraint& constraint : manifest.constraints)
+    this->constraint(constraint.expression.text());
+  return *this;
 }
 
 KernelProblem& KernelProblem::set_rate(std::string field, std::string_view work, std::string unit,
@@ -485,6 +534,9 @@ TuningSpace KernelProblem::space_at(const ProblemSizes& sizes) const {
   for (const auto& [define, value] : defines_)
     space.add_fixed_value(define, evaluate(value, sizes, {}, "defines." + define));
   for (const Expression& constraint : constraints_) space.add_constraint(constraint);
+  for (const auto& [description, check] : checks_)
+    space.add_constraint(
+        description, [check, sizes](const TuningConfig& config) { return check(config, sizes); });
   return space;
 }
 
@@ -576,6 +628,7 @@ std::vector<std::size_t> KernelProblem::argument_bytes() const {
 }
 
 std::string KernelProblem::key_hash() const {
+  if (key_by_source_) return source_hash(program_);
   Sha256 hash;
   hash.update_field("ptxrt kernel problem 1").update_field(source_hash(program_)).update_field(entry_);
   for (const auto& [define, value] : defines_) hash.update_field(define).update_field(value.text());

@@ -260,7 +260,7 @@ class Reader {
 
   void verification(KernelProblem& problem, const json& spec, const Program& own) const {
     object(spec, "verify");
-    only(spec, "verify", {"reference", "config", "files", "atol", "rtol"});
+    only(spec, "verify", {"reference", "config", "files", "atol", "rtol", "rtol_of"});
     const int ways = spec.contains("reference") + spec.contains("config") + spec.contains("files");
     if (ways > 1) fail("verify", "give one of \"reference\", \"config\" or \"files\"");
     if (spec.contains("reference")) {
@@ -302,9 +302,18 @@ class Reader {
       problem.verify_with_files(std::move(files));
     }
     const ProblemVerification& defaults = problem.verification();
+    ProblemVerification::RelativeTo relative_to = defaults.relative_to;
+    if (spec.contains("rtol_of")) {
+      const std::string of = text(spec["rtol_of"], "verify.rtol_of");
+      if (of != "element" && of != "largest")
+        fail("verify.rtol_of", "expected \"element\" or \"largest\", got " + detail::quoted(of));
+      relative_to = of == "largest" ? ProblemVerification::RelativeTo::largest
+                                    : ProblemVerification::RelativeTo::element;
+    }
     build([&] {
       problem.tolerance(spec.contains("atol") ? number(spec["atol"], "verify.atol") : defaults.atol,
-                        spec.contains("rtol") ? number(spec["rtol"], "verify.rtol") : defaults.rtol);
+                        spec.contains("rtol") ? number(spec["rtol"], "verify.rtol") : defaults.rtol,
+                        relative_to);
     });
   }
 
@@ -331,10 +340,14 @@ class Reader {
     }
   }
 
-  // The program: the one given, else the document's "source" (a path), "source_text" or
-  // "builtin" (what to_json writes).
+  // The program: the one given (with the document's "headers" added: a kernel file named on
+  // the command line may include headers the problem file supplies), else the document's
+  // "source" (a path), "source_text" or "builtin" (what to_json writes).
   Program program(const json& document, std::optional<Program> given) const {
-    if (given) return std::move(*given);
+    if (given) {
+      add_headers(*given, document);
+      return std::move(*given);
+    }
     if (document.contains("builtin")) {
       const std::string name = text(document["builtin"], "builtin");
       std::optional<Program> named = programs_by_name_ ? programs_by_name_(name) : std::nullopt;
@@ -348,12 +361,16 @@ class Reader {
           document.contains("source_name") ? text(document["source_name"], "source_name") : "kernel.cu",
           document.contains("source_directory") ? text(document["source_directory"], "source_directory")
                                                 : std::string());
-      if (document.contains("headers"))
-        for (const auto& [name, content] : object(document["headers"], "headers").items())
-          program.add_header(name, text(content, "headers." + name));
+      add_headers(program, document);
       return program;
     }
     fail("source", "no kernel file: give one beside the problem, or \"source\": \"PATH\"");
+  }
+
+  void add_headers(Program& program, const json& document) const {
+    if (!document.contains("headers")) return;
+    for (const auto& [name, content] : object(document["headers"], "headers").items())
+      program.add_header(name, text(content, "headers." + name));
   }
 
   KernelProblem read(const json& document, std::optional<Program> given, bool manifest_space) const {
@@ -384,7 +401,7 @@ class Reader {
         build([&] { problem.define(name, expression(value, "defines." + name)); });
       }
     if (document.contains("tune")) tunables(problem, document["tune"]);
-    if (manifest_space && !document.contains("tune")) from_manifest_lines(problem);
+    if (manifest_space && !document.contains("tune")) build([&] { problem.tune_from_manifest(); });
     if (document.contains("constraints"))
       for (std::size_t i = 0; i < list(document["constraints"], "constraints").size(); ++i)
         build([&] {
@@ -412,23 +429,6 @@ class Reader {
     if (document.contains("verify")) verification(problem, document["verify"], problem.program());
     rate(problem, document);
     return problem;
-  }
-
-  // The manifest's tune lines as tunables, its constraints, and its other defaults as defines.
-  void from_manifest_lines(KernelProblem& problem) const {
-    const Manifest& manifest = problem.program().manifest();
-    for (const ManifestDefine& declared : manifest.defines) {
-      const auto integer_of = [](const std::string& text) { return std::stoll(text); };
-      if (declared.tunable) {
-        std::vector<std::int64_t> values;
-        for (const std::string& value : declared.values) values.push_back(integer_of(value));
-        std::optional<std::int64_t> fallback;
-        if (declared.default_value) fallback = integer_of(*declared.default_value);
-        build([&] { problem.tune(declared.name, values, fallback); });
-      }
-    }
-    for (const ManifestConstraint& constraint : manifest.constraints)
-      problem.constraint(constraint.expression.text());
   }
 
  private:

@@ -82,7 +82,9 @@ void program_json(json& document, const Program& program, const ProgramsByName& 
 std::string KernelProblem::to_json(const ProgramsByName& programs_by_name) const {
   if (!is_declarative())
     throw Error(ErrorKind::invalid_argument,
-                name_ + ": a problem with a reference callback has no JSON form");
+                name_ +
+                    ": a problem with C++ callbacks (a reference, launcher, peer or "
+                    "constraint) has no JSON form");
   json document{{"name", name_}, {"kernel", entry_}};
   program_json(document, program_, programs_by_name);
   json sizes = json::object();
@@ -128,6 +130,8 @@ std::string KernelProblem::to_json(const ProgramsByName& programs_by_name) const
   }
   document["symbols"] = symbols;
   json verify{{"atol", verification_.atol}, {"rtol", verification_.rtol}};
+  if (verification_.relative_to == ProblemVerification::RelativeTo::largest)
+    verify["rtol_of"] = "largest";
   if (verification_.kind == ProblemVerification::Kind::reference_kernel) {
     const ReferenceKernel& kernel = verification_.kernel;
     json reference = geometry_json(kernel.geometry);

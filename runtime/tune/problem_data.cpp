@@ -436,6 +436,26 @@ ProblemData::Array& ProblemData::at(std::string_view name) {
                                         " (it has: " + join(names) + ")");
 }
 
+ProblemDevice::ProblemDevice(Jit& jit, const Context& context, const ProblemSizes& sizes,
+                             std::vector<std::pair<std::string_view, DeviceRange*>> buffers)
+    : jit_(&jit), context_(&context), sizes_(&sizes), buffers_(std::move(buffers)) {}
+
+std::int64_t ProblemDevice::size(std::string_view name) const {
+  if (const auto found = sizes_->find(name); found != sizes_->end()) return found->second;
+  throw Error(ErrorKind::not_found, "the problem has no size " + detail::quoted(name) +
+                                        " (its sizes: " + format_problem_sizes(*sizes_) + ")");
+}
+
+DeviceRange& ProblemDevice::buffer(std::string_view name) const {
+  std::vector<std::string> names;
+  for (const auto& [buffer_name, range] : buffers_) {
+    if (buffer_name == name) return *range;
+    names.emplace_back(buffer_name);
+  }
+  throw Error(ErrorKind::not_found, "the problem has no buffer named " + detail::quoted(name) +
+                                        " (it has: " + join(names) + ")");
+}
+
 void ProblemData::throw_type_mismatch(const Array& array, ElementType asked) {
   throw Error(ErrorKind::invalid_argument, "'" + array.name + "' holds " +
                                                std::string(to_string(array.type)) + ", not " +

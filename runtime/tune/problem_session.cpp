@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <sstream>
 
 #include "ptxrt/core/memory.hpp"
@@ -73,6 +75,7 @@ struct ProblemSession::State {
   std::vector<ProblemData::Array> expected;          // the reference's outputs, by name
   std::string reference_name;
   LaunchTimer timer;
+  ConfigRunner launch;  // the problem's launcher's, when it has one
 
   State(KernelProblem problem_, ProblemSizes sizes_, Jit& jit_, const Context& context_)
       : problem(std::move(problem_)),
@@ -89,6 +92,25 @@ struct ProblemSession::State {
       }
       buffers.emplace_back(std::in_place, context, initial.at(argument.name).bytes.size());
     }
+  }
+
+  // The buffers by name, for the problem's C++ callbacks.
+  ProblemDevice device_view() {
+    std::vector<std::pair<std::string_view, DeviceRange*>> named;
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      if (buffers[i]) named.emplace_back(problem.arguments()[i].name, &*buffers[i]);
+    return ProblemDevice(jit, context, sizes, std::move(named));
+  }
+
+  // One run of `config`: the problem's launcher, else its entry launched with the arguments.
+  std::function<void()> runner(const TuningConfig& config) {
+    if (launch) return [this, config] { launch(config); };
+    // Shared, because the packed pointers point into the values.
+    const auto kernel = std::make_shared<const Kernel>(kernel_for(config));
+    const auto packed = std::make_shared<const PackedArguments>(pack(config, all_positions()));
+    return [kernel, packed, launch = problem.launch_at(config, sizes)] {
+      kernel->launch_untyped(launch, packed->pointers, packed->sizes);
+    };
   }
 
   std::size_t index_of(std::string_view name) const {
@@ -276,6 +298,13 @@ struct ProblemSession::State {
         expected = read_expected_files(problem, sizes).arrays;
         return;
       }
+      case ProblemVerification::Kind::device_callback: {
+        reference_name = "the device reference";
+        restore();
+        reference_name = verification.device_callback(device_view());
+        take_expected(all_positions());
+        return;
+      }
       case ProblemVerification::Kind::callback: {
         reference_name = "the reference callback";
         ProblemData data = initial;
@@ -297,9 +326,22 @@ struct ProblemSession::State {
     std::optional<std::string> fault;  // the first element outside the tolerance
   };
 
+  // The largest |expected| of an output, where rtol is relative to it.
+  double scale_of(const ProblemData::Array& reference) const {
+    if (problem.verification().relative_to != ProblemVerification::RelativeTo::largest) return 0.0;
+    const std::size_t size = element_bytes(reference.type);
+    double largest = 0.0;
+    for (std::size_t i = 0; i < reference.count(); ++i)
+      largest = std::max(
+          largest, std::abs(element_value(reference.type, reference.bytes.data() + i * size)));
+    return largest;
+  }
+
   // The outputs the reference has against it.
   Comparison compare() const {
     const double atol = problem.verification().atol, rtol = problem.verification().rtol;
+    const bool per_element =
+        problem.verification().relative_to == ProblemVerification::RelativeTo::element;
     double worst = 0.0, worst_share = 0.0;
     std::optional<std::string> fault;
     for (const ProblemData::Array& reference : expected) {
@@ -307,21 +349,23 @@ struct ProblemSession::State {
       std::vector<std::byte> actual(reference.bytes.size());
       buffers[position]->download_bytes(actual.data(), actual.size());
       const std::size_t size = element_bytes(reference.type);
+      const double largest = scale_of(reference);
       for (std::size_t i = 0; i < reference.count(); ++i) {
         const double want = element_value(reference.type, reference.bytes.data() + i * size);
         const double got = element_value(reference.type, actual.data() + i * size);
         const double error = std::abs(got - want);
-        const double allowance = atol + rtol * std::abs(want);
+        const double allowance = atol + rtol * (per_element ? std::abs(want) : largest);
         worst = std::isnan(error) ? INFINITY : std::max(worst, error);
         worst_share = std::isnan(error) ? INFINITY
                       : allowance > 0.0 ? std::max(worst_share, error / allowance)
                       : error > 0.0     ? INFINITY
                                         : worst_share;
         if (!fault && !(error <= allowance))
-          fault = reference.name + "[" + std::to_string(i) + "] = " + number_text(got) +
-                  ", expected " + number_text(want) + " (" + reference_name +
-                  "): outside atol " + number_text(atol) + " + rtol " + number_text(rtol) +
-                  " x |expected|";
+          fault =
+              reference.name + "[" + std::to_string(i) + "] = " + number_text(got) + ", expected " +
+              number_text(want) + " (" + reference_name + "): outside atol " + number_text(atol) +
+              " + rtol " + number_text(rtol) +
+              (per_element ? " x |expected|" : " x the largest |expected| " + number_text(largest));
       }
     }
     return {worst, worst_share, fault};
@@ -337,7 +381,12 @@ ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& j
                                const Context& context)
     : state_(std::make_unique<State>(std::move(problem), std::move(sizes), jit, context)) {
   State& state = *state_;
-  state.check_layout(state.kernel_for(state.problem.fallback_config(state.sizes)));
+  if (state.problem.launcher()) {
+    state.restore();
+    state.launch = state.problem.launcher()(state.device_view());
+  } else {
+    state.check_layout(state.kernel_for(state.problem.fallback_config(state.sizes)));
+  }
   try {
     state.compute_reference();
   } catch (const Error& error) {
@@ -351,15 +400,25 @@ ProblemSession::~ProblemSession() = default;
 const KernelProblem& ProblemSession::problem() const noexcept { return state_->problem; }
 const ProblemSizes& ProblemSession::sizes() const noexcept { return state_->sizes; }
 
-std::optional<Measurement> ProblemSession::peer(const TimingPolicy&) { return std::nullopt; }
+std::optional<Measurement> ProblemSession::peer(const TimingPolicy& policy) {
+  State& state = *state_;
+  if (!state.problem.peer()) return std::nullopt;
+  state.restore();
+  const std::optional<ProblemPeerRun> peer = state.problem.peer()(state.device_view());
+  if (!peer) return std::nullopt;
+  const TimingResult timing =
+      time_samples(policy, std::nullopt, [&] { return state.timer.sample(peer->run); });
+  Measurement measurement =
+      timed_measurement(timing, state.work(state.problem.fallback_config(state.sizes)),
+                        state.problem.rate().unit_scale, state.problem.rate().unit);
+  measurement.detail = peer->description;
+  return measurement;
+}
 
 Measurement ProblemSession::measure(const TuningConfig& config, const TimingPolicy& policy,
                                     std::optional<double> best_ms) {
   State& state = *state_;
-  const Kernel kernel = state.kernel_for(config);
-  const LaunchConfig launch = state.problem.launch_at(config, state.sizes);
-  const PackedArguments packed = state.pack(config, state.all_positions());
-  const auto run = [&] { kernel.launch_untyped(launch, packed.pointers, packed.sizes); };
+  const std::function<void()> run = state.runner(config);
   double max_error = 0.0;
   if (!state.expected.empty()) {
     state.restore();
@@ -386,10 +445,8 @@ Measurement ProblemSession::measure(const TuningConfig& config, const TimingPoli
 ProblemSession::Run ProblemSession::run(const TuningConfig& config, int repeats, bool verify) {
   State& state = *state_;
   Run result;
-  const Kernel kernel = state.kernel_for(config);
+  const std::function<void()> run = state.runner(config);
   result.launch = state.problem.launch_at(config, state.sizes);
-  const PackedArguments packed = state.pack(config, state.all_positions());
-  const auto run = [&] { kernel.launch_untyped(result.launch, packed.pointers, packed.sizes); };
   if (verify && !state.expected.empty()) {
     state.restore();
     run();

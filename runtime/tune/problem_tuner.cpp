@@ -238,12 +238,13 @@ bool started_as_worker() {
   return false;
 }
 
-// The worker command line of a problem in `file` at `sizes` (none when the problem declares no
-// sizes) on device `ordinal`, as serve_tune_worker reads it.
-std::vector<std::string> problem_worker_command(const fs::path& file, const ProblemSizes& sizes,
-                                                int ordinal) {
+// The worker command line of a problem (its file, or --name and the name) at `sizes` (none when
+// the problem declares no sizes) on device `ordinal`, as serve_tune_worker reads it.
+std::vector<std::string> problem_worker_command(const std::vector<std::string>& problem_words,
+                                                const ProblemSizes& sizes, int ordinal) {
   std::vector<std::string> command{fs::read_symlink("/proc/self/exe").string(),
-                                   std::string(worker_flag), file.string()};
+                                   std::string(worker_flag)};
+  command.insert(command.end(), problem_words.begin(), problem_words.end());
   if (!sizes.empty()) command.insert(command.end(), {"--size", format_problem_sizes(sizes)});
   command.insert(command.end(), {"--device", std::to_string(ordinal)});
   return command;
@@ -361,9 +362,10 @@ void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& g
   options.defines.insert(options.defines.end(), config.defines().begin(), config.defines().end());
   std::vector<std::size_t> all(problem.arguments().size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  check_arguments(problem,
-                  compile_entry(jit, problem.program(), options, problem.entry(), problem.name()),
-                  all, problem.name());
+  const Compiled entry =
+      compile_entry(jit, problem.program(), options, problem.entry(), problem.name());
+  // A launcher's arguments are its data, not the entry's parameter list.
+  if (!problem.launcher()) check_arguments(problem, entry, all, problem.name());
   check_problem_data(
       problem, sizes,
       device.global_memory_bytes > 0 ? device.global_memory_bytes : max_problem_data_bytes);
@@ -419,36 +421,60 @@ TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& given
       .worker_command = {}};
   JobTuneOptions job_options{.tune = options.tune, .devices = {}};
   for (const DeviceProperties& each : devices) job_options.devices.push_back(each.ordinal);
-  if (!options.isolated || !problem.is_declarative())
+  if (!options.isolated || (!problem.is_declarative() && !options.rebuilt_by_name))
     return tune_in_process(problem, sizes, job, job_options, progress);
-  const ProblemFile file(problem);
-  job.worker_command = [&file, &sizes](int ordinal) {
-    return problem_worker_command(file.path(), sizes, ordinal);
+  // A worker reads a declarative problem from a file; one with C++ callbacks, the worker's
+  // resolver rebuilds by name.
+  std::optional<ProblemFile> file;
+  std::vector<std::string> problem_words{"--name", problem.name()};
+  if (problem.is_declarative()) {
+    file.emplace(problem);
+    problem_words = {file->path().string()};
+  }
+  job.worker_command = [&problem_words, &sizes](int ordinal) {
+    return problem_worker_command(problem_words, sizes, ordinal);
   };
   return tune_job(job, job_options, progress);
 }
 
-std::optional<int> serve_tune_worker(int argc, char** argv) {
+std::optional<int> serve_tune_worker(int argc, char** argv, const ProblemResolver& resolver) {
   if (argc < 2 || argv[1] != worker_flag) return std::nullopt;
   tie_worker_to_parent();
-  std::string problem_path, sizes_text;
+  std::string problem_path, problem_name, sizes_text;
   int device = 0;
-  for (int i = 3; i + 1 < argc; i += 2) {
+  int first_option = 2;
+  if (argc > 2 && !std::string_view(argv[2]).starts_with("--")) problem_path = argv[first_option++];
+  for (int i = first_option; i + 1 < argc; i += 2) {
     const std::string_view option = argv[i];
     if (option == "--size") sizes_text = argv[i + 1];
     if (option == "--device") device = std::atoi(argv[i + 1]);
+    if (option == "--name") problem_name = argv[i + 1];
   }
-  if (argc > 2) problem_path = argv[2];
   const ProblemSizes sizes = sizes_text.empty() ? ProblemSizes{} : parse_problem_sizes(sizes_text);
+  const auto named_problem = [&] {
+    if (!resolver)
+      throw Error(ErrorKind::invalid_argument,
+                  "started as the tuning worker of problem " + problem_name +
+                      ", which has C++ callbacks: pass a resolver that rebuilds it to "
+                      "ptxrt::serve_tune_worker(argc, argv, resolver)");
+    std::optional<KernelProblem> problem = resolver(problem_name, Device::get(device).properties());
+    if (!problem)
+      throw Error(ErrorKind::not_found,
+                  "the tuning worker's resolver knows no problem " + problem_name);
+    return *std::move(problem);
+  };
+  const auto problem_of_file = [&] {
+    std::ifstream in(problem_path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return KernelProblem::from_json(text.str(), std::nullopt, problem_path,
+                                    fs::path(problem_path).parent_path());
+  };
   return run_tune_worker(
       [&]() -> std::unique_ptr<TuneSession> {
-        std::ifstream in(problem_path, std::ios::binary);
-        std::stringstream text;
-        text << in.rdbuf();
-        KernelProblem problem = KernelProblem::from_json(text.str(), std::nullopt, problem_path,
-                                                         fs::path(problem_path).parent_path());
-        return std::make_unique<ProblemSession>(std::move(problem), sizes, Jit::shared(),
-                                                Context::primary(device));
+        return std::make_unique<ProblemSession>(
+            problem_name.empty() ? problem_of_file() : named_problem(),
+            sizes, Jit::shared(), Context::primary(device));
       },
       TimingPolicy{}, std::cin, std::cout);
 }

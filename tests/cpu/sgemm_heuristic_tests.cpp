@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/tune/tune_problems.hpp"
 #include "device_profiles.hpp"
 #include "disk_cache_test_support.hpp"
@@ -15,6 +17,8 @@
 #include "ptxrt/blas/sgemm_heuristic.hpp"
 #include "ptxrt/blas/sgemm_tuning.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/core/program.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 
 using ptxrt::SgemmConfig;
 using ptxrt::testing::h100;
@@ -260,13 +264,29 @@ TEST_CASE("the tuning space splits K and offers small tiles only where the shape
 
 TEST_CASE("tune sgemm records under the key the tuned choice reads, one space for every size") {
   for (const Shape shape : {Shape{4096, 4096, 4096}, Shape{1536, 1536, 12288}}) {
-    const ptxrt::apps::TuneProblem problem =
-        ptxrt::apps::make_tune_problem("sgemm", {shape.m, shape.n, shape.k}, h100());
-    CHECK(ptxrt::apps::tune_key(problem, h100()) ==
+    const ptxrt::KernelProblem problem = ptxrt::apps::builtin_tune_problem("sgemm", h100(), {});
+    CHECK(ptxrt::problem_key(problem, {{"m", shape.m}, {"n", shape.n}, {"k", shape.k}}, h100()) ==
           ptxrt::sgemm_tuning_key(h100(), shape.m, shape.n, shape.k));
   }
   CHECK(ptxrt::sgemm_tuning_key(h100(), 64, 64, 64).space ==
         ptxrt::sgemm_tuning_key(h100(), 8192, 8192, 8192).space);
+}
+
+TEST_CASE("the sgemm key is the one earlier tunes were recorded under") {
+  // Spelled out as it was made before sgemm was a KernelProblem: a database's recorded tunes
+  // must still be found.
+  const ptxrt::Program sgemm = ptxrt::apps::builtin_program("sgemm");
+  ptxrt::TuningSpace space = ptxrt::TuningSpace::from_manifest(sgemm.manifest());
+  space.add_constraint(
+      "sgemm_config_problem, and tiles and splits that suit the shape (sgemm_tuning.hpp)",
+      [](const ptxrt::TuningConfig&) { return std::optional<std::string>(); });
+  const ptxrt::TuningKey key = ptxrt::sgemm_tuning_key(h100(), 1536, 1536, 12288);
+  CHECK(key.kernel == "sgemm");
+  CHECK(key.source_hash == ptxrt::source_hash(sgemm));
+  CHECK(key.space == space.describe());
+  CHECK(key.device == h100().name);
+  CHECK(key.compute_capability == "9.0");
+  CHECK(key.size == std::vector<std::int64_t>{1536, 1536, 12288});
 }
 
 TEST_CASE("the tuned choice is the database's winner for the size, else the heuristic's config") {

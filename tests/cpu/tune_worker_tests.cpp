@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -14,10 +15,13 @@
 #include <thread>
 #include <vector>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "apps/tune/tune_problems.hpp"
 #include "process.hpp"
+#include "ptxrt/blas/sgemm_config.hpp"
 #include "ptxrt/core/driver.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 #include "ptxrt/tune/tune_worker.hpp"
 #include "support/child_process.hpp"
 
@@ -232,11 +236,15 @@ TEST_CASE("a worker ignores Ctrl-C and SIGTERM, and dies when its parent is kill
   CHECK_FALSE(ptxrt::testing::is_running(worker));
 }
 
-TEST_CASE("tune sizes read N, MxNxK or a point count, and reject the rest") {
+TEST_CASE("tune sizes read N, MxNxK, a point count or sizes by name, and reject the rest") {
   using ptxrt::apps::parse_tune_size;
-  CHECK(parse_tune_size("matmul", "256") == std::vector<std::int64_t>{256, 256, 256});
-  CHECK(parse_tune_size("sgemm", "4096x1024x512") == std::vector<std::int64_t>{4096, 1024, 512});
-  CHECK(parse_tune_size("closest-pair", "1000000") == std::vector<std::int64_t>{1000000});
+  using Sizes = ptxrt::ProblemSizes;
+  CHECK(parse_tune_size("matmul", "256") == Sizes{{"m", 256}, {"n", 256}, {"k", 256}});
+  CHECK(parse_tune_size("sgemm", "4096x1024x512") == Sizes{{"m", 4096}, {"n", 1024}, {"k", 512}});
+  CHECK(parse_tune_size("sgemm", "m=4096,k=512") == Sizes{{"m", 4096}, {"k", 512}});
+  CHECK(parse_tune_size("closest-pair", "1000000") == Sizes{{"n", 1000000}});
+  CHECK(parse_tune_size("closest-pair", "n=1000") == Sizes{{"n", 1000}});
+  CHECK(parse_tune_size("matmul", "").empty());
   CHECK_THROWS_WITH_AS(parse_tune_size("matmul", "12x3"), "matmul size '12x3': expected N or MxNxK",
                        ptxrt::Error);
   CHECK_THROWS_WITH_AS(parse_tune_size("matmul", "0"),
@@ -244,54 +252,82 @@ TEST_CASE("tune sizes read N, MxNxK or a point count, and reject the rest") {
   CHECK_THROWS_WITH_AS(parse_tune_size("closest-pair", "1x2"),
                        "closest-pair size '1x2': expected a number of points, at least 2",
                        ptxrt::Error);
+  CHECK_THROWS_WITH_AS(parse_tune_size("matmul", "w=5"),
+                       "matmul size 'w=5': no size w (matmul's sizes: m, n, k)", ptxrt::Error);
+  CHECK_THROWS_WITH_AS(parse_tune_size("matmul", "m=3000000000"),
+                       "matmul size 'm=3000000000': m is over 2^31-1", ptxrt::Error);
+  CHECK_THROWS_WITH_AS(parse_tune_size("closest-pair", "n=1"),
+                       "closest-pair size 'n=1': expected a number of points, at least 2",
+                       ptxrt::Error);
 }
 
-TEST_CASE("the tune problems build their spaces from the kernels' manifests") {
+TEST_CASE("the builtin tune problems are KernelProblems with the kernels' manifest spaces") {
   const ptxrt::DeviceProperties device = h100();
-  const ptxrt::apps::TuneProblem matmul =
-      ptxrt::apps::make_tune_problem("matmul", {1024, 1024, 1024}, device);
-  CHECK(matmul.space.enumerate().allowed.size() == 4);
-  CHECK(
-      matmul.shape(TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "32"}})).block_threads ==
-      1024);
+  const ptxrt::ProblemSizes cube{{"m", 1024}, {"n", 1024}, {"k", 1024}};
+  const ptxrt::KernelProblem matmul = ptxrt::apps::builtin_tune_problem("matmul", device);
+  CHECK(matmul.complete_sizes({}) == cube);
+  CHECK(matmul.space_at(cube).enumerate().allowed.size() == 4);
+  const ptxrt::LaunchConfig tile_32 =
+      matmul.launch_at(TuningConfig(std::vector<ptxrt::Define>{{"TILE_WIDTH", "32"}}),
+                       {{"m", 1000}, {"n", 2000}, {"k", 1}});
+  CHECK(tile_32.block.count() == 1024);
+  CHECK(tile_32.grid.x == 63);  // along n
+  CHECK(tile_32.grid.y == 32);  // along m
+  CHECK(matmul.rate().unit == "GFLOP/s");
+  CHECK(matmul.verification().kind == ptxrt::ProblemVerification::Kind::device_callback);
+  CHECK(matmul.verification().relative_to == ptxrt::ProblemVerification::RelativeTo::largest);
+  CHECK(matmul.peer());
+  CHECK_FALSE(matmul.launcher());
 
-  const ptxrt::apps::TuneProblem closest =
-      ptxrt::apps::make_tune_problem("closest-pair", {1 << 20}, device);
-  CHECK(closest.space.enumerate().allowed.size() == 6);
+  const ptxrt::KernelProblem closest = ptxrt::apps::builtin_tune_problem("closest-pair", device);
+  CHECK(closest.complete_sizes({}) == ptxrt::ProblemSizes{{"n", 1 << 20}});
+  CHECK(closest.space_at({{"n", 1 << 20}}).enumerate().allowed.size() == 6);
+  CHECK(closest.rate().unit == "Mpoint/s");
+  CHECK(closest.verification().kind == ptxrt::ProblemVerification::Kind::callback);
+  CHECK(closest.launcher());
 
-  // Every sgemm config the space allows passes the host's own rules on this device.
-  const ptxrt::apps::TuneProblem sgemm =
-      ptxrt::apps::make_tune_problem("sgemm", {4096, 4096, 4096}, device);
-  const ptxrt::SpaceEnumeration configs = sgemm.space.enumerate();
+  // Every sgemm config the space allows passes the host's own rules on this device, and its
+  // launch is the one sgemm_launch makes.
+  const ptxrt::KernelProblem sgemm = ptxrt::apps::builtin_tune_problem("sgemm", device);
+  const ptxrt::ProblemSizes large{{"m", 4096}, {"n", 4096}, {"k", 4096}};
+  const ptxrt::SpaceEnumeration configs = sgemm.space_at(large).enumerate();
   CHECK(configs.allowed.size() == 332);  // no splits or small tiles at 4096³
   for (const TuningConfig& config : configs.allowed) {
-    const ptxrt::LaunchShape shape = sgemm.shape(config);
-    CHECK(shape.block_threads >= 128);
-    CHECK(shape.block_threads <= 256);
+    const ptxrt::SgemmConfig sgemm_config = ptxrt::sgemm_config_with({}, config.defines());
+    const ptxrt::LaunchConfig launch = sgemm.launch_at(config, large);
+    CHECK(launch.block.count() == static_cast<unsigned>(sgemm_config.threads()));
+    CHECK(launch.dynamic_shared_bytes == sgemm_config.shared_bytes());
+    CHECK(launch.grid.x == static_cast<unsigned>(4096 / sgemm_config.block_n()));
   }
-  CHECK(std::find(configs.allowed.begin(), configs.allowed.end(), sgemm.space.default_config()) !=
+  CHECK(std::find(configs.allowed.begin(), configs.allowed.end(), sgemm.default_config()) !=
         configs.allowed.end());
+  CHECK(sgemm.launcher());
+  CHECK(sgemm.peer());
+  CHECK_FALSE(sgemm.is_declarative());
 
-  CHECK_THROWS_WITH_AS(ptxrt::apps::make_tune_problem("conv", {1}, device),
+  CHECK_THROWS_WITH_AS(ptxrt::apps::builtin_tune_problem("conv", device),
                        "no tuning problem 'conv': expected matmul, sgemm or closest-pair",
                        ptxrt::Error);
-  CHECK_THROWS_AS(ptxrt::apps::make_tune_problem("sgemm", {64, 64, 64}, device, "other.cu"),
-                  ptxrt::Error);
+  CHECK_FALSE(ptxrt::apps::find_builtin_tune_problem("conv", device));
+  CHECK_THROWS_AS(ptxrt::apps::builtin_tune_problem("sgemm", device, "other.cu"), ptxrt::Error);
 }
 
 TEST_CASE("the tuning key changes with the size and the device but not between calls") {
   const ptxrt::DeviceProperties device = h100();
-  const auto key = [&](std::vector<std::int64_t> size, const ptxrt::DeviceProperties& on) {
-    return ptxrt::apps::tune_key(ptxrt::apps::make_tune_problem("matmul", size, on), on);
+  const auto key = [&](std::int64_t m, const ptxrt::DeviceProperties& on) {
+    return ptxrt::problem_key(ptxrt::apps::matmul_problem(), {{"m", m}, {"n", 256}, {"k", 256}},
+                              on);
   };
-  const ptxrt::TuningKey first = key({256, 256, 256}, device);
-  CHECK(first == key({256, 256, 256}, device));
+  const ptxrt::TuningKey first = key(256, device);
+  CHECK(first == key(256, device));
   CHECK(first.kernel == "matmul");
   CHECK(first.space == "TILE_WIDTH in {4,8,16,32}");
   CHECK(first.compute_capability == "9.0");
-  CHECK(first.source_hash.size() == 64);
-  CHECK_FALSE(first == key({512, 256, 256}, device));
+  // The source's hash alone, as tunes recorded before the builtins were KernelProblems have it.
+  CHECK(first.source_hash == ptxrt::source_hash(ptxrt::apps::builtin_program("matmul_tiled")));
+  CHECK(first.size == std::vector<std::int64_t>{256, 256, 256});
+  CHECK_FALSE(first == key(512, device));
   ptxrt::DeviceProperties other = device;
   other.name = "NVIDIA H200";
-  CHECK(key({256, 256, 256}, other).device == "NVIDIA H200");
+  CHECK(key(256, other).device == "NVIDIA H200");
 }

@@ -73,14 +73,14 @@ TEST_CASE("tuning matmul_tiled at 256^3 times every TILE_WIDTH and the tuned run
   // The library's lookup finds the winner for this exact size, the nearest for another.
   const ptxrt::DeviceProperties& device = ptxrt::testing::test_context().device().properties();
   const ptxrt::TuningDatabase tuning(database);
-  const auto choice_for = [&](std::vector<std::int64_t> size) {
-    return ptxrt::apps::choose_tuned(ptxrt::apps::make_tune_problem("matmul", size, device), device,
-                                     tuning);
+  const auto choice_for = [&](std::int64_t side) {
+    return ptxrt::apps::choose_tuned(ptxrt::apps::matmul_problem(),
+                                     {{"m", side}, {"n", side}, {"k", side}}, device, tuning);
   };
-  const ptxrt::TunedChoice exact = choice_for({256, 256, 256});
+  const ptxrt::TunedChoice exact = choice_for(256);
   CHECK(exact.level == ptxrt::ChoiceLevel::exact_size);
   CHECK(exact.config.defines().at(0).value == winner_config["TILE_WIDTH"].get<std::string>());
-  CHECK(choice_for({300, 300, 300}).level == ptxrt::ChoiceLevel::nearest_size);
+  CHECK(choice_for(300).level == ptxrt::ChoiceLevel::nearest_size);
 
   // So does `ptxrt run --tuned`, and its verified run passes.
   const json runs = cli_json(scratch, {"run", "matmul", "--m", "256", "--n", "256", "--k", "256",

@@ -1,11 +1,12 @@
 // The tuning problem of the SGEMM family, shared by `ptxrt tune sgemm` (which records winners in
 // the tuning database) and the tuned choice (which reads them), so that both name a tune alike:
-// its space and its database key. Pure functions, but sgemm_tuned_choice reads a file;
+// its problem, space and database key. Pure functions, but sgemm_tuned_choice reads a file;
 // thread-safe.
 #pragma once
 
 #include "ptxrt/core/device.hpp"
 #include "ptxrt/export.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 #include "ptxrt/tune/tuning_space.hpp"
 
@@ -21,7 +22,15 @@ namespace ptxrt {
 // the database (for its nearest-size choice).
 PTXRT_API TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, int n, int k);
 
-// The database key of `ptxrt tune sgemm --size MxNxK` on `device`.
+// The tuning problem `ptxrt tune sgemm` tunes on `device`: sizes m, n and k (each 1024 unless
+// given), row-major A (m×k) and B (k×n) uniform in [-1, 1) and the output C; the space of
+// sgemm_tuning_space at the sizes (a C++ constraint); sgemm_aligned's launch for the resources
+// of a config; each config run by sgemm() (with a split's reduction, in a workspace of the
+// session's); GFLOP/s. Keyed by the source alone (the key below). It states no reference: an
+// application adds one (verify_on_device) and a peer, which the library has no means for.
+PTXRT_API KernelProblem sgemm_problem(const DeviceProperties& device);
+
+// The database key of `ptxrt tune sgemm --size MxNxK` on `device`: sgemm_problem's.
 PTXRT_API TuningKey sgemm_tuning_key(const DeviceProperties& device, int m, int n, int k);
 
 // The database's pick for m×n×k on `device` (TuningDatabase's choose: this size, the nearest

@@ -24,8 +24,8 @@
 // checked when the problem is made, so that an expression naming nothing fails at once, naming
 // the field ("arguments[2].count").
 //
-// Plain values: copy them and share them between threads; the reference callback, when one is
-// set, must then be thread-safe itself.
+// Plain values: copy them and share them between threads; the C++ callbacks, when any are set,
+// must then be thread-safe themselves.
 #pragma once
 
 #include <array>
@@ -42,14 +42,19 @@
 #include <utility>
 #include <vector>
 
+#include "ptxrt/core/context.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/expression.hpp"
 #include "ptxrt/core/kernel.hpp"
+#include "ptxrt/core/memory.hpp"
 #include "ptxrt/core/program.hpp"
+#include "ptxrt/core/verdict.hpp"
 #include "ptxrt/export.hpp"
 #include "ptxrt/tune/tuning_space.hpp"
 
 namespace ptxrt {
+
+class Jit;
 
 enum class ElementType { int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64 };
 // "int8" ... "uint64", "float", "double".
@@ -76,6 +81,15 @@ constexpr ElementType element_type_of() {
     return ElementType::uint64;
   }
 }
+
+// Problem sizes by name: {"W": 4096, "H": 4096}, each from 1 to max_problem_size.
+using ProblemSizes = std::map<std::string, std::int64_t, std::less<>>;
+inline constexpr std::int64_t max_problem_size = std::int64_t{1} << 62;
+// "W=4096,H=4096" (each a whole number from 1 to 2^62). Throws Error (invalid_argument) naming
+// the part at fault.
+PTXRT_API ProblemSizes parse_problem_sizes(std::string_view text);
+// "W=4096,H=4096".
+PTXRT_API std::string format_problem_sizes(const ProblemSizes& sizes);
 
 // How the elements of a buffer or symbol start out. Random data is a function of the seed (a
 // seed of 0 takes the argument's position instead, so that two arguments differ).
@@ -192,9 +206,60 @@ class PTXRT_API ProblemData {
   [[noreturn]] static void throw_type_mismatch(const Array& array, ElementType asked);
 };
 
-// A reference computed on the CPU, in the calling process (so a tune with one cannot run its
-// configs in a worker process: it measures in-process).
+// A reference computed on the CPU from host copies of the data.
 using ReferenceCallback = std::function<void(ProblemData& data)>;
+
+// A problem's data on the GPU as its C++ callbacks see it: the session's device buffers by
+// argument name (each exactly its count × element size bytes), in `context()`, at `sizes()`, with
+// the Jit the session compiles through. Work goes on the legacy default stream, where the
+// session's events time it, or is finished before the callback returns. A view, valid while the
+// session that made it lives (a launcher's runner may keep it).
+class PTXRT_API ProblemDevice {
+ public:
+  ProblemDevice(Jit& jit, const Context& context, const ProblemSizes& sizes,
+                std::vector<std::pair<std::string_view, DeviceRange*>> buffers);
+
+  Jit& jit() const noexcept { return *jit_; }
+  const Context& context() const noexcept { return *context_; }
+  const ProblemSizes& sizes() const noexcept { return *sizes_; }
+  // The size `name` (Error (not_found) listing the sizes).
+  std::int64_t size(std::string_view name) const;
+  // The buffer argument `name` (Error (not_found) listing the buffers).
+  DeviceRange& buffer(std::string_view name) const;
+
+ private:
+  Jit* jit_;
+  const Context* context_;
+  const ProblemSizes* sizes_;
+  std::vector<std::pair<std::string_view, DeviceRange*>> buffers_;
+};
+
+// A reference computed on the GPU, or on the CPU from downloads (a choice it makes by size): it
+// gets the inputs as made and the outputs poisoned, writes the expected outputs into the output
+// buffers, and returns what it is, for messages ("cuBLAS").
+using DeviceReferenceCallback = std::function<std::string(const ProblemDevice& device)>;
+
+// Runs `config` for a problem that is not one launch of its entry with its argument list (several
+// kernels, a reduction after a split, a host-driven algorithm): it compiles what it needs
+// through the Jit (cached per context) and computes the outputs from the inputs. The session
+// verifies its outputs and times it as it times a launch. Throws as the runtime does.
+using ConfigRunner = std::function<void(const TuningConfig& config)>;
+// Makes a session's runner, once, on its data with the inputs as made: what the runs share (a
+// workspace, what it learns from the inputs) lives in it.
+using ProblemLauncher = std::function<ConfigRunner(const ProblemDevice& device)>;
+
+// A library that computes the same outputs (cuBLAS for a product): what it is and one run of it.
+struct PTXRT_API ProblemPeerRun {
+  std::string description;  // "cuBLAS SGEMM (libcublas.so.12)"
+  std::function<void()> run;
+};
+// Makes the peer on the session's data, or nothing when there is none here (no cuBLAS found).
+using ProblemPeer = std::function<std::optional<ProblemPeerRun>(const ProblemDevice& device)>;
+
+// A constraint the expressions cannot say (a C++ model of the kernel, of the device): whether
+// `config` is allowed at `sizes`, and if not why.
+using ProblemConstraint =
+    std::function<Verdict(const TuningConfig& config, const ProblemSizes& sizes)>;
 
 // The reference kernel: in the problem's file or another, with a geometry of its own, compiled
 // with the problem's fixed defines, the default config and `defines` (which win), and given
@@ -208,15 +273,21 @@ struct PTXRT_API ReferenceKernel {
 };
 
 struct PTXRT_API ProblemVerification {
-  enum class Kind { none, reference_kernel, reference_config, files, callback };
+  enum class Kind { none, reference_kernel, reference_config, files, callback, device_callback };
+  // What rtol multiplies: each element's |expected| (numpy's allclose), or the largest |expected|
+  // of the element's output (a product's rounding error grows with its largest elements, not
+  // with the one compared, which may be near 0).
+  enum class RelativeTo { element, largest };
   Kind kind = Kind::none;
   ReferenceKernel kernel;                                        // reference_kernel
   TuningConfig config;                                           // reference_config
   std::vector<std::pair<std::string, std::filesystem::path>> files;  // output name → data
   ReferenceCallback callback;                                    // callback
+  DeviceReferenceCallback device_callback;                       // device_callback
   // An element passes when |actual - expected| <= atol + rtol × |expected| (NaN never does).
   double atol = 1e-6;
   double rtol = 1e-5;
+  RelativeTo relative_to = RelativeTo::element;
 };
 
 // The work one run does, for the rate: flops → GFLOP/s, bytes → GB/s, or any unit.
@@ -225,15 +296,6 @@ struct PTXRT_API ProblemRate {
   std::string unit;         // "GFLOP/s"; empty: no rate
   double unit_scale = 1e9;  // work per second is divided by it
 };
-
-// Problem sizes by name: {"W": 4096, "H": 4096}, each from 1 to max_problem_size.
-using ProblemSizes = std::map<std::string, std::int64_t, std::less<>>;
-inline constexpr std::int64_t max_problem_size = std::int64_t{1} << 62;
-// "W=4096,H=4096" (each a whole number from 1 to 2^62). Throws Error (invalid_argument) naming
-// the part at fault.
-PTXRT_API ProblemSizes parse_problem_sizes(std::string_view text);
-// "W=4096,H=4096".
-PTXRT_API std::string format_problem_sizes(const ProblemSizes& sizes);
 
 class KernelProblem;
 // The most bytes a problem's buffers and symbols may take together where no device says how much
@@ -318,10 +380,35 @@ class PTXRT_API KernelProblem {
   KernelProblem& verify_with_config(TuningConfig config);
   KernelProblem& verify_with_files(std::vector<std::pair<std::string, std::filesystem::path>> files);
   KernelProblem& verify_with(ReferenceCallback callback);
-  KernelProblem& tolerance(double atol, double rtol);
+  KernelProblem& verify_on_device(DeviceReferenceCallback callback);
+  KernelProblem& tolerance(
+      double atol, double rtol,
+      ProblemVerification::RelativeTo relative_to = ProblemVerification::RelativeTo::element);
   KernelProblem& flops(std::string_view work);  // GFLOP/s
   KernelProblem& bytes(std::string_view work);  // GB/s
   KernelProblem& rate(std::string_view work, std::string unit, double unit_scale);
+  // The program manifest's tune lines as tunables and its constraint lines as constraints.
+  KernelProblem& tune_from_manifest();
+
+  // The C++ hooks, for what the description cannot say; a problem with any of them has no JSON
+  // form, so a tune isolates its configs in workers only where the worker can rebuild it by
+  // name (serve_tune_worker's resolver). Copies of the problem share the callbacks, which must
+  // then be thread-safe.
+  //
+  // A constraint of the space, after the expressions; `description` names it in the space's
+  // description (and so in the database key) and in what it prunes.
+  KernelProblem& constraint(std::string description, ProblemConstraint check);
+  // Runs each config instead of one launch of the entry. The entry is then what the tuner
+  // compiles and checks the resources of for a config's geometry (the block and shared memory
+  // of its main kernel); the arguments are the data the launcher gets, not the entry's
+  // parameter list (which is not checked against them).
+  KernelProblem& launch_with(ProblemLauncher launcher);
+  // The peer a tune's report compares the winner with, timed on the same data.
+  KernelProblem& peer(ProblemPeer peer);
+  // Keys the tuning database by the source alone (source_hash of the program), not by the
+  // description as well: for a problem whose name fixes its description (ptxrt's builtins),
+  // whose tunes were recorded under that key.
+  KernelProblem& key_by_source();
 
   // Every expression names only what it may (sizes, defines, tunables, functions), every
   // argument and symbol name is unique and refers to what exists, the values are usable. Called
@@ -348,10 +435,13 @@ class PTXRT_API KernelProblem {
   const std::vector<ProblemSymbol>& symbols() const noexcept { return symbols_; }
   const ProblemVerification& verification() const noexcept { return verification_; }
   const ProblemRate& rate() const noexcept { return rate_; }
-  // Whether the whole problem is data (no reference callback): then it can go to a worker.
-  bool is_declarative() const noexcept {
-    return verification_.kind != ProblemVerification::Kind::callback;
+  const ProblemLauncher& launcher() const noexcept { return launcher_; }
+  const ProblemPeer& peer() const noexcept { return peer_; }
+  const std::vector<std::pair<std::string, ProblemConstraint>>& checks() const noexcept {
+    return checks_;
   }
+  // Whether the whole problem is data (no C++ hook): then its JSON form can go to a worker.
+  bool is_declarative() const noexcept;
 
   // `given` completed with the declared defaults. Throws Error (invalid_argument) for a size
   // that is neither given nor defaulted, or one the problem does not declare.
@@ -388,7 +478,8 @@ class PTXRT_API KernelProblem {
   // The byte size of each argument as passed (8 for a buffer's address).
   std::vector<std::size_t> argument_bytes() const;
   // SHA-256 (hex) of the kernel source and what of the description decides speed (entry,
-  // defines, options, geometry, arguments, symbols): a tuning database key's source hash.
+  // defines, options, geometry, arguments, symbols): a tuning database key's source hash. With
+  // key_by_source, source_hash(program()).
   std::string key_hash() const;
 
  private:
@@ -411,6 +502,10 @@ class PTXRT_API KernelProblem {
   std::vector<ProblemSymbol> symbols_;
   ProblemVerification verification_;
   ProblemRate rate_;
+  std::vector<std::pair<std::string, ProblemConstraint>> checks_;
+  ProblemLauncher launcher_;
+  ProblemPeer peer_;
+  bool key_by_source_ = false;
   std::string rate_field_ = "rate.work";  // flops, bytes or rate.work: where the work was given
   std::string origin_;  // what messages name: the problem file, or the kernel file's manifest
 };

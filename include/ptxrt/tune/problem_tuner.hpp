@@ -3,7 +3,7 @@
 // each config in a worker process of the calling program:
 //
 //   int main(int argc, char** argv) {
-//     if (std::optional<int> code = ptxrt::serve_tune_worker(argc, argv)) return *code;
+//     if (std::optional<int> code = ptxrt::serve_tune_worker(argc, argv, resolver)) return *code;
 //     ...
 //     ptxrt::ProblemTuneOptions options;
 //     options.tune.database = &database;
@@ -85,8 +85,12 @@ struct PTXRT_API ProblemTuneOptions {
   std::optional<std::chrono::milliseconds> compile_timeout = std::chrono::seconds(120);
   // Each config in a worker process (this program, started again: it must call
   // serve_tune_worker at the top of main), so that a faulting config costs a worker. A problem
-  // with a reference callback is measured in this process whatever this says.
+  // with C++ callbacks goes to workers only with rebuilt_by_name; else it is measured in this
+  // process whatever this says.
   bool isolated = true;
+  // The worker's serve_tune_worker has a resolver that rebuilds this problem from its name:
+  // then a problem with C++ callbacks, which cannot be sent, is isolated too.
+  bool rebuilt_by_name = false;
 };
 
 // Tunes `problem` at `sizes` on options.devices (else options.device): check_problem, then
@@ -97,8 +101,17 @@ PTXRT_API TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSi
                                    ProblemTuneOptions options,
                                    const std::function<void(const TuneProgress&)>& progress = {});
 
+// Rebuilds, in a worker process, a problem with C++ callbacks that a tune started with
+// rebuilt_by_name: the problem named `name` (its KernelProblem::name()) for `device`, or nothing
+// for a name it does not know. The sizes come separately, as for any problem.
+using ProblemResolver = std::function<std::optional<KernelProblem>(std::string_view name,
+                                                                   const DeviceProperties& device)>;
+
 // When this process was started by tune_problem as its worker, serves as one (on stdin and
-// stdout) and returns the exit code for main to return; otherwise returns nothing at once.
-PTXRT_API std::optional<int> serve_tune_worker(int argc, char** argv);
+// stdout) and returns the exit code for main to return; otherwise returns nothing at once. A
+// problem sent by name is rebuilt through `resolver` (a worker without one, or whose resolver does
+// not know the name, fails to start, saying so).
+PTXRT_API std::optional<int> serve_tune_worker(int argc, char** argv,
+                                               const ProblemResolver& resolver = {});
 
 }  // namespace ptxrt
