@@ -83,33 +83,6 @@ class ChecksValidator {
     }
   }
 
-  // A buffer whose data is made, through derivations and generator kernels, from itself.
-  void acyclic() const {
-    const std::vector<ProblemArgument>& arguments = problem_.arguments();
-    enum class Mark { unvisited, visiting, done };
-    std::vector<Mark> marks(arguments.size(), Mark::unvisited);
-    std::vector<std::size_t> path;
-    const std::function<void(std::size_t)> visit = [&](std::size_t position) {
-      if (marks[position] == Mark::done) return;
-      path.push_back(position);
-      if (marks[position] == Mark::visiting) {
-        const auto first = std::find(path.begin(), path.end(), position);
-        std::string cycle;
-        for (auto step = first; step != path.end(); ++step)
-          cycle += (cycle.empty() ? "" : " -> ") + arguments[*step].name;
-        invalid(index_field("arguments", *first) + ".init",
-                "its data is made from itself: " + cycle);
-      }
-      marks[position] = Mark::visiting;
-      for (std::size_t source : data_sources(problem_, arguments[position].init, position))
-        visit(source);
-      marks[position] = Mark::done;
-      path.pop_back();
-    };
-    for (std::size_t i = 0; i < arguments.size(); ++i)
-      if (arguments[i].kind == ProblemArgument::Kind::buffer) visit(i);
-  }
-
   void tolerance(std::optional<double> value, const std::string& field) const {
     if (value && (!(*value >= 0.0) || !std::isfinite(*value)))
       invalid(field, "must be a finite number, 0 or more, got " + number_text(*value));
@@ -160,7 +133,7 @@ class ChecksValidator {
     for (std::size_t i = 0; i < symbols.size(); ++i)
       if (symbols[i].from_argument.empty())
         init(symbols[i].init, index_field("symbols", i), symbols[i].name, true);
-    acyclic();
+    making_order(problem_);
     const ProblemVerification& verification = problem_.verification();
     const bool has_reference = verification.kind != ProblemVerification::Kind::none;
     for (std::size_t i = 0; i < verification.aggregates.size(); ++i)
@@ -259,6 +232,46 @@ std::vector<std::size_t> data_sources(const KernelProblem& problem, const DataIn
           i != own_position)
         sources.push_back(i);
   return sources;
+}
+
+std::vector<std::size_t> making_order(const KernelProblem& problem) {
+  // Kahn's algorithm, not a recursion: a hostile file's chain of a million derivations must not
+  // exhaust the stack.
+  const std::vector<ProblemArgument>& arguments = problem.arguments();
+  std::vector<std::vector<std::size_t>> sources(arguments.size()), dependents(arguments.size());
+  std::vector<std::size_t> pending(arguments.size(), 0), order;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i].kind != ProblemArgument::Kind::buffer) continue;
+    sources[i] = data_sources(problem, arguments[i].init, i);
+    pending[i] = sources[i].size();
+    for (std::size_t source : sources[i]) dependents[source].push_back(i);
+    if (pending[i] == 0) order.push_back(i);
+  }
+  for (std::size_t next = 0; next < order.size(); ++next)
+    for (std::size_t dependent : dependents[order[next]])
+      if (--pending[dependent] == 0) order.push_back(dependent);
+  const auto waiting =
+      std::find_if(pending.begin(), pending.end(), [](std::size_t count) { return count > 0; });
+  if (waiting == pending.end()) return order;
+  // Every buffer left waits for another left: following them from the first comes back round.
+  std::vector<std::size_t> path{static_cast<std::size_t>(waiting - pending.begin())};
+  std::vector<bool> on_path(arguments.size(), false);
+  on_path[path.back()] = true;
+  for (;;) {
+    const std::vector<std::size_t>& from = sources[path.back()];
+    const std::size_t source =
+        *std::find_if(from.begin(), from.end(), [&](std::size_t s) { return pending[s] > 0; });
+    path.push_back(source);
+    if (on_path[source]) break;
+    on_path[source] = true;
+  }
+  const auto first = std::find(path.begin(), path.end(), path.back());
+  std::string cycle;
+  for (auto step = first; step != path.end(); ++step)
+    cycle += (cycle.empty() ? "" : " -> ") + arguments[*step].name;
+  throw Error(ErrorKind::invalid_argument, problem.origin() + ": " +
+                                               index_field("arguments", *first) +
+                                               ".init: its data is made from itself: " + cycle);
 }
 
 }  // namespace detail

@@ -50,6 +50,11 @@ PTXRT_API void validate_checks_and_sources(const KernelProblem& problem,
 std::vector<std::size_t> data_sources(const KernelProblem& problem, const DataInit& init,
                                       std::size_t own_position);
 
+// The buffer arguments by position in an order that makes each after the buffers it is made
+// from. Throws Error (invalid_argument) naming a cycle ("arguments[0].init: its data is made from
+// itself: x -> noisy -> x").
+PTXRT_API std::vector<std::size_t> making_order(const KernelProblem& problem);
+
 // `count` offsets non-decreasing from 0 to `total`, seeded: what DataInit::offsets makes.
 PTXRT_API std::vector<std::uint64_t> sorted_offsets(std::uint64_t count, std::uint64_t total,
                                                     std::mt19937_64& generator);

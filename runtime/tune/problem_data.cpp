@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <new>
 #include <random>
@@ -457,6 +456,9 @@ std::optional<std::string> DataInit::fault_for(ElementType type) const {
     case Kind::derived:
       if (!(noise >= 0.0) || !std::isfinite(noise))
         return "noise must be a finite number, 0 or more, got " + number_text(noise);
+      if (!std::isfinite(2.0 * noise))
+        return "noise's range from -" + number_text(noise) + " to " + number_text(noise) +
+               " is wider than a double holds";
       return std::nullopt;
     case Kind::offsets:
       if (is_floating(type)) return "offsets are integers, not " + std::string(to_string(type));
@@ -564,27 +566,22 @@ ProblemData detail::make_problem_data_with(const KernelProblem& problem, const P
   const std::vector<DataItem> items = plan.items(memory_bytes);
   ProblemData data;
   for (const DataItem& item : items) data.arrays.push_back({item.name, item.type, {}});
-  // The arguments come first among the items, in their order: item i is argument i.
+  // The arguments come first among the items, in their order; the symbols, made from arguments
+  // or from nothing, after them.
   const std::size_t argument_count = problem.arguments().size();
   std::vector<std::size_t> item_of_argument(argument_count, items.size());
   for (std::size_t i = 0; i < items.size(); ++i)
     if (items[i].position <= argument_count) item_of_argument[items[i].position - 1] = i;
-  std::vector<char> made(items.size(), 0);  // 0 not yet, 1 being made, 2 made
-  const std::function<void(std::size_t)> make = [&](std::size_t i) {
-    if (made[i] == 2) return;
-    const DataItem& item = items[i];
-    if (made[i] == 1)
-      throw Error(ErrorKind::invalid_argument,
-                  problem.origin() + ": " + item.field + ".init: its data is made from itself");
-    made[i] = 1;
-    if (item.position <= argument_count)
-      for (std::size_t source : data_sources(problem, item.init, item.position - 1))
-        make(item_of_argument[source]);
-    data.arrays[i] = plan.make(item, data);
-    if (item.init.kind == DataInit::Kind::kernel && generate) generate(item.position - 1, data);
-    made[i] = 2;
-  };
-  for (std::size_t i = 0; i < items.size(); ++i) make(i);
+  std::vector<std::size_t> order;
+  for (std::size_t position : detail::making_order(problem))
+    order.push_back(item_of_argument[position]);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (items[i].position > argument_count) order.push_back(i);
+  for (std::size_t i : order) {
+    data.arrays[i] = plan.make(items[i], data);
+    if (items[i].init.kind == DataInit::Kind::kernel && generate)
+      generate(items[i].position - 1, data);
+  }
   return data;
 }
 

@@ -197,6 +197,8 @@ TEST_CASE("every new field is refused naming it: unknown, mistyped, naming nothi
                 "arguments[3].source: 'n' is not a buffer argument");
   check_refused([](json& d) { d["arguments"][3]["noise"] = -0.5; },
                 "arguments[3]: noise must be a finite number, 0 or more, got -0.5");
+  check_refused([](json& d) { d["arguments"][3]["noise"] = 1e308; },
+                "arguments[3]: noise's range from -1e+308 to 1e+308 is wider than a double holds");
   check_refused([](json& d) { d["arguments"][3]["absolute"] = "yes"; },
                 "arguments[3].absolute: expected true or false");
   check_refused([](json& d) { d["arguments"][3].erase("source"); },
@@ -387,4 +389,20 @@ TEST_CASE("the block_sums example is a per-block reduction checked by aggregates
   REQUIRE(problem.verification().aggregates.size() == 2);
   CHECK_FALSE(problem.verification().compares_elements_of("partial"));
   ptxrt::check_problem_data(problem, problem.complete_sizes({}));
+}
+
+TEST_CASE("a long chain of derivations is made last to first, without recursion") {
+  KernelProblem problem(ptxrt::Program::from_string("__global__ void k() {}", "k.cu"), "k");
+  problem.size("n").tune("B", {32});
+  constexpr int links = 2000;
+  for (int i = 0; i < links; ++i)
+    problem.buffer("b" + std::to_string(i), ElementType::int32, "n",
+                   DataInit::derived("b" + std::to_string(i + 1)));
+  problem.buffer("b" + std::to_string(links), ElementType::int32, "n", DataInit::iota(5, 3));
+  const std::vector<std::size_t> order = ptxrt::detail::making_order(problem);
+  REQUIRE(order.size() == links + 1);
+  CHECK(order.front() == links);
+  CHECK(order.back() == 0);
+  const ptxrt::ProblemData data = ptxrt::make_problem_data(problem, {{"n", 3}});
+  CHECK(values_of<std::int32_t>(data, "b0") == std::vector<std::int32_t>{5, 8, 11});
 }
