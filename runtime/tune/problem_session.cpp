@@ -346,6 +346,14 @@ struct ProblemSession::State {
     }
   }
 
+  // The check kernel in the fallback config's module: a misnamed one fails the session at once,
+  // not every config.
+  void find_check_kernel() {
+    if (const std::optional<CheckKernel>& check = problem.verification().check)
+      module_of(problem.program(), options_for(problem.fallback_config(sizes)), true)
+          .kernel(check->entry);
+  }
+
   // What the aggregates and the check kernel compare with, from the reference computed.
   void prepare_checks() {
     const ProblemVerification& verification = problem.verification();
@@ -396,6 +404,7 @@ ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& j
     : state_(std::make_unique<State>(std::move(problem), std::move(sizes), jit, context)) {
   State& state = *state_;
   state.check_layout(state.kernel_for(state.problem.fallback_config(state.sizes)));
+  state.find_check_kernel();
   try {
     state.compute_reference();
     state.prepare_checks();

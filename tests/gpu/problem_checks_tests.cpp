@@ -134,6 +134,23 @@ TEST_CASE("a check kernel's verdict makes a config wrong, with its error in the 
   CHECK(measure(session, 32).status == MeasurementStatus::wrong);
 }
 
+TEST_CASE("a check kernel that does not exist fails the session before any config runs") {
+  KernelProblem problem = block_sums_problem();
+  problem.check_with_kernel(
+      {.entry = "no_such_check", .geometry = ptxrt::LaunchGeometry::of({"1"}, {"1"})});
+  problem.validate();
+  try {
+    ptxrt::ProblemSession session(problem, {}, ptxrt::testing::test_jit(),
+                                  ptxrt::testing::test_context());
+    FAIL("the session started");
+  } catch (const ptxrt::Error& error) {
+    CHECK(error.kind() == ptxrt::ErrorKind::not_found);
+    CHECK_MESSAGE(
+        std::string(error.what()).find("no kernel named 'no_such_check'") != std::string::npos,
+        error.what());
+  }
+}
+
 TEST_CASE("a generator kernel makes its buffer on the GPU, before the data derived from it") {
   KernelProblem problem = block_sums_problem();
   problem.buffer("jittered", ElementType::float64, "n", DataInit::absolute_of("x", 0.5, 7));
