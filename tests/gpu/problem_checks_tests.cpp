@@ -31,7 +31,7 @@ extern "C" __global__ void make_points(float* points, int n) {
   if (i < n) points[i] = 0.25f + (float)((i * 37) % 101) / 101.0f;
 }
 
-extern "C" __global__ void block_sums(const float* x, float* partial, int n) {
+__device__ void sum_block(const float* x, float* partial, int n) {
   __shared__ float sums[BLOCK];
   const int i = blockIdx.x * BLOCK + threadIdx.x;
   sums[threadIdx.x] = i < n ? x[i] : 0.0f;
@@ -42,6 +42,16 @@ extern "C" __global__ void block_sums(const float* x, float* partial, int n) {
   }
   if (BLOCK == 32 && blockIdx.x == gridDim.x - 1) return;
   if (threadIdx.x == 0) partial[blockIdx.x] = sums[0] + (BLOCK == 128 ? 1.0f : 0.0f);
+}
+
+extern "C" __global__ void block_sums(const float* x, float* partial, int n) {
+  sum_block(x, partial, n);
+}
+
+// The same beside a buffer it does not read: data derived from the input, for the callback to see.
+extern "C" __global__ void block_sums_beside(const float* x, float* partial, int n,
+                                             const double* /* jittered */) {
+  sum_block(x, partial, n);
 }
 
 // The sum of this config's partials against the sum of the reference's (BLOCK=256).
@@ -58,9 +68,9 @@ extern "C" __global__ void sums_agree(const float* partial, const float* expecte
 
 constexpr int n = 1000003;  // no block size divides it
 
-KernelProblem block_sums_problem() {
+KernelProblem block_sums_problem(std::string entry = "block_sums") {
   KernelProblem problem(ptxrt::Program::from_string(block_sums_source, "block_sums.cu"),
-                        "block_sums");
+                        std::move(entry));
   problem.size("n", n)
       .tune("BLOCK", {32, 64, 128, 256}, 64)
       .block("BLOCK")
@@ -152,7 +162,7 @@ TEST_CASE("a check kernel that does not exist fails the session before any confi
 }
 
 TEST_CASE("a generator kernel makes its buffer on the GPU, before the data derived from it") {
-  KernelProblem problem = block_sums_problem();
+  KernelProblem problem = block_sums_problem("block_sums_beside");
   problem.buffer("jittered", ElementType::float64, "n", DataInit::absolute_of("x", 0.5, 7));
   std::vector<float> seen_x;
   std::vector<double> seen_jittered;
