@@ -7,6 +7,7 @@
 #include "jit/hash.hpp"
 #include "ptxrt/core/manifest.hpp"
 #include "support/quoted.hpp"
+#include "tune/problem_checks.hpp"
 
 namespace ptxrt {
 
@@ -463,6 +464,10 @@ void KernelProblem::validate() const {
     }
   }
   check_names(origin, rate_.work, scope, rate_field_);
+  detail::validate_checks_and_sources(
+      *this, [&](const Expression& expression, const std::string& field, detail::NameScope names) {
+        check_names(origin, expression, names == detail::NameScope::fixed ? fixed : scope, field);
+      });
 }
 
 TuningConfig KernelProblem::default_config() const {
@@ -548,6 +553,7 @@ CompileOptions KernelProblem::compile_options_at(const ProblemSizes& sizes) cons
   options.extra_options = compile_options_;
   options.name_expressions.push_back(entry_);
   for (const ProblemSymbol& symbol : symbols_) options.name_expressions.push_back("&" + symbol.name);
+  if (verification_.check) options.name_expressions.push_back(verification_.check->entry);
   return options;
 }
 

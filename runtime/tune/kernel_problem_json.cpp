@@ -83,6 +83,20 @@ class Reader {
     if (!value.is_string()) expected(path, "an expression (a string or an integer)", value);
     return value.get<std::string>();
   }
+  Expression parsed_expression(const json& value, const std::string& path) const {
+    const std::string written = expression(value, path);
+    try {
+      return Expression::parse(written);
+    } catch (const Error& error) {
+      fail(path, error.what());
+    }
+  }
+  std::vector<std::string> names(const json& value, const std::string& path) const {
+    std::vector<std::string> listed;
+    for (std::size_t i = 0; i < list(value, path).size(); ++i)
+      listed.push_back(text(value[i], path + "[" + std::to_string(i) + "]"));
+    return listed;
+  }
   std::vector<std::string> expressions(const json& value, const std::string& path) const {
     std::vector<std::string> texts;
     if (!value.is_array()) {
@@ -124,7 +138,24 @@ class Reader {
     return given.is_absolute() ? given : base_ / given;
   }
 
+  // A kernel of the problem's file launched with its own geometry and arguments by name: a
+  // generator's or a check's {"kernel", "block", "grid", "shared_memory", "arguments"}.
+  template <typename Launched>
+  Launched launched_kernel(const json& spec, const std::string& path) const {
+    object(spec, path);
+    only(spec, path, {"kernel", "block", "grid", "shared_memory", "arguments"});
+    if (!spec.contains("kernel")) fail(path, "needs \"kernel\": its entry");
+    Launched launched;
+    launched.entry = text(spec["kernel"], path + ".kernel");
+    launched.geometry = geometry(spec, path + ".");
+    if (spec.contains("arguments"))
+      launched.arguments = names(spec["arguments"], path + ".arguments");
+    return launched;
+  }
+
   DataInit init(const json& spec, const std::string& path) const {
+    if (spec.contains("init") && spec["init"].is_object())
+      return DataInit::generated(launched_kernel<GeneratorKernel>(spec["init"], path + ".init"));
     const std::string kind = spec.contains("init") ? text(spec["init"], path + ".init") : "zeros";
     const auto get = [&](const char* key, double fallback) {
       return spec.contains(key) ? number(spec[key], path + "." + key) : fallback;
@@ -140,8 +171,28 @@ class Reader {
       if (!spec.contains("file")) fail(path, "init \"file\" needs \"file\": \"PATH\"");
       return DataInit::from_file(file(spec["file"], path + ".file"));
     }
+    if (kind == "derived") {
+      if (!spec.contains("source"))
+        fail(path, "init \"derived\" needs \"source\": a buffer argument");
+      DataInit derived =
+          DataInit::derived(text(spec["source"], path + ".source"), get("noise", 0.0), seed);
+      if (spec.contains("absolute")) {
+        if (!spec["absolute"].is_boolean())
+          expected(path + ".absolute", "true or false", spec["absolute"]);
+        derived.absolute = spec["absolute"].get<bool>();
+      }
+      return derived;
+    }
+    if (kind == "offsets") {
+      if (!spec.contains("total")) fail(path, "init \"offsets\" needs \"total\": an expression");
+      DataInit offsets = DataInit::offsets("0", seed);
+      offsets.total = parsed_expression(spec["total"], path + ".total");
+      return offsets;
+    }
     fail(path + ".init",
-         detail::quoted(kind) + " is not one of zeros, constant, iota, uniform, normal, file");
+         detail::quoted(kind) +
+             " is not one of zeros, constant, iota, uniform, normal, file, derived, "
+             "offsets, or a kernel {\"kernel\": ...}");
   }
 
   ArgumentRole role(const json& spec, const std::string& path) const {
@@ -155,8 +206,9 @@ class Reader {
 
   void argument(KernelProblem& problem, const json& spec, const std::string& path) const {
     object(spec, path);
-    only(spec, path, {"name", "type", "count", "value", "init", "role", "fill", "start", "step",
-                      "low", "high", "mean", "deviation", "seed", "file"});
+    only(spec, path,
+         {"name", "type", "count", "value", "init", "role", "fill", "start", "step", "low", "high",
+          "mean", "deviation", "seed", "file", "source", "noise", "absolute", "total"});
     if (!spec.contains("name") || !spec.contains("type"))
       fail(path, "an argument needs \"name\" and \"type\"");
     const std::string name = text(spec["name"], path + ".name");
@@ -178,8 +230,9 @@ class Reader {
 
   void symbol(KernelProblem& problem, const json& spec, const std::string& path) const {
     object(spec, path);
-    only(spec, path, {"name", "from", "type", "count", "init", "fill", "start", "step", "low",
-                      "high", "mean", "deviation", "seed", "file"});
+    only(spec, path,
+         {"name", "from", "type", "count", "init", "fill", "start", "step", "low", "high", "mean",
+          "deviation", "seed", "file", "source", "noise", "absolute", "total"});
     if (!spec.contains("name")) fail(path, "a symbol needs \"name\"");
     const std::string name = text(spec["name"], path + ".name");
     if (spec.contains("from")) {
@@ -260,7 +313,8 @@ class Reader {
 
   void verification(KernelProblem& problem, const json& spec, const Program& own) const {
     object(spec, "verify");
-    only(spec, "verify", {"reference", "config", "files", "atol", "rtol", "rtol_of"});
+    only(spec, "verify",
+         {"reference", "config", "files", "atol", "rtol", "rtol_of", "aggregates", "check"});
     const int ways = spec.contains("reference") + spec.contains("config") + spec.contains("files");
     if (ways > 1) fail("verify", "give one of \"reference\", \"config\" or \"files\"");
     if (spec.contains("reference")) {
@@ -276,19 +330,12 @@ class Reader {
       }
       kernel.geometry = geometry(reference, "verify.reference.");
       if (reference.contains("defines"))
-        for (const auto& [name, value] : object(reference["defines"], "verify.reference.defines").items()) {
-          const std::string path = "verify.reference.defines." + name;
-          const std::string text = expression(value, path);
-          try {
-            kernel.defines.emplace_back(name, Expression::parse(text));
-          } catch (const Error& error) {
-            fail(path, error.what());
-          }
-        }
+        for (const auto& [name, value] :
+             object(reference["defines"], "verify.reference.defines").items())
+          kernel.defines.emplace_back(name,
+                                      parsed_expression(value, "verify.reference.defines." + name));
       if (reference.contains("arguments"))
-        for (std::size_t i = 0; i < list(reference["arguments"], "verify.reference.arguments").size(); ++i)
-          kernel.arguments.push_back(
-              text(reference["arguments"][i], "verify.reference.arguments[" + std::to_string(i) + "]"));
+        kernel.arguments = names(reference["arguments"], "verify.reference.arguments");
       problem.verify_with_kernel(std::move(kernel));
     } else if (spec.contains("config")) {
       std::vector<Define> defines;
@@ -301,6 +348,12 @@ class Reader {
         files.emplace_back(output, file(path, "verify.files." + output));
       problem.verify_with_files(std::move(files));
     }
+    if (spec.contains("aggregates"))
+      for (std::size_t i = 0; i < list(spec["aggregates"], "verify.aggregates").size(); ++i)
+        problem.aggregate(
+            aggregate(spec["aggregates"][i], "verify.aggregates[" + std::to_string(i) + "]"));
+    if (spec.contains("check"))
+      problem.check_with_kernel(launched_kernel<CheckKernel>(spec["check"], "verify.check"));
     const ProblemVerification& defaults = problem.verification();
     ProblemVerification::RelativeTo relative_to = defaults.relative_to;
     if (spec.contains("rtol_of")) {
@@ -315,6 +368,30 @@ class Reader {
                         spec.contains("rtol") ? number(spec["rtol"], "verify.rtol") : defaults.rtol,
                         relative_to);
     });
+  }
+
+  OutputAggregate aggregate(const json& spec, const std::string& path) const {
+    object(spec, path);
+    only(spec, path, {"output", "aggregate", "length", "expected", "atol", "rtol"});
+    if (!spec.contains("output") || !spec.contains("aggregate"))
+      fail(path, "needs \"output\" and \"aggregate\" (sum, min, max or count)");
+    OutputAggregate check{.output = text(spec["output"], path + ".output")};
+    const std::string name = text(spec["aggregate"], path + ".aggregate");
+    constexpr Aggregate aggregates[] = {Aggregate::sum, Aggregate::min, Aggregate::max,
+                                        Aggregate::count};
+    const auto known = std::find_if(std::begin(aggregates), std::end(aggregates),
+                                    [&](Aggregate a) { return to_string(a) == name; });
+    if (known == std::end(aggregates))
+      fail(path + ".aggregate", detail::quoted(name) + " is not one of sum, min, max, count");
+    check.aggregate = *known;
+    if (spec.contains("length")) check.length = parsed_expression(spec["length"], path + ".length");
+    if (spec.contains("expected") && spec["expected"].is_number_float())
+      check.expected_number = spec["expected"].get<double>();
+    else if (spec.contains("expected"))
+      check.expected = parsed_expression(spec["expected"], path + ".expected");
+    if (spec.contains("atol")) check.atol = number(spec["atol"], path + ".atol");
+    if (spec.contains("rtol")) check.rtol = number(spec["rtol"], path + ".rtol");
+    return check;
   }
 
   void rate(KernelProblem& problem, const json& document) const {

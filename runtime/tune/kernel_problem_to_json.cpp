@@ -23,6 +23,25 @@ json geometry_json(const LaunchGeometry& geometry) {
       {"block", block}, {"grid", grid}, {"shared_memory", expression_json(geometry.shared_bytes)}};
 }
 
+// A generator's or a check's kernel: its entry, geometry and arguments.
+template <typename Launched>
+json launched_json(const Launched& launched) {
+  json spec = geometry_json(launched.geometry);
+  spec["kernel"] = launched.entry;
+  spec["arguments"] = launched.arguments;
+  return spec;
+}
+
+json aggregate_json(const OutputAggregate& check) {
+  json spec{{"output", check.output}, {"aggregate", to_string(check.aggregate)}};
+  if (check.length) spec["length"] = check.length->text();
+  if (check.expected) spec["expected"] = check.expected->text();
+  if (check.expected_number) spec["expected"] = *check.expected_number;
+  if (check.atol) spec["atol"] = *check.atol;
+  if (check.rtol) spec["rtol"] = *check.rtol;
+  return spec;
+}
+
 void init_json(json& spec, const DataInit& init) {
   switch (init.kind) {
     case DataInit::Kind::zeros:
@@ -46,6 +65,19 @@ void init_json(json& spec, const DataInit& init) {
       return;
     case DataInit::Kind::file:
       spec.update({{"init", "file"}, {"file", fs::absolute(init.file).string()}});
+      return;
+    case DataInit::Kind::derived:
+      spec.update({{"init", "derived"},
+                   {"source", init.source},
+                   {"noise", init.noise},
+                   {"absolute", init.absolute},
+                   {"seed", init.seed}});
+      return;
+    case DataInit::Kind::offsets:
+      spec.update({{"init", "offsets"}, {"total", init.total->text()}, {"seed", init.seed}});
+      return;
+    case DataInit::Kind::kernel:
+      spec["init"] = launched_json(init.kernel);
       return;
   }
 }
@@ -155,7 +187,16 @@ std::string KernelProblem::to_json(const ProgramsByName& programs_by_name) const
       files[output] = fs::absolute(path).string();
     verify["files"] = files;
   }
-  if (verification_.kind != ProblemVerification::Kind::none) document["verify"] = verify;
+  if (!verification_.aggregates.empty()) {
+    json aggregates = json::array();
+    for (const OutputAggregate& check : verification_.aggregates)
+      aggregates.push_back(aggregate_json(check));
+    verify["aggregates"] = aggregates;
+  }
+  if (verification_.check) verify["check"] = launched_json(*verification_.check);
+  if (verification_.kind != ProblemVerification::Kind::none || !verification_.aggregates.empty() ||
+      verification_.check)
+    document["verify"] = verify;
   if (!rate_.unit.empty())
     document["rate"] = {
         {"work", rate_.work.text()}, {"unit", rate_.unit}, {"scale", rate_.unit_scale}};

@@ -14,6 +14,7 @@
 #include "support/checked_size.hpp"
 #include "support/quoted.hpp"
 #include "support/regular_file.hpp"
+#include "tune/problem_checks.hpp"
 
 namespace ptxrt {
 
@@ -127,6 +128,7 @@ struct DataItem {
   std::uint64_t count = 0;
   std::uint64_t bytes = 0;
   std::uint64_t position = 0;  // the seed of random data when it has none of its own
+  std::uint64_t total = 0;     // offsets: the last one
 };
 
 class DataPlan {
@@ -153,13 +155,47 @@ class DataPlan {
     if (!bytes)
       refuse(ErrorKind::invalid_argument, field + ".count",
              elements + " take more than 2^64 bytes");
+    const std::uint64_t total =
+        init.kind == DataInit::Kind::offsets
+            ? offsets_total(type, init, field, static_cast<std::uint64_t>(count))
+            : 0;
     return {std::move(name),
             type,
             std::move(init),
             std::move(field),
             static_cast<std::uint64_t>(count),
             *bytes,
-            position};
+            position,
+            total};
+  }
+
+  // The total of offsets: from 0 to the type's largest value, and 0 for a single offset (which is
+  // both the first, 0, and the last).
+  std::uint64_t offsets_total(ElementType type, const DataInit& init, const std::string& field,
+                              std::uint64_t count) const {
+    const std::int64_t total = problem_.evaluate(*init.total, sizes_, {}, field + ".total");
+    const double highest = integer_range(type).second;
+    if (total < 0 || static_cast<double>(total) > highest)
+      refuse(ErrorKind::invalid_argument, field + ".total",
+             std::to_string(total) + " is not from 0 to " + detail::number_text(highest) +
+                 ", the " + std::string(to_string(type)) + " offsets' range");
+    if (count == 1 && total != 0)
+      refuse(ErrorKind::invalid_argument, field + ".total",
+             "a single offset is 0, so it cannot total " + std::to_string(total));
+    return static_cast<std::uint64_t>(total);
+  }
+
+  // A derived item's source holds at least as many elements as it.
+  void check_source(const DataItem& derived, const std::vector<DataItem>& items) const {
+    for (const DataItem& source : items)
+      if (source.name == derived.init.source) {
+        if (source.count < derived.count)
+          refuse(ErrorKind::invalid_argument, derived.field + ".source",
+                 detail::quoted(source.name) + " has " + std::to_string(source.count) +
+                     " element(s), fewer than the " + std::to_string(derived.count) +
+                     " made from it");
+        return;
+      }
   }
 
   // The problem's buffers and symbols with data of their own, together within `memory_bytes`.
@@ -195,6 +231,8 @@ class DataPlan {
       add(item(symbol.name, symbol.type, symbol.init, "symbols[" + std::to_string(i) + "]",
                *symbol.count, position));
     }
+    for (const DataItem& made : items)
+      if (made.init.kind == DataInit::Kind::derived) check_source(made, items);
     return items;
   }
 
@@ -231,9 +269,10 @@ class DataPlan {
     return *std::move(opened);
   }
 
-  ProblemData::Array make(const DataItem& item) const {
+  // `item`'s data; a derived item's source is in `made` already.
+  ProblemData::Array make(const DataItem& item, const ProblemData& made) const {
     try {
-      return make_array(item);
+      return make_array(item, made);
     } catch (const std::bad_alloc&) {
       refuse(ErrorKind::invalid_argument, item.field,
              "cannot allocate " + std::to_string(item.bytes) + " bytes of host memory");
@@ -241,7 +280,7 @@ class DataPlan {
   }
 
  private:
-  ProblemData::Array make_array(const DataItem& item) const {
+  ProblemData::Array make_array(const DataItem& item, const ProblemData& made) const {
     ProblemData::Array array{item.name, item.type, {}};
     if (item.init.kind == DataInit::Kind::file) {
       const detail::OpenedFile file = open_data_file(item);
@@ -252,14 +291,29 @@ class DataPlan {
       return array;
     }
     array.bytes.resize(static_cast<std::size_t>(item.bytes));
-    fill(item, array.bytes.data());
+    std::mt19937_64 generator(item.init.seed != 0 ? item.init.seed : item.position + 1);
+    const std::size_t size = element_bytes(item.type);
+    if (item.init.kind == DataInit::Kind::offsets) {
+      // Stored as integers: a double would round a 64-bit total.
+      const std::vector<std::uint64_t> offsets =
+          detail::sorted_offsets(item.count, item.total, generator);
+      for (std::uint64_t i = 0; i < item.count; ++i)
+        std::memcpy(array.bytes.data() + i * size, &offsets[i], size);
+    } else if (item.init.kind == DataInit::Kind::derived) {
+      const std::vector<double> values =
+          detail::derived_values(made.at(item.init.source), item.count, item.init, generator);
+      for (std::uint64_t i = 0; i < item.count; ++i)
+        store(item.type, is_floating(item.type) ? values[i] : std::floor(values[i]),
+              array.bytes.data() + i * size);
+    } else {
+      fill(item, generator, array.bytes.data());
+    }
     return array;
   }
 
-  static void fill(const DataItem& item, std::byte* elements) {
+  static void fill(const DataItem& item, std::mt19937_64& generator, std::byte* elements) {
     const DataInit& init = item.init;
     const std::size_t size = element_bytes(item.type);
-    std::mt19937_64 generator(init.seed != 0 ? init.seed : item.position + 1);
     std::uniform_real_distribution<double> uniform(init.low, init.high);
     std::normal_distribution<double> normal(init.mean, init.deviation);
     for (std::uint64_t i = 0; i < item.count; ++i) {
@@ -267,6 +321,9 @@ class DataPlan {
       switch (init.kind) {
         case DataInit::Kind::zeros:
         case DataInit::Kind::file:
+        case DataInit::Kind::derived:
+        case DataInit::Kind::offsets:
+        case DataInit::Kind::kernel:  // made on the GPU by a session; zeros until then
           break;
         case DataInit::Kind::constant:
           value = init.value;
@@ -394,6 +451,17 @@ std::optional<std::string> DataInit::fault_for(ElementType type) const {
   switch (kind) {
     case Kind::zeros:
     case Kind::file:
+    case Kind::kernel:
+      return std::nullopt;
+    case Kind::derived:
+      if (!(noise >= 0.0) || !std::isfinite(noise))
+        return "noise must be a finite number, 0 or more, got " + number_text(noise);
+      if (!std::isfinite(2.0 * noise))
+        return "noise's range from -" + number_text(noise) + " to " + number_text(noise) +
+               " is wider than a double holds";
+      return std::nullopt;
+    case Kind::offsets:
+      if (is_floating(type)) return "offsets are integers, not " + std::string(to_string(type));
       return std::nullopt;
     case Kind::constant:
       if (is_floating(type)) return std::nullopt;  // a NaN or an infinity is a float's to hold
@@ -508,16 +576,40 @@ void check_problem_data(const KernelProblem& problem, const ProblemSizes& sizes,
 
 ProblemData make_problem_data(const KernelProblem& problem, const ProblemSizes& sizes,
                               std::uint64_t memory_bytes) {
+  return detail::make_problem_data_with(problem, sizes, memory_bytes, {});
+}
+
+ProblemData detail::make_problem_data_with(const KernelProblem& problem, const ProblemSizes& sizes,
+                                           std::uint64_t memory_bytes,
+                                           const DataGenerator& generate) {
   const DataPlan plan(problem, sizes);
+  const std::vector<DataItem> items = plan.items(memory_bytes);
   ProblemData data;
-  for (const DataItem& item : plan.items(memory_bytes)) data.arrays.push_back(plan.make(item));
+  for (const DataItem& item : items) data.arrays.push_back({item.name, item.type, {}});
+  // The arguments come first among the items, in their order; the symbols, made from arguments
+  // or from nothing, after them.
+  const std::size_t argument_count = problem.arguments().size();
+  std::vector<std::size_t> item_of_argument(argument_count, items.size());
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (items[i].position <= argument_count) item_of_argument[items[i].position - 1] = i;
+  std::vector<std::size_t> order;
+  for (std::size_t position : detail::making_order(problem))
+    order.push_back(item_of_argument[position]);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (items[i].position > argument_count) order.push_back(i);
+  for (std::size_t i : order) {
+    data.arrays[i] = plan.make(items[i], data);
+    if (items[i].init.kind == DataInit::Kind::kernel && generate)
+      generate(items[i].position - 1, data);
+  }
   return data;
 }
 
 ProblemData read_expected_files(const KernelProblem& problem, const ProblemSizes& sizes) {
   const DataPlan plan(problem, sizes);
   ProblemData expected;
-  for (const DataItem& item : plan.expected_items()) expected.arrays.push_back(plan.make(item));
+  for (const DataItem& item : plan.expected_items())
+    expected.arrays.push_back(plan.make(item, expected));
   return expected;
 }
 

@@ -10,57 +10,24 @@
 
 #include "ptxrt/core/memory.hpp"
 #include "ptxrt/tune/launch_timer.hpp"
+#include "tune/output_checks.hpp"
+#include "tune/problem_checks.hpp"
 
 namespace ptxrt {
 
 namespace {
 
+using detail::PackedArguments;
+
 // Output elements a correct kernel overwrites; NaN for floats (all bits set), a pattern for
 // integers.
 std::uint8_t poison_byte(ElementType type) { return is_floating(type) ? 0xFF : 0xA5; }
-
-double element_value(ElementType type, const std::byte* at) {
-  const auto get = [&](auto value) {
-    std::memcpy(&value, at, sizeof value);
-    return static_cast<double>(value);
-  };
-  switch (type) {
-    case ElementType::int8:
-      return get(std::int8_t{});
-    case ElementType::int16:
-      return get(std::int16_t{});
-    case ElementType::int32:
-      return get(std::int32_t{});
-    case ElementType::int64:
-      return get(std::int64_t{});
-    case ElementType::uint8:
-      return get(std::uint8_t{});
-    case ElementType::uint16:
-      return get(std::uint16_t{});
-    case ElementType::uint32:
-      return get(std::uint32_t{});
-    case ElementType::uint64:
-      return get(std::uint64_t{});
-    case ElementType::float32:
-      return get(float{});
-    case ElementType::float64:
-      return get(double{});
-  }
-  return 0.0;
-}
 
 std::string number_text(double value) {
   std::ostringstream text;
   text << value;
   return text.str();
 }
-
-// A kernel's argument list for one launch: each value's bytes, a pointer to each, their sizes.
-struct PackedArguments {
-  std::vector<std::array<std::byte, 8>> values;
-  std::vector<void*> pointers;
-  std::vector<std::size_t> sizes;
-};
 
 }  // namespace
 
@@ -74,6 +41,8 @@ struct ProblemSession::State {
   std::vector<std::optional<DeviceMemory>> buffers;  // by argument position; none for scalars
   std::vector<ProblemData::Array> expected;          // the reference's outputs, by name
   std::string reference_name;
+  TuningConfig reference_config;  // the reference kernel's or config's: its aggregates' lengths
+  std::optional<detail::OutputChecks> checks;  // aggregates and a check kernel, when given
   LaunchTimer timer;
   ConfigRunner launch;  // the problem's launcher's, when it has one
 
@@ -83,7 +52,9 @@ struct ProblemSession::State {
         jit(jit_),
         context(context_),
         base(problem.compile_options_at(sizes)),
-        initial(make_problem_data(problem, sizes)),
+        initial(detail::make_problem_data_with(
+            problem, sizes, max_problem_data_bytes,
+            [this](std::size_t position, ProblemData& data) { generate(position, data); })),
         timer(context) {
     for (const ProblemArgument& argument : problem.arguments()) {
       if (argument.kind != ProblemArgument::Kind::buffer) {
@@ -246,9 +217,11 @@ struct ProblemSession::State {
       ProblemData::Array array{argument.name, argument.type, {}};
       array.bytes.resize(buffers[position]->bytes());
       buffers[position]->download_bytes(array.bytes.data(), array.bytes.size());
-      if (is_floating(argument.type))
+      // An output checked by aggregates or a check kernel need not be written whole.
+      if (is_floating(argument.type) && problem.verification().compares_elements_of(argument.name))
         for (std::size_t i = 0; i < array.count(); ++i)
-          if (std::isnan(element_value(argument.type, array.bytes.data() + i * element_bytes(argument.type))))
+          if (std::isnan(detail::element_value(
+                  argument.type, array.bytes.data() + i * element_bytes(argument.type))))
             throw Error(ErrorKind::invalid_argument,
                         "it left " + argument.name + "[" + std::to_string(i) +
                             "] NaN: it does not write every element of its output (which was "
@@ -263,6 +236,7 @@ struct ProblemSession::State {
     const bool own = !reference.program;
     const Program& program = own ? problem.program() : *reference.program;
     const KernelProblem::ReferenceBuild build = problem.reference_build_at(sizes);
+    reference_config = build.values;
     std::vector<std::size_t> positions;
     for (const std::string& name : reference.arguments) positions.push_back(index_of(name));
     if (positions.empty()) positions = all_positions();
@@ -285,6 +259,7 @@ struct ProblemSession::State {
         return;
       case ProblemVerification::Kind::reference_config: {
         reference_name = "config " + verification.config.describe();
+        reference_config = verification.config;
         const Kernel kernel = kernel_for(verification.config);
         restore();
         const PackedArguments packed = pack(verification.config, all_positions());
@@ -345,14 +320,16 @@ struct ProblemSession::State {
     double worst = 0.0, worst_share = 0.0;
     std::optional<std::string> fault;
     for (const ProblemData::Array& reference : expected) {
+      if (!problem.verification().compares_elements_of(reference.name)) continue;
       const std::size_t position = index_of(reference.name);
       std::vector<std::byte> actual(reference.bytes.size());
       buffers[position]->download_bytes(actual.data(), actual.size());
       const std::size_t size = element_bytes(reference.type);
       const double largest = scale_of(reference);
       for (std::size_t i = 0; i < reference.count(); ++i) {
-        const double want = element_value(reference.type, reference.bytes.data() + i * size);
-        const double got = element_value(reference.type, actual.data() + i * size);
+        const double want =
+            detail::element_value(reference.type, reference.bytes.data() + i * size);
+        const double got = detail::element_value(reference.type, actual.data() + i * size);
         const double error = std::abs(got - want);
         const double allowance = atol + rtol * (per_element ? std::abs(want) : largest);
         worst = std::isnan(error) ? INFINITY : std::max(worst, error);
@@ -371,6 +348,95 @@ struct ProblemSession::State {
     return {worst, worst_share, fault};
   }
 
+  // Whether a verified run has anything to check the config's outputs against.
+  bool verifies() const { return !expected.empty() || (checks && checks->any()); }
+
+  // Runs the generator kernel of the buffer argument at `position` on the data made so far, and
+  // takes what it made into `data`.
+  void generate(std::size_t position, ProblemData& data) {
+    const ProblemArgument& target = problem.arguments()[position];
+    const GeneratorKernel& generator = target.init.kernel;
+    try {
+      const TuningConfig fallback = problem.fallback_config(sizes);
+      CompileOptions options = options_for(fallback);
+      options.name_expressions = {generator.entry};
+      const Kernel kernel = jit.module(problem.program(), options, context).kernel(generator.entry);
+      const std::vector<std::string> names =
+          generator.arguments.empty() ? std::vector<std::string>{target.name} : generator.arguments;
+      std::vector<DeviceMemory> temporaries;
+      temporaries.reserve(names.size());
+      std::size_t made = 0;
+      PackedArguments packed;
+      for (const std::string& name : names) {
+        const std::size_t at = index_of(name);
+        if (problem.arguments()[at].kind != ProblemArgument::Kind::buffer) {
+          packed.add(pack(fallback, {at}));
+          continue;
+        }
+        const std::vector<std::byte>& bytes = data.at(name).bytes;
+        if (at == position) made = temporaries.size();
+        temporaries.emplace_back(context, bytes.size()).upload_bytes(bytes.data(), bytes.size());
+        packed.add_address(temporaries.back().address());
+      }
+      packed.point();
+      const std::string field = "arguments[" + std::to_string(position) + "].init.";
+      kernel.launch_untyped(problem.launch_at(generator.geometry, fallback, sizes, field),
+                            packed.pointers, packed.sizes);
+      std::vector<std::byte>& bytes = data.at(target.name).bytes;
+      temporaries[made].download_bytes(bytes.data(), bytes.size());
+    } catch (const Error& error) {
+      throw Error(error.kind(), problem.name() + ": the kernel " + generator.entry + " making " +
+                                    target.name + " failed: " + error.what());
+    }
+  }
+
+  // The check kernel in the fallback config's module: a misnamed one fails the session at once,
+  // not every config.
+  void find_check_kernel() {
+    if (const std::optional<CheckKernel>& check = problem.verification().check)
+      module_of(problem.program(), options_for(problem.fallback_config(sizes)), true)
+          .kernel(check->entry);
+  }
+
+  // What the aggregates and the check kernel compare with, from the reference computed.
+  void prepare_checks() {
+    const ProblemVerification& verification = problem.verification();
+    if (verification.aggregates.empty() && !verification.check) return;
+    const bool reference_has_config =
+        verification.kind == ProblemVerification::Kind::reference_kernel ||
+        verification.kind == ProblemVerification::Kind::reference_config;
+    checks.emplace(problem, sizes, context, expected, reference_name,
+                   reference_has_config ? reference_config : problem.fallback_config(sizes));
+  }
+
+  // Every check of the outputs after `config` ran: element by element, then the aggregates, then
+  // the check kernel.
+  Comparison verify(const TuningConfig& config) {
+    Comparison comparison = compare();
+    if (!checks) return comparison;
+    if (!comparison.fault)
+      comparison.fault = checks->aggregates(config, [&](const std::string& output) {
+        const std::size_t position = index_of(output);
+        ProblemData::Array actual{output, problem.arguments()[position].type, {}};
+        actual.bytes.resize(buffers[position]->bytes());
+        buffers[position]->download_bytes(actual.bytes.data(), actual.bytes.size());
+        return actual;
+      });
+    if (!comparison.fault && problem.verification().check) {
+      const Kernel kernel = module_of(problem.program(), options_for(config), true)
+                                .kernel(problem.verification().check->entry);
+      comparison.fault = checks->check_kernel(
+          kernel, config, [&](const std::string& name, detail::PackedArguments& packed) {
+            const std::size_t position = index_of(name);
+            if (buffers[position])
+              packed.add_address(buffers[position]->address());
+            else
+              packed.add(pack(config, {position}));
+          });
+    }
+    return comparison;
+  }
+
   double work(const TuningConfig& config) const {
     if (problem.rate().unit.empty()) return 0.0;
     return static_cast<double>(problem.evaluate(problem.rate().work, sizes, config, "rate"));
@@ -387,8 +453,10 @@ ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& j
   } else {
     state.check_layout(state.kernel_for(state.problem.fallback_config(state.sizes)));
   }
+  state.find_check_kernel();
   try {
     state.compute_reference();
+    state.prepare_checks();
   } catch (const Error& error) {
     throw Error(error.kind(), state.problem.name() + ": the reference (" + state.reference_name +
                                   ") failed: " + error.what());
@@ -420,10 +488,10 @@ Measurement ProblemSession::measure(const TuningConfig& config, const TimingPoli
   State& state = *state_;
   const std::function<void()> run = state.runner(config);
   double max_error = 0.0;
-  if (!state.expected.empty()) {
+  if (state.verifies()) {
     state.restore();
     run();
-    const State::Comparison comparison = state.compare();
+    const State::Comparison comparison = state.verify(config);
     if (comparison.fault) {
       Measurement wrong;
       wrong.status = MeasurementStatus::wrong;
@@ -447,10 +515,10 @@ ProblemSession::Run ProblemSession::run(const TuningConfig& config, int repeats,
   Run result;
   const std::function<void()> run = state.runner(config);
   result.launch = state.problem.launch_at(config, state.sizes);
-  if (verify && !state.expected.empty()) {
+  if (verify && state.verifies()) {
     state.restore();
     run();
-    const State::Comparison comparison = state.compare();
+    const State::Comparison comparison = state.verify(config);
     result.verified = true;
     result.passed = !comparison.fault;
     result.max_error = comparison.max_error;

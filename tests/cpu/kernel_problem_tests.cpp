@@ -231,7 +231,7 @@ TEST_CASE("a malformed problem file gives one error naming the line and column o
             .starts_with("broken.json: arguments[2].type: type 'float16' is unknown"));
   CHECK(field_error([](auto& d) { d["arguments"][2]["init"] = "gaussian"; }) ==
         "broken.json: arguments[2].init: 'gaussian' is not one of zeros, constant, iota, "
-        "uniform, normal, file");
+        "uniform, normal, file, derived, offsets, or a kernel {\"kernel\": ...}");
   CHECK(field_error([](auto& d) { d["symbols"][0]["from"] = "filters"; }) ==
         "broken.json: symbols[0].from: 'filters' is not a buffer argument (arguments: output, "
         "input, filter)");

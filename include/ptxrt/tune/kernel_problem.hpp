@@ -91,10 +91,36 @@ PTXRT_API ProblemSizes parse_problem_sizes(std::string_view text);
 // "W=4096,H=4096".
 PTXRT_API std::string format_problem_sizes(const ProblemSizes& sizes);
 
+// Block and grid dimensions and dynamic shared memory bytes, each an expression.
+struct PTXRT_API LaunchGeometry {
+  std::array<Expression, 3> block{Expression::parse("1"), Expression::parse("1"),
+                                  Expression::parse("1")};
+  std::array<Expression, 3> grid{Expression::parse("1"), Expression::parse("1"),
+                                 Expression::parse("1")};
+  Expression shared_bytes = Expression::parse("0");
+
+  // Up to three dimensions each (missing ones are 1). Throws Error (invalid_argument) for text
+  // that does not parse.
+  static LaunchGeometry of(const std::vector<std::string>& block,
+                           const std::vector<std::string>& grid,
+                           std::string_view shared_bytes = "0");
+};
+
+// A kernel of the problem's own file that makes a buffer's data on the GPU, once per session:
+// compiled with the fixed defines and the fallback config, launched with its own geometry (which
+// may read them) and given `arguments` by name (empty: the buffer alone), the buffers among them
+// holding their data as made. Its entry is resolved as the problem's is.
+struct PTXRT_API GeneratorKernel {
+  std::string entry;
+  LaunchGeometry geometry;
+  std::vector<std::string> arguments;
+};
+
 // How the elements of a buffer or symbol start out. Random data is a function of the seed (a
-// seed of 0 takes the argument's position instead, so that two arguments differ).
+// seed of 0 takes the argument's position instead, so that two arguments differ). Data made from
+// other buffers (derived, kernel) is made after them; a cycle among them is an error.
 struct PTXRT_API DataInit {
-  enum class Kind { zeros, constant, iota, uniform, normal, file };
+  enum class Kind { zeros, constant, iota, uniform, normal, file, derived, offsets, kernel };
   Kind kind = Kind::zeros;
   double value = 0.0;        // constant; iota's first element
   double step = 1.0;         // iota
@@ -104,6 +130,15 @@ struct PTXRT_API DataInit {
   double deviation = 1.0;
   std::uint64_t seed = 0;    // uniform, normal
   std::filesystem::path file;  // raw little-endian elements: exactly count × element size bytes
+  // derived: element i of the buffer argument `source` (at least as long) plus noise uniform in
+  // [-noise, noise], then its absolute value when `absolute`.
+  std::string source;
+  double noise = 0.0;
+  bool absolute = false;
+  // offsets: integers non-decreasing from 0 to `total` (sizes and defines), the first 0 and the
+  // last `total`, the steps between them random: a CSR matrix's row offsets.
+  std::optional<Expression> total;
+  GeneratorKernel kernel;  // kernel
 
   static DataInit zeros() { return {}; }
   static DataInit constant(double value);
@@ -111,10 +146,16 @@ struct PTXRT_API DataInit {
   static DataInit uniform(double low, double high, std::uint64_t seed = 0);
   static DataInit normal(double mean, double deviation, std::uint64_t seed = 0);
   static DataInit from_file(std::filesystem::path file);
+  static DataInit derived(std::string source, double noise = 0.0, std::uint64_t seed = 0);
+  static DataInit absolute_of(std::string source, double noise = 0.0, std::uint64_t seed = 0);
+  // Throws Error (invalid_argument) for `total` text that does not parse.
+  static DataInit offsets(std::string_view total, std::uint64_t seed = 0);
+  static DataInit generated(GeneratorKernel kernel);
 
   // Why this start cannot fill elements of `type`, or nothing: the standard distributions are
   // undefined for an empty range or a deviation of 0, and C's conversion of a value outside an
-  // integer type's range ("uniform needs low <= high, got low 5 and high 1").
+  // integer type's range ("uniform needs low <= high, got low 5 and high 1"); offsets are
+  // integers, noise is finite and 0 or more.
   std::optional<std::string> fault_for(ElementType type) const;
 };
 
@@ -149,20 +190,6 @@ struct PTXRT_API ProblemSymbol {
   ElementType type = ElementType::float32;
   std::optional<Expression> count;
   DataInit init;
-};
-
-// Block and grid dimensions and dynamic shared memory bytes, each an expression.
-struct PTXRT_API LaunchGeometry {
-  std::array<Expression, 3> block{Expression::parse("1"), Expression::parse("1"),
-                                  Expression::parse("1")};
-  std::array<Expression, 3> grid{Expression::parse("1"), Expression::parse("1"),
-                                 Expression::parse("1")};
-  Expression shared_bytes = Expression::parse("0");
-
-  // Up to three dimensions each (missing ones are 1). Throws Error (invalid_argument) for text
-  // that does not parse.
-  static LaunchGeometry of(const std::vector<std::string>& block,
-                           const std::vector<std::string>& grid, std::string_view shared_bytes = "0");
 };
 
 // Host copies of a problem's buffers by argument name (and of symbols with data of their own,
@@ -272,6 +299,37 @@ struct PTXRT_API ReferenceKernel {
   std::vector<std::string> arguments;
 };
 
+// A check of what an output means rather than its layout (a kernel writing one partial result per
+// block): the aggregate of its first `length` elements (an expression of sizes, defines and
+// tunables; none: all of them) against `expected` (an expression, or `expected_number`), else
+// against the same aggregate of the reference's output, whose length is evaluated at the
+// reference's config (the reference config, the reference kernel's defines, otherwise the
+// fallback config). Passes when |actual - expected| <= atol + rtol × |expected| (NaN never
+// does); the tolerances default to the verification's.
+enum class Aggregate { sum, min, max, count };  // count: the elements that are not 0
+PTXRT_API std::string_view to_string(Aggregate aggregate);
+
+struct PTXRT_API OutputAggregate {
+  std::string output;
+  Aggregate aggregate = Aggregate::sum;
+  std::optional<Expression> length;
+  std::optional<Expression> expected;
+  std::optional<double> expected_number;
+  std::optional<double> atol;
+  std::optional<double> rtol;
+};
+
+// A kernel of the problem's own file that judges a config's output after each verified run,
+// compiled with that config: given `arguments` by name (the problem's arguments as the config
+// left them, and "reference.NAME" for the reference's output NAME), then an int* verdict and a
+// float* error, both 0 before it runs. A verdict other than 0 makes the config wrong, the error
+// in the detail.
+struct PTXRT_API CheckKernel {
+  std::string entry;
+  LaunchGeometry geometry;
+  std::vector<std::string> arguments;
+};
+
 struct PTXRT_API ProblemVerification {
   enum class Kind { none, reference_kernel, reference_config, files, callback, device_callback };
   // What rtol multiplies: each element's |expected| (numpy's allclose), or the largest |expected|
@@ -288,6 +346,13 @@ struct PTXRT_API ProblemVerification {
   double atol = 1e-6;
   double rtol = 1e-5;
   RelativeTo relative_to = RelativeTo::element;
+  // Outputs named by an aggregate or by the check kernel's arguments are checked by them alone,
+  // not element by element.
+  std::vector<OutputAggregate> aggregates;
+  std::optional<CheckKernel> check;
+
+  // Whether an output is compared element by element with the reference's.
+  bool compares_elements_of(std::string_view output) const;
 };
 
 // The work one run does, for the rate: flops → GFLOP/s, bytes → GB/s, or any unit.
@@ -384,6 +449,8 @@ class PTXRT_API KernelProblem {
   KernelProblem& tolerance(
       double atol, double rtol,
       ProblemVerification::RelativeTo relative_to = ProblemVerification::RelativeTo::element);
+  KernelProblem& aggregate(OutputAggregate check);
+  KernelProblem& check_with_kernel(CheckKernel check);
   KernelProblem& flops(std::string_view work);  // GFLOP/s
   KernelProblem& bytes(std::string_view work);  // GB/s
   KernelProblem& rate(std::string_view work, std::string unit, double unit_scale);

@@ -1,0 +1,76 @@
+// The parts of a tuning problem that Kernel Tuner's users bring beyond element-wise comparison:
+// aggregates over an output, a check kernel, and data made from other data (derived buffers,
+// offsets, generator kernels). Their validation, the order data is made in, and the pure
+// functions a session verifies with, apart so that they are tested without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ptxrt/export.hpp"
+#include "ptxrt/tune/kernel_problem.hpp"
+
+namespace ptxrt::detail {
+
+// An element of `type` at `at` as a double (64-bit integers rounded to the nearest double).
+PTXRT_API double element_value(ElementType type, const std::byte* at);
+
+// The aggregate of the first `length` elements of `elements` (whole elements of `type`; length
+// at most their count): sum, min and max are NaN when any element is, count counts NaN as not
+// 0; min and max of no element are NaN.
+PTXRT_API double aggregate_of(Aggregate aggregate, ElementType type,
+                              std::span<const std::byte> elements, std::uint64_t length);
+
+// Why `actual` fails against `expected` within atol + rtol × |expected|, naming the check
+// ("sum of partial[0:12] = 3.5, expected 4 (config BLOCK=64): outside atol 0.001 + rtol 0 x
+// |expected|"), or nothing when it passes.
+PTXRT_API std::optional<std::string> aggregate_fault(const OutputAggregate& check,
+                                                     std::uint64_t length, double actual,
+                                                     double expected, double atol, double rtol,
+                                                     const std::string& reference_name);
+
+// Whether the expressions of a field may read the tunables.
+enum class NameScope { fixed, with_config };
+// Checks that `expression`'s names are known in `scope`, throwing Error naming `field`.
+using NameCheck =
+    std::function<void(const Expression& expression, const std::string& field, NameScope scope)>;
+// The aggregates, the check kernel and the data made from other data: every name they use
+// exists and is of the right kind, no data is made from itself. Throws Error (invalid_argument)
+// naming the problem and the field.
+PTXRT_API void validate_checks_and_sources(const KernelProblem& problem,
+                                           const NameCheck& check_names);
+
+// The buffer arguments whose data `init` is made from (by position), besides its own.
+std::vector<std::size_t> data_sources(const KernelProblem& problem, const DataInit& init,
+                                      std::size_t own_position);
+
+// The buffer arguments by position in an order that makes each after the buffers it is made
+// from. Throws Error (invalid_argument) naming a cycle ("arguments[0].init: its data is made from
+// itself: x -> noisy -> x").
+PTXRT_API std::vector<std::size_t> making_order(const KernelProblem& problem);
+
+// `count` offsets non-decreasing from 0 to `total`, seeded: what DataInit::offsets makes.
+PTXRT_API std::vector<std::uint64_t> sorted_offsets(std::uint64_t count, std::uint64_t total,
+                                                    std::mt19937_64& generator);
+
+// `source`'s first count elements plus uniform noise in [-noise, noise], their absolute values
+// when `absolute`: what DataInit::derived makes, before conversion to the buffer's type.
+PTXRT_API std::vector<double> derived_values(const ProblemData::Array& source, std::uint64_t count,
+                                             const DataInit& init, std::mt19937_64& generator);
+
+// Makes the data of a buffer argument whose init is a kernel, given the data made so far (its
+// sources among it), writing it into data.at(its name).
+using DataGenerator = std::function<void(std::size_t position, ProblemData& data)>;
+// make_problem_data, with `generate` making what kernels make (without it, zeros), each item
+// after the buffers it is made from.
+PTXRT_API ProblemData make_problem_data_with(const KernelProblem& problem,
+                                             const ProblemSizes& sizes, std::uint64_t memory_bytes,
+                                             const DataGenerator& generate);
+
+}  // namespace ptxrt::detail
