@@ -138,9 +138,11 @@ if [ "$asan" = 1 ]; then
   exit "$asan_rc"
 fi
 
-# ptxrt_sort_bench is not part of `all` (its CUB half takes minutes to compile on a small machine).
+# ptxrt_sort_bench is not part of `all` (its CUB half takes minutes to compile on a small machine),
+# nor is ptxrt_launch_overhead_bench (no CTest case runs it).
 if cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$logs/configure.log" 2>&1 &&
-   cmake --build "$build" -j "$(nproc)" --target all ptxrt_sort_bench >"$logs/build.log" 2>&1; then
+   cmake --build "$build" -j "$(nproc)" --target all ptxrt_sort_bench ptxrt_launch_overhead_bench \
+     >"$logs/build.log" 2>&1; then
   summary+=("build: ok ($(( $(date +%s) - started )) s)")
 else
   tail -n 40 "$logs/configure.log" "$logs/build.log"

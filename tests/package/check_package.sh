@@ -17,7 +17,8 @@
 #   check_package.sh subproject-configure SOURCE SCRATCH   ptxrt as a shared subproject
 #       (FetchContent) of examples/, with CLI11, doctest and an installed nlohmann-json all
 #       refused, configured in SCRATCH/build: it offers no tests, CLI or applications.
-#   check_package.sh subproject-compile SCRATCH FOLDER...   compiles its sources under FOLDERs.
+#   check_package.sh subproject-compile SCRATCH COMPONENT PART PARTS   compiles one share of the
+#       component's sources: every PARTS-th from the PART-th (1-based), in Ninja's order.
 #   check_package.sh subproject-library SCRATCH   links the components: each SONAME carries the
 #       version, each exports its public API only, core needs no other component.
 #   check_package.sh subproject-examples SCRATCH   builds the rest (ptxrt::mpi where MPI is
@@ -205,8 +206,8 @@ check_mpi() {  # scratch
 }
 
 # ptxrt as a subproject is one Ninja build in SCRATCH/build, made in steps so that no step runs
-# long: configure, compile the sources of some folders (each step its own), link the libraries,
-# then the rest. The steps share the build, so they run one at a time, each on every core. No
+# long: configure, compile each component's sources in shares (each step its own), link the
+# libraries, then the rest. The steps share the build, so they run one at a time, each on every core. No
 # build type: what is checked (the targets, the SONAME, the exported symbols, the examples'
 # verdicts) does not depend on it, and an unoptimized build takes a fraction of the time.
 configure_subproject() {  # source, scratch
@@ -230,18 +231,20 @@ subproject_build() {  # scratch
   realpath "$1/build"
 }
 
-# Ninja names each object file as a target: those of the sources under the folders given.
-compile_subproject_sources() {  # scratch, then folders of ptxrt's sources (runtime/tune, runtime/mpi)
-  local build folder objects=()
+# Ninja names each object file as a target: those of the component's library, its generated
+# sources included.
+compile_subproject_share() {  # scratch, component (core, tune, blas, mpi), part, parts
+  local build objects=() share=()
   build=$(subproject_build "$1")
-  for folder in "${@:2}"; do
-    mapfile -t -O "${#objects[@]}" objects < <(ninja -C "$build" -t targets all |
-      grep -oE "^_deps/ptxrt-build/CMakeFiles/[^:]*\.dir/$folder/[^:/]*\.cpp\.o")
-  done
-  [ ${#objects[@]} -gt 0 ] || fail "no sources under ${*:2} in the subproject build"
-  cmake --build "$build" -j "$(nproc)" --target "${objects[@]}" >"$1/compile.log" 2>&1 ||
-    { tail -30 "$1/compile.log"; fail "compiling ${*:2} of ptxrt as a subproject failed"; }
-  echo "check_package: ${#objects[@]} sources of ${*:2} compiled"
+  [[ "$3" =~ ^[1-9][0-9]*$ && "$4" =~ ^[1-9][0-9]*$ && "$3" -le "$4" ]] ||
+    fail "part $3 of $4: give a part from 1 to the number of parts"
+  mapfile -t objects < <(ninja -C "$build" -t targets all |
+    grep -oE "^_deps/ptxrt-build/CMakeFiles/ptxrt_$2\.dir/[^:]*\.o")
+  for ((index = $3 - 1; index < ${#objects[@]}; index += $4)); do share+=("${objects[index]}"); done
+  [ ${#share[@]} -gt 0 ] || fail "no sources of ptxrt_$2 in part $3 of $4 of the subproject build"
+  cmake --build "$build" -j "$(nproc)" --target "${share[@]}" >"$1/compile.log" 2>&1 ||
+    { tail -30 "$1/compile.log"; fail "compiling part $3 of $4 of ptxrt_$2 as a subproject failed"; }
+  echo "check_package: ${#share[@]} of the ${#objects[@]} sources of ptxrt_$2 compiled"
 }
 
 check_subproject_library() {  # scratch
@@ -304,8 +307,7 @@ install:3)
   echo "check_package: install ok"
   ;;
 subproject-configure:2) configure_subproject "$(realpath "$1")" "$2" ;;
-subproject-compile:*) [ $# -ge 2 ] || fail "usage: check_package.sh subproject-compile SCRATCH FOLDER..."
-  compile_subproject_sources "$@" ;;
+subproject-compile:4) compile_subproject_share "$@" ;;
 subproject-library:1) check_subproject_library "$1" ;;
 subproject-examples:1) check_subproject_examples "$1" ;;
 *) fail "usage: check_package.sh prefix|example|pkg-config|components|mpi|install|subproject-configure|subproject-compile|subproject-library|subproject-examples ARGUMENTS (see its first lines)" ;;
