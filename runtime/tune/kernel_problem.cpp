@@ -8,17 +8,16 @@
 #include "ptxrt/core/manifest.hpp"
 #include "support/quoted.hpp"
 #include "tune/problem_checks.hpp"
+#include "tune/problem_fields.hpp"
 
 namespace ptxrt {
 
 namespace {
 
+using detail::argument_field;
+using detail::join_names;
 using detail::number_text;
-
-// Where messages point at an argument or a symbol: its place in the list, as the problem file
-// has it.
-std::string argument_field(std::size_t index) { return "arguments[" + std::to_string(index) + "]"; }
-std::string symbol_field(std::size_t index) { return "symbols[" + std::to_string(index) + "]"; }
+using detail::symbol_field;
 
 Expression parse_field(std::string_view text, std::string_view field) {
   try {
@@ -26,68 +25,6 @@ Expression parse_field(std::string_view text, std::string_view field) {
   } catch (const Error& error) {
     throw Error(ErrorKind::invalid_argument, std::string(field) + ": " + error.what());
   }
-}
-
-// A list of names for a message; a problem may have thousands, so it is bounded too.
-std::string join(const std::vector<std::string>& words) {
-  std::string text;
-  for (const std::string& word : words) text += (text.empty() ? "" : ", ") + word;
-  return text.empty() ? "none" : detail::printable(text, 400);
-}
-
-// What an expression of one field may read, for the check and its message.
-struct Scope {
-  std::vector<std::string> sizes;
-  std::vector<std::string> defines;
-  std::vector<std::string> tunables;  // empty where the field may not depend on the config
-  bool config_allowed = true;
-
-  bool knows(const std::string& name) const {
-    for (const auto* list : {&sizes, &defines, &tunables}) {
-      if (list == &tunables && !config_allowed) continue;
-      if (std::find(list->begin(), list->end(), name) != list->end()) return true;
-    }
-    return false;
-  }
-  std::string listing() const {
-    std::string text = "sizes: " + join(sizes) + "; defines: " + join(defines);
-    if (config_allowed) text += "; tunables: " + join(tunables);
-    return text;
-  }
-};
-
-[[noreturn]] void invalid(const std::string& origin, const std::string& what) {
-  throw Error(ErrorKind::invalid_argument, origin + ": " + what);
-}
-
-void check_names(const std::string& origin, const Expression& expression, const Scope& scope,
-                 const std::string& field) {
-  for (const std::string& name : expression.names()) {
-    if (scope.knows(name)) continue;
-    std::string what = field + ": " + detail::quoted(expression.text()) + " names " +
-                       detail::printable(name) + ", which is ";
-    const bool tunable = std::find(scope.tunables.begin(), scope.tunables.end(), name) !=
-                         scope.tunables.end();
-    what += tunable ? "a tunable: this value must not change with the config"
-                    : "not among the problem's names";
-    invalid(origin, what + " (" + scope.listing() + ")");
-  }
-}
-
-void check_identifier(const std::string& origin, const std::string& name,
-                      const std::string& field, std::vector<std::string>& seen) {
-  if (!is_identifier(name))
-    invalid(origin, field + ": " + detail::quoted(name) + " is not a C identifier");
-  if (std::find(seen.begin(), seen.end(), name) != seen.end())
-    invalid(origin, field + ": the name " + name + " is used twice");
-  seen.push_back(name);
-}
-
-template <typename Item>
-const Item* find_named(const std::vector<Item>& items, std::string_view name) {
-  for (const Item& item : items)
-    if (item.name == name) return &item;
-  return nullptr;
 }
 
 std::string geometry_text(const LaunchGeometry& geometry) {
@@ -186,8 +123,8 @@ KernelProblem& KernelProblem::grid_divide(const std::vector<std::string>& extent
                  std::string("grid_div_") + "xyz"[d] + "[" + std::to_string(i) + "]");
         divisor += (divisor.empty() ? "(" : ") * (") + divisors[d][i];
       }
-    const std::string text = divisor.empty() ? extents[d]
-                                             : "ceil_div(" + extents[d] + ", " + divisor + "))";
+    const std::string text =
+        divisor.empty() ? extents[d] : "ceil_div(" + extents[d] + ", " + divisor + "))";
     geometry_.grid[d] = parse_field(text, std::string("grid_div_") + "xyz"[d]);
   }
   grid_divide_parts_ = std::move(parts);
@@ -353,123 +290,6 @@ std::string KernelProblem::origin() const {
   return origin_.empty() ? program_.name() + " (" + name_ + ")" : origin_;
 }
 
-void KernelProblem::validate() const {
-  const std::string origin = this->origin();
-  std::vector<std::string> seen;
-  Scope scope;
-  for (const auto& [size, fallback] : sizes_) {
-    check_identifier(origin, size, "sizes", seen);
-    if (fallback && (*fallback < 1 || *fallback > max_problem_size))
-      invalid(origin, "sizes." + detail::printable(size) + ": the default " +
-                          std::to_string(*fallback) + " is not a whole number from 1 to 2^62");
-    scope.sizes.push_back(size);
-  }
-  Scope fixed = scope;
-  fixed.config_allowed = false;
-  for (const auto& [define, value] : defines_) {
-    check_identifier(origin, define, "defines", seen);
-    check_names(origin, value, fixed, "defines." + define);
-    fixed.defines.push_back(define);
-  }
-  scope.defines = fixed.defines;
-  for (const TuningParameter& tunable : tunables_) {
-    check_identifier(origin, tunable.name, "tune", seen);
-    scope.tunables.push_back(tunable.name);
-  }
-  fixed.tunables = scope.tunables;
-  if (tunables_.empty()) invalid(origin, "tune: the problem has no tunable to vary");
-  for (std::size_t i = 0; i < constraints_.size(); ++i)
-    check_names(origin, constraints_[i], scope, "constraints[" + std::to_string(i) + "]");
-  const auto check_geometry = [&](const LaunchGeometry& geometry, const std::string& prefix,
-                                  const Scope& names) {
-    for (int d = 0; d < 3; ++d) {
-      check_names(origin, geometry.block[d], names, prefix + "block[" + std::to_string(d) + "]");
-      check_names(origin, geometry.grid[d], names, prefix + "grid[" + std::to_string(d) + "]");
-    }
-    check_names(origin, geometry.shared_bytes, names, prefix + "shared_memory");
-  };
-  // The block first: a grid divisor that nobody wrote defaults to the block's dimension.
-  for (int d = 0; d < 3; ++d)
-    check_names(origin, geometry_.block[d], scope, "block[" + std::to_string(d) + "]");
-  for (const auto& [field, part] : grid_divide_parts_) check_names(origin, part, scope, field);
-  check_geometry(geometry_, "", scope);
-  std::vector<std::string> argument_names;
-  for (std::size_t i = 0; i < arguments_.size(); ++i) {
-    const ProblemArgument& argument = arguments_[i];
-    const std::string field = argument_field(i);
-    check_identifier(origin, argument.name, field + ".name", argument_names);
-    if (argument.kind == ProblemArgument::Kind::buffer) {
-      if (!argument.count) invalid(origin, field + ": a buffer needs a count");
-      check_names(origin, *argument.count, fixed, field + ".count");
-      if (std::optional<std::string> fault = argument.init.fault_for(argument.type))
-        invalid(origin, field + ": " + *fault);
-    } else if (argument.value) {
-      check_names(origin, *argument.value, scope, field + ".value");
-    } else if (!argument.number) {
-      invalid(origin, field + ": a scalar needs a value");
-    }
-  }
-  if (arguments_.empty()) invalid(origin, "arguments: the kernel is given no argument");
-  std::vector<std::string> symbol_names;
-  for (std::size_t i = 0; i < symbols_.size(); ++i) {
-    const ProblemSymbol& symbol = symbols_[i];
-    const std::string field = symbol_field(i);
-    if (std::find(symbol_names.begin(), symbol_names.end(), symbol.name) != symbol_names.end())
-      invalid(origin, field + ": the symbol " + symbol.name + " is filled twice");
-    symbol_names.push_back(symbol.name);
-    if (!symbol.from_argument.empty()) {
-      const ProblemArgument* source = find_named(arguments_, symbol.from_argument);
-      if (source == nullptr || source->kind != ProblemArgument::Kind::buffer)
-        invalid(origin, field + ".from: '" + symbol.from_argument +
-                            "' is not a buffer argument (arguments: " + join(argument_names) + ")");
-    } else if (!symbol.count) {
-      invalid(origin, field + ": a symbol needs 'from' an argument or a count of its own");
-    } else {
-      check_names(origin, *symbol.count, fixed, field + ".count");
-      if (std::optional<std::string> fault = symbol.init.fault_for(symbol.type))
-        invalid(origin, field + ": " + *fault);
-    }
-  }
-  const bool any_output = std::any_of(arguments_.begin(), arguments_.end(),
-                                      [](const ProblemArgument& a) { return a.is_output(); });
-  if (verification_.kind != ProblemVerification::Kind::none && !any_output)
-    invalid(origin, "verify: no argument has the role output, so there is nothing to compare");
-  if (verification_.kind == ProblemVerification::Kind::reference_kernel) {
-    const ReferenceKernel& reference = verification_.kernel;
-    if (reference.entry.empty()) invalid(origin, "verify.reference: no kernel named");
-    Scope with_defines = scope;
-    for (const auto& [define, value] : reference.defines) {
-      check_names(origin, value, scope, "verify.reference.defines." + define);
-      with_defines.defines.push_back(define);
-    }
-    check_geometry(reference.geometry, "verify.reference.", with_defines);
-    for (const std::string& argument : reference.arguments)
-      if (!find_named(arguments_, argument))
-        invalid(origin, "verify.reference.arguments: '" + argument +
-                            "' is not an argument (arguments: " + join(argument_names) + ")");
-  } else if (verification_.kind == ProblemVerification::Kind::reference_config) {
-    for (const TuningParameter& tunable : tunables_) {
-      const std::optional<std::int64_t> value = verification_.config.find(tunable.name);
-      if (!value || std::find(tunable.values.begin(), tunable.values.end(), *value) ==
-                        tunable.values.end())
-        invalid(origin, "verify.config: " + tunable.name +
-                            " needs one of its values (the config is " +
-                            verification_.config.describe() + ")");
-    }
-  } else if (verification_.kind == ProblemVerification::Kind::files) {
-    for (const auto& [output, file] : verification_.files) {
-      const ProblemArgument* argument = find_named(arguments_, output);
-      if (argument == nullptr || !argument->is_output())
-        invalid(origin, "verify.files: '" + output + "' is not an output argument");
-    }
-  }
-  check_names(origin, rate_.work, scope, rate_field_);
-  detail::validate_checks_and_sources(
-      *this, [&](const Expression& expression, const std::string& field, detail::NameScope names) {
-        check_names(origin, expression, names == detail::NameScope::fixed ? fixed : scope, field);
-      });
-}
-
 TuningConfig KernelProblem::default_config() const {
   TuningSpace space;
   for (const TuningParameter& tunable : tunables_)
@@ -483,8 +303,8 @@ ProblemSizes KernelProblem::complete_sizes(const ProblemSizes& given) const {
   for (const auto& [name, fallback] : sizes_) declared.push_back(name);
   for (const auto& [name, value] : given)
     if (std::find(declared.begin(), declared.end(), name) == declared.end())
-      throw Error(ErrorKind::invalid_argument, name_ + " has no size " + name +
-                                                   " (its sizes: " + join(declared) + ")");
+      throw Error(ErrorKind::invalid_argument,
+                  name_ + " has no size " + name + " (its sizes: " + join_names(declared) + ")");
   for (const auto& [name, fallback] : sizes_) {
     const auto found = given.find(name);
     if (found != given.end())
@@ -493,8 +313,9 @@ ProblemSizes KernelProblem::complete_sizes(const ProblemSizes& given) const {
       sizes.emplace(name, *fallback);
     else
       throw Error(ErrorKind::invalid_argument,
-                  "size " + name + " of " + name_ + " is not given and has no default (its sizes: " +
-                      join(declared) + "; on the command line: --size " + name + "=N)");
+                  "size " + name + " of " + name_ +
+                      " is not given and has no default (its sizes: " + join_names(declared) +
+                      "; on the command line: --size " + name + "=N)");
   }
   return sizes;
 }
@@ -520,14 +341,13 @@ std::int64_t KernelProblem::evaluate(const Expression& expression, const Problem
     return std::nullopt;
   };
   try {
-    return expression.evaluate([&](std::string_view name) {
-      return lookup(name, static_cast<int>(defines_.size()));
-    });
+    return expression.evaluate(
+        [&](std::string_view name) { return lookup(name, static_cast<int>(defines_.size())); });
   } catch (const Error& error) {
-    throw Error(ErrorKind::invalid_argument, name_ + ": " + std::string(field) + " at " +
-                                                 format_problem_sizes(sizes) +
-                                                 (config.defines().empty() ? "" : " " + config.describe()) +
-                                                 ": " + error.what());
+    throw Error(ErrorKind::invalid_argument,
+                name_ + ": " + std::string(field) + " at " + format_problem_sizes(sizes) +
+                    (config.defines().empty() ? "" : " " + config.describe()) + ": " +
+                    error.what());
   }
 }
 
@@ -552,7 +372,8 @@ CompileOptions KernelProblem::compile_options_at(const ProblemSizes& sizes) cons
         {define, std::to_string(evaluate(value, sizes, {}, "defines." + define))});
   options.extra_options = compile_options_;
   options.name_expressions.push_back(entry_);
-  for (const ProblemSymbol& symbol : symbols_) options.name_expressions.push_back("&" + symbol.name);
+  for (const ProblemSymbol& symbol : symbols_)
+    options.name_expressions.push_back("&" + symbol.name);
   if (verification_.check) options.name_expressions.push_back(verification_.check->entry);
   return options;
 }
@@ -563,10 +384,12 @@ TuningConfig KernelProblem::fallback_config(const ProblemSizes& sizes) const {
   if (!space.violation(config)) return config;
   const SpaceEnumeration enumeration = space.enumerate();
   if (enumeration.allowed.empty())
-    throw Error(ErrorKind::invalid_argument,
-                name_ + ": the constraints allow no config at " + format_problem_sizes(sizes) +
-                    (enumeration.pruned.empty() ? "" : " (" + enumeration.pruned.front().config.describe() +
-                                                           ": " + enumeration.pruned.front().reason + ")"));
+    throw Error(
+        ErrorKind::invalid_argument,
+        name_ + ": the constraints allow no config at " + format_problem_sizes(sizes) +
+            (enumeration.pruned.empty() ? ""
+                                        : " (" + enumeration.pruned.front().config.describe() +
+                                              ": " + enumeration.pruned.front().reason + ")"));
   return enumeration.allowed.front();
 }
 
@@ -575,8 +398,8 @@ KernelProblem::ReferenceBuild KernelProblem::reference_build_at(const ProblemSiz
   const TuningConfig fallback = fallback_config(sizes);
   std::vector<Define> given;
   for (const auto& [name, value] : reference.defines)
-    given.push_back(
-        {name, std::to_string(evaluate(value, sizes, fallback, "verify.reference.defines." + name))});
+    given.push_back({name, std::to_string(evaluate(value, sizes, fallback,
+                                                   "verify.reference.defines." + name))});
   const auto overridden = [&](const Define& define) {
     return std::any_of(given.begin(), given.end(),
                        [&](const Define& mine) { return mine.name == define.name; });
@@ -589,7 +412,8 @@ KernelProblem::ReferenceBuild KernelProblem::reference_build_at(const ProblemSiz
   options.defines.insert(options.defines.end(), values.begin(), values.end());
   options.name_expressions = {reference.entry};
   if (!reference.program)
-    for (const ProblemSymbol& symbol : symbols_) options.name_expressions.push_back("&" + symbol.name);
+    for (const ProblemSymbol& symbol : symbols_)
+      options.name_expressions.push_back("&" + symbol.name);
   return {std::move(options), TuningConfig(std::move(values))};
 }
 
@@ -636,7 +460,9 @@ std::vector<std::size_t> KernelProblem::argument_bytes() const {
 std::string KernelProblem::key_hash() const {
   if (key_by_source_) return source_hash(program_);
   Sha256 hash;
-  hash.update_field("ptxrt kernel problem 1").update_field(source_hash(program_)).update_field(entry_);
+  hash.update_field("ptxrt kernel problem 1")
+      .update_field(source_hash(program_))
+      .update_field(entry_);
   for (const auto& [define, value] : defines_) hash.update_field(define).update_field(value.text());
   for (const std::string& option : compile_options_) hash.update_field(option);
   hash.update_field(geometry_text(geometry_));
@@ -647,8 +473,9 @@ std::string KernelProblem::key_hash() const {
     hash.update_field(argument.number ? std::to_string(*argument.number) : "");
   }
   for (const ProblemSymbol& symbol : symbols_)
-    hash.update_field(symbol.name).update_field(symbol.from_argument).update_field(
-        symbol.count ? symbol.count->text() : "");
+    hash.update_field(symbol.name)
+        .update_field(symbol.from_argument)
+        .update_field(symbol.count ? symbol.count->text() : "");
   return hash.hex_digest();
 }
 

@@ -1,7 +1,6 @@
-// A tuning problem's data: element types, how data starts out (DataInit), the sizes, and
+// A tuning problem's data: element types, how data starts out (DataInit), and
 // make_problem_data, which makes the buffers and symbols as their DataInit says.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -29,10 +28,8 @@ constexpr std::pair<ElementType, std::string_view> type_names[] = {
 };
 
 constexpr std::pair<std::string_view, ElementType> type_aliases[] = {
-    {"int", ElementType::int32},
-    {"unsigned", ElementType::uint32},
-    {"uint", ElementType::uint32},
-    {"float32", ElementType::float32},
+    {"int", ElementType::int32},       {"unsigned", ElementType::uint32},
+    {"uint", ElementType::uint32},     {"float32", ElementType::float32},
     {"float64", ElementType::float64},
 };
 
@@ -363,7 +360,8 @@ ElementType parse_element_type(std::string_view name) {
   for (const auto& [spelling, value] : type_aliases)
     if (spelling == name) return value;
   std::string known;
-  for (const auto& [value, spelling] : type_names) known += (known.empty() ? "" : ", ") + std::string(spelling);
+  for (const auto& [value, spelling] : type_names)
+    known += (known.empty() ? "" : ", ") + std::string(spelling);
   throw Error(ErrorKind::invalid_argument,
               "type " + detail::quoted(name) + " is unknown: expected one of " + known);
 }
@@ -528,42 +526,6 @@ void ProblemData::throw_type_mismatch(const Array& array, ElementType asked) {
   throw Error(ErrorKind::invalid_argument, "'" + array.name + "' holds " +
                                                std::string(to_string(array.type)) + ", not " +
                                                std::string(to_string(asked)));
-}
-
-ProblemSizes parse_problem_sizes(std::string_view text) {
-  ProblemSizes sizes;
-  for (std::string_view rest = text; !rest.empty();) {
-    const std::size_t comma = rest.find(',');
-    const std::string_view part = rest.substr(0, comma);
-    rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
-    const std::size_t equals = part.find('=');
-    const std::string name(part.substr(0, equals));
-    const std::string_view number =
-        equals == std::string_view::npos ? std::string_view() : part.substr(equals + 1);
-    std::int64_t value = 0;
-    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (!is_identifier(name) || equals == std::string_view::npos)
-      throw Error(ErrorKind::invalid_argument,
-                  "size " + detail::quoted(part) + ": expected NAME=VALUE, as in W=4096,H=4096");
-    if (error != std::errc() || end != number.data() + number.size() || value < 1 ||
-        value > max_problem_size)
-      throw Error(ErrorKind::invalid_argument, "size " + detail::quoted(part) + ": " +
-                                                   detail::quoted(number) +
-                                                   " is not a whole number from 1 to 2^62");
-    if (!sizes.emplace(name, value).second)
-      throw Error(ErrorKind::invalid_argument,
-                  "size " + detail::printable(name) + " is given twice in " + detail::quoted(text));
-  }
-  if (sizes.empty())
-    throw Error(ErrorKind::invalid_argument, "no size given: expected NAME=VALUE[,NAME=VALUE...]");
-  return sizes;
-}
-
-std::string format_problem_sizes(const ProblemSizes& sizes) {
-  std::string text;
-  for (const auto& [name, value] : sizes)
-    text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
-  return text;
 }
 
 void check_problem_data(const KernelProblem& problem, const ProblemSizes& sizes,

@@ -308,7 +308,7 @@ struct ProblemSession::State {
     double largest = 0.0;
     for (std::size_t i = 0; i < reference.count(); ++i)
       largest = std::max(
-          largest, std::abs(element_value(reference.type, reference.bytes.data() + i * size)));
+          largest, std::abs(detail::element_value(reference.type, reference.bytes.data() + i * size)));
     return largest;
   }
 
