@@ -149,6 +149,18 @@ class ChecksValidator {
 
 }  // namespace
 
+std::optional<std::string> unresolved_name(const Error& error) {
+  constexpr std::string_view marker = "Input name expression was: \"";
+  const std::string_view message = error.what();
+  const std::size_t at = message.find(marker);
+  if (error.kind() != ErrorKind::compile || at == std::string_view::npos) return std::nullopt;
+  const std::size_t start = at + marker.size();
+  const std::size_t end = message.find('"', start);
+  std::string name(message.substr(start, end - start));
+  name.erase(0, name.find_first_not_of(' '));
+  return name;
+}
+
 double element_value(ElementType type, const std::byte* at) {
   const auto get = [&](auto value) {
     std::memcpy(&value, at, sizeof value);

@@ -18,6 +18,11 @@
 
 namespace ptxrt::detail {
 
+// The name expression (an entry, or "&variable") that NVRTC could not resolve, when that is what
+// made a compile fail: its log says `Input name expression was: " x"`. Nothing for any other
+// error.
+PTXRT_API std::optional<std::string> unresolved_name(const Error& error);
+
 // An element of `type` at `at` as a double (64-bit integers rounded to the nearest double).
 PTXRT_API double element_value(ElementType type, const std::byte* at);
 

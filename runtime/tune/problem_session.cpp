@@ -106,8 +106,21 @@ struct ProblemSession::State {
   }
 
   // The module of `program` compiled with `options`, its symbols filled.
+  // The module of `program`; an entry it lacks is not_found, named, as Module::kernel says it.
+  Module compile(const Program& program, const CompileOptions& options) {
+    try {
+      return jit.module(program, options, context);
+    } catch (const Error& error) {
+      const std::optional<std::string> name = detail::unresolved_name(error);
+      if (!name) throw;
+      throw Error(ErrorKind::not_found,
+                  (name->starts_with('&') ? "no variable named '" : "no kernel named '") + *name +
+                      "' in " + program.name());
+    }
+  }
+
   Module module_of(const Program& program, const CompileOptions& options, bool own_program) {
-    Module module = jit.module(program, options, context);
+    Module module = compile(program, options);
     for (const ProblemSymbol& symbol : problem.symbols()) {
       const ProblemData::Array& data =
           initial.at(symbol.from_argument.empty() ? symbol.name : symbol.from_argument);
@@ -142,7 +155,8 @@ struct ProblemSession::State {
     return module_of(problem.program(), options_for(config), true).kernel(problem.entry());
   }
 
-  PackedArguments pack(const TuningConfig& config, const std::vector<std::size_t>& positions) const {
+  PackedArguments pack(const TuningConfig& config,
+                       const std::vector<std::size_t>& positions) const {
     PackedArguments packed;
     packed.values.resize(positions.size());
     for (std::size_t slot = 0; slot < positions.size(); ++slot) {
@@ -153,10 +167,10 @@ struct ProblemSession::State {
         std::memcpy(value, &address, sizeof address);
         packed.sizes.push_back(sizeof address);
       } else if (argument.number || is_floating(argument.type)) {
-        const double number = argument.number
-                                  ? *argument.number
-                                  : static_cast<double>(problem.evaluate(
-                                        *argument.value, sizes, config, "arguments." + argument.name));
+        const double number =
+            argument.number ? *argument.number
+                            : static_cast<double>(problem.evaluate(*argument.value, sizes, config,
+                                                                   "arguments." + argument.name));
         if (argument.type == ElementType::float32) {
           const auto single = static_cast<float>(number);
           std::memcpy(value, &single, sizeof single);
@@ -191,10 +205,10 @@ struct ProblemSession::State {
     const std::vector<ParameterInfo>& layout = kernel.parameters();
     const std::vector<std::size_t> bytes = problem.argument_bytes();
     if (layout.size() != bytes.size())
-      throw Error(ErrorKind::invalid_argument,
-                  problem.name() + ": " + kernel.describe() + " takes " +
-                      std::to_string(layout.size()) + " parameter(s), but the problem gives " +
-                      std::to_string(bytes.size()) + " argument(s)");
+      throw Error(ErrorKind::invalid_argument, problem.name() + ": " + kernel.describe() +
+                                                   " takes " + std::to_string(layout.size()) +
+                                                   " parameter(s), but the problem gives " +
+                                                   std::to_string(bytes.size()) + " argument(s)");
     for (std::size_t i = 0; i < bytes.size(); ++i)
       if (layout[i].bytes != bytes[i]) {
         const ProblemArgument& argument = problem.arguments()[i];
@@ -296,8 +310,8 @@ struct ProblemSession::State {
   }
 
   struct Comparison {
-    double max_error = 0.0;    // max |actual - expected|
-    double worst_share = 0.0;  // max |actual - expected| / (atol + rtol × |expected|)
+    double max_error = 0.0;            // max |actual - expected|
+    double worst_share = 0.0;          // max |actual - expected| / (atol + rtol × |expected|)
     std::optional<std::string> fault;  // the first element outside the tolerance
   };
 
@@ -307,8 +321,8 @@ struct ProblemSession::State {
     const std::size_t size = element_bytes(reference.type);
     double largest = 0.0;
     for (std::size_t i = 0; i < reference.count(); ++i)
-      largest = std::max(
-          largest, std::abs(detail::element_value(reference.type, reference.bytes.data() + i * size)));
+      largest = std::max(largest, std::abs(detail::element_value(
+                                      reference.type, reference.bytes.data() + i * size)));
     return largest;
   }
 
@@ -360,7 +374,7 @@ struct ProblemSession::State {
       const TuningConfig fallback = problem.fallback_config(sizes);
       CompileOptions options = options_for(fallback);
       options.name_expressions = {generator.entry};
-      const Kernel kernel = jit.module(problem.program(), options, context).kernel(generator.entry);
+      const Kernel kernel = compile(problem.program(), options).kernel(generator.entry);
       const std::vector<std::string> names =
           generator.arguments.empty() ? std::vector<std::string>{target.name} : generator.arguments;
       std::vector<DeviceMemory> temporaries;
@@ -503,9 +517,8 @@ Measurement ProblemSession::measure(const TuningConfig& config, const TimingPoli
   }
   const TimingResult timing =
       time_samples(policy, best_ms, [&] { return state.timer.sample(run); });
-  Measurement measurement = timed_measurement(timing, state.work(config),
-                                              state.problem.rate().unit_scale,
-                                              state.problem.rate().unit);
+  Measurement measurement = timed_measurement(
+      timing, state.work(config), state.problem.rate().unit_scale, state.problem.rate().unit);
   measurement.max_error = max_error;
   return measurement;
 }

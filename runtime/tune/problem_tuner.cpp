@@ -101,18 +101,6 @@ std::string list_of(const std::vector<std::string>& names) {
   return text.empty() ? "none" : text;
 }
 
-// The name expression NVRTC could not resolve, from its log: `Input name expression was: " x"`.
-std::optional<std::string> unresolved_name(std::string_view message) {
-  constexpr std::string_view marker = "Input name expression was: \"";
-  const std::size_t at = message.find(marker);
-  if (at == std::string_view::npos) return std::nullopt;
-  const std::size_t start = at + marker.size();
-  const std::size_t end = message.find('"', start);
-  std::string name(message.substr(start, end - start));
-  name.erase(0, name.find_first_not_of(' '));
-  return name;
-}
-
 struct Compiled {
   std::shared_ptr<const Image> image;
   KernelResources entry;
@@ -126,8 +114,8 @@ Compiled compile_entry(Jit& jit, const Program& program, CompileOptions options,
   try {
     image = jit.image(program, options);
   } catch (const Error& error) {
-    const std::optional<std::string> name = unresolved_name(error.what());
-    if (!name || error.kind() != ErrorKind::compile) throw;
+    const std::optional<std::string> name = detail::unresolved_name(error);
+    if (!name) throw;
     if (name->starts_with('&')) {
       const std::string variable = name->substr(name->find_first_not_of("& "));
       throw Error(ErrorKind::not_found, who + ": " + program.name() +
@@ -138,7 +126,7 @@ Compiled compile_entry(Jit& jit, const Program& program, CompileOptions options,
     std::vector<std::string> kernels;
     for (const KernelResources& kernel : read_cubin_resources(jit.image(program, options)->data))
       kernels.push_back(demangle(kernel.name));
-    throw Error(ErrorKind::not_found, who + ": " + program.name() + " has no kernel '" + entry +
+    throw Error(ErrorKind::not_found, who + ": " + program.name() + " has no kernel '" + *name +
                                           "' (its kernels: " + list_of(kernels) + ")");
   }
   std::string symbol = entry;
@@ -286,7 +274,8 @@ DeviceProperties device_model(int major, int minor) {
   device.shared_memory_per_block = 48 * 1024;
   device.shared_memory_per_block_optin = static_cast<int>(limits.shared_memory_per_block_optin);
   device.shared_memory_per_sm = static_cast<int>(limits.shared_memory_per_sm);
-  device.reserved_shared_memory_per_block = static_cast<int>(limits.reserved_shared_memory_per_block);
+  device.reserved_shared_memory_per_block =
+      static_cast<int>(limits.reserved_shared_memory_per_block);
   device.registers_per_block = limits.registers_per_block;
   device.registers_per_sm = limits.registers_per_sm;
   device.warp_size = 32;
@@ -473,8 +462,8 @@ std::optional<int> serve_tune_worker(int argc, char** argv, const ProblemResolve
   return run_tune_worker(
       [&]() -> std::unique_ptr<TuneSession> {
         return std::make_unique<ProblemSession>(
-            problem_name.empty() ? problem_of_file() : named_problem(),
-            sizes, Jit::shared(), Context::primary(device));
+            problem_name.empty() ? problem_of_file() : named_problem(), sizes, Jit::shared(),
+            Context::primary(device));
       },
       TimingPolicy{}, std::cin, std::cout);
 }

@@ -406,3 +406,14 @@ TEST_CASE("a long chain of derivations is made last to first, without recursion"
   const ptxrt::ProblemData data = ptxrt::make_problem_data(problem, {{"n", 3}});
   CHECK(values_of<std::int32_t>(data, "b0") == std::vector<std::int32_t>{5, 8, 11});
 }
+
+TEST_CASE("a compile that failed on a name expression names it; other errors name none") {
+  const std::string log =
+      "NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID\nInput name expression was: \" no_such_check\"\n";
+  CHECK(ptxrt::detail::unresolved_name(ptxrt::Error(ErrorKind::compile, log)) == "no_such_check");
+  CHECK(ptxrt::detail::unresolved_name(
+            ptxrt::Error(ErrorKind::compile, "Input name expression was: \"&table\"")) == "&table");
+  CHECK_FALSE(ptxrt::detail::unresolved_name(ptxrt::Error(ErrorKind::io, log)));
+  CHECK_FALSE(ptxrt::detail::unresolved_name(
+      ptxrt::Error(ErrorKind::compile, "kernel.cu(3): error: identifier \"x\" is undefined")));
+}
