@@ -17,6 +17,8 @@
 #include "ptxrt/tune/problem_session.hpp"
 #include "ptxrt/tune/tune_worker.hpp"
 
+#include "tune/problem_checks.hpp"
+
 namespace ptxrt {
 
 namespace fs = std::filesystem;
