@@ -16,7 +16,6 @@
 #include "ptxrt/tune/device_selection.hpp"
 #include "ptxrt/tune/problem_session.hpp"
 #include "ptxrt/tune/tune_worker.hpp"
-
 #include "tune/problem_checks.hpp"
 
 namespace ptxrt {
