@@ -359,9 +359,11 @@ TuningSpace KernelProblem::space_at(const ProblemSizes& sizes) const {
   for (const auto& [define, value] : defines_)
     space.add_fixed_value(define, evaluate(value, sizes, {}, "defines." + define));
   for (const Expression& constraint : constraints_) space.add_constraint(constraint);
-  for (const auto& [description, check] : checks_)
-    space.add_constraint(
-        description, [check, sizes](const TuningConfig& config) { return check(config, sizes); });
+  for (const std::pair<std::string, ProblemConstraint>& named_check : checks_)
+    space.add_constraint(named_check.first,
+                         [check = named_check.second, sizes](const TuningConfig& config) {
+                           return check(config, sizes);
+                         });
   return space;
 }
 
@@ -381,7 +383,7 @@ CompileOptions KernelProblem::compile_options_at(const ProblemSizes& sizes) cons
 TuningConfig KernelProblem::fallback_config(const ProblemSizes& sizes) const {
   const TuningSpace space = space_at(sizes);
   TuningConfig config = space.default_config();
-  if (!space.violation(config)) return config;
+  if (space.admits(config)) return config;
   const SpaceEnumeration enumeration = space.enumerate();
   if (enumeration.allowed.empty())
     throw Error(

@@ -122,8 +122,8 @@ void KernelProblem::validate() const {
     if (argument.kind == ProblemArgument::Kind::buffer) {
       if (!argument.count) invalid(origin, field + ": a buffer needs a count");
       check_names(origin, *argument.count, fixed, field + ".count");
-      if (std::optional<std::string> fault = argument.init.fault_for(argument.type))
-        invalid(origin, field + ": " + *fault);
+      if (const Verdict fits = argument.init.suits(argument.type); !fits)
+        invalid(origin, field + ": " + fits.reason());
     } else if (argument.value) {
       check_names(origin, *argument.value, scope, field + ".value");
     } else if (!argument.number) {
@@ -148,8 +148,8 @@ void KernelProblem::validate() const {
       invalid(origin, field + ": a symbol needs 'from' an argument or a count of its own");
     } else {
       check_names(origin, *symbol.count, fixed, field + ".count");
-      if (std::optional<std::string> fault = symbol.init.fault_for(symbol.type))
-        invalid(origin, field + ": " + *fault);
+      if (const Verdict fits = symbol.init.suits(symbol.type); !fits)
+        invalid(origin, field + ": " + fits.reason());
     }
   }
   const bool any_output = std::any_of(arguments_.begin(), arguments_.end(),

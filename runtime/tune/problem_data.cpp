@@ -430,62 +430,64 @@ DataInit DataInit::from_file(std::filesystem::path file) {
   return init;
 }
 
-std::optional<std::string> DataInit::fault_for(ElementType type) const {
+Verdict DataInit::suits(ElementType type) const {
   using detail::number_text;
-  const auto not_finite = [](const char* name, double number) -> std::optional<std::string> {
-    if (std::isfinite(number)) return std::nullopt;
-    return std::string(name) + " must be finite, got " + number_text(number);
+  const auto finite = [](const char* name, double number) {
+    if (std::isfinite(number)) return Verdict();
+    return Verdict::refused(std::string(name) + " must be finite, got " + number_text(number));
   };
   // Integers take the floor of what they are given: `beyond` lets uniform's high, which is never
   // reached, lie one past the range.
-  const auto outside = [&](const char* name, double number,
-                           double beyond) -> std::optional<std::string> {
+  const auto within = [&](const char* name, double number, double beyond) {
     const auto [lowest, highest] = integer_range(type);
-    if (is_floating(type) || (number >= lowest && number <= highest + beyond)) return std::nullopt;
-    return std::string(name) + " " + number_text(number) + " is outside the range of " +
-           std::string(to_string(type)) + " (" + number_text(lowest) + " to " +
-           number_text(highest) + ")";
+    if (is_floating(type) || (number >= lowest && number <= highest + beyond)) return Verdict();
+    return Verdict::refused(std::string(name) + " " + number_text(number) +
+                            " is outside the range of " + std::string(to_string(type)) + " (" +
+                            number_text(lowest) + " to " + number_text(highest) + ")");
   };
   switch (kind) {
     case Kind::zeros:
     case Kind::file:
     case Kind::kernel:
-      return std::nullopt;
+      return {};
     case Kind::derived:
       if (!(noise >= 0.0) || !std::isfinite(noise))
-        return "noise must be a finite number, 0 or more, got " + number_text(noise);
+        return Verdict::refused("noise must be a finite number, 0 or more, got " +
+                                number_text(noise));
       if (!std::isfinite(2.0 * noise))
-        return "noise's range from -" + number_text(noise) + " to " + number_text(noise) +
-               " is wider than a double holds";
-      return std::nullopt;
+        return Verdict::refused("noise's range from -" + number_text(noise) + " to " +
+                                number_text(noise) + " is wider than a double holds");
+      return {};
     case Kind::offsets:
-      if (is_floating(type)) return "offsets are integers, not " + std::string(to_string(type));
-      return std::nullopt;
+      if (is_floating(type))
+        return Verdict::refused("offsets are integers, not " + std::string(to_string(type)));
+      return {};
     case Kind::constant:
-      if (is_floating(type)) return std::nullopt;  // a NaN or an infinity is a float's to hold
-      if (std::optional<std::string> fault = not_finite("fill", value)) return fault;
-      return outside("fill", value, 0.0);
+      if (is_floating(type)) return {};  // a NaN or an infinity is a float's to hold
+      if (Verdict fits = finite("fill", value); !fits) return fits;
+      return within("fill", value, 0.0);
     case Kind::iota:
-      if (std::optional<std::string> fault = not_finite("start", value)) return fault;
-      return not_finite("step", step);
+      if (Verdict fits = finite("start", value); !fits) return fits;
+      return finite("step", step);
     case Kind::uniform:
-      if (std::optional<std::string> fault = not_finite("low", low)) return fault;
-      if (std::optional<std::string> fault = not_finite("high", high)) return fault;
+      if (Verdict fits = finite("low", low); !fits) return fits;
+      if (Verdict fits = finite("high", high); !fits) return fits;
       if (!(low <= high))
-        return "uniform needs low <= high, got low " + number_text(low) + " and high " +
-               number_text(high);
+        return Verdict::refused("uniform needs low <= high, got low " + number_text(low) +
+                                " and high " + number_text(high));
       if (!std::isfinite(high - low))
-        return "uniform's range from " + number_text(low) + " to " + number_text(high) +
-               " is wider than a double holds";
-      if (std::optional<std::string> fault = outside("low", low, 0.0)) return fault;
-      return outside("high", high, 1.0);
+        return Verdict::refused("uniform's range from " + number_text(low) + " to " +
+                                number_text(high) + " is wider than a double holds");
+      if (Verdict fits = within("low", low, 0.0); !fits) return fits;
+      return within("high", high, 1.0);
     case Kind::normal:
-      if (std::optional<std::string> fault = not_finite("mean", mean)) return fault;
+      if (Verdict fits = finite("mean", mean); !fits) return fits;
       if (!(deviation > 0.0) || !std::isfinite(deviation))
-        return "normal needs a finite deviation above 0, got " + number_text(deviation);
-      return std::nullopt;
+        return Verdict::refused("normal needs a finite deviation above 0, got " +
+                                number_text(deviation));
+      return {};
   }
-  return std::nullopt;
+  return {};
 }
 
 const ProblemData::Array& ProblemData::at(std::string_view name) const {

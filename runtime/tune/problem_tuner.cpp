@@ -181,17 +181,17 @@ void check_arguments(const KernelProblem& problem, const Compiled& compiled,
 TuningConfig first_usable(const KernelProblem& problem, const ProblemSizes& sizes,
                           const DeviceProperties& device) {
   const TuningConfig fallback = problem.fallback_config(sizes);
-  if (!launch_geometry_problem(problem, fallback, sizes, device)) return fallback;
+  if (launch_geometry_fits(problem, fallback, sizes, device)) return fallback;
   const SpaceEnumeration constrained = problem.space_at(sizes).enumerate();
   for (const TuningConfig& config : constrained.allowed)
-    if (!launch_geometry_problem(problem, config, sizes, device)) return config;
+    if (launch_geometry_fits(problem, config, sizes, device)) return config;
   const TuningConfig& example = constrained.allowed.front();
   throw Error(ErrorKind::invalid_argument,
               problem.name() + ": the launch geometry fits " + device.name + " for none of the " +
                   std::to_string(constrained.allowed.size()) +
                   " configs the constraints allow at " + format_problem_sizes(sizes) + " (" +
                   example.describe() + ": " +
-                  *launch_geometry_problem(problem, example, sizes, device) + ")");
+                  launch_geometry_fits(problem, example, sizes, device).reason() + ")");
 }
 
 // The problem as a temporary JSON file for a worker to read; removed with the object.
@@ -273,10 +273,9 @@ DeviceProperties device_model(int major, int minor) {
   device.max_threads_per_sm = limits.max_warps_per_sm * 32;
   device.max_blocks_per_sm = limits.max_blocks_per_sm;
   device.shared_memory_per_block = 48 * 1024;
-  device.shared_memory_per_block_optin = static_cast<int>(limits.shared_memory_per_block_optin);
-  device.shared_memory_per_sm = static_cast<int>(limits.shared_memory_per_sm);
-  device.reserved_shared_memory_per_block =
-      static_cast<int>(limits.reserved_shared_memory_per_block);
+  device.shared_memory_per_block_optin = limits.shared_memory_per_block_optin;
+  device.shared_memory_per_sm = limits.shared_memory_per_sm;
+  device.reserved_shared_memory_per_block = limits.reserved_shared_memory_per_block;
   device.registers_per_block = limits.registers_per_block;
   device.registers_per_sm = limits.registers_per_sm;
   device.warp_size = 32;
@@ -285,10 +284,8 @@ DeviceProperties device_model(int major, int minor) {
   return device;
 }
 
-std::optional<std::string> launch_geometry_problem(const KernelProblem& problem,
-                                                   const TuningConfig& config,
-                                                   const ProblemSizes& sizes,
-                                                   const DeviceProperties& device) {
+Verdict launch_geometry_fits(const KernelProblem& problem, const TuningConfig& config,
+                             const ProblemSizes& sizes, const DeviceProperties& device) {
   try {
     const LaunchConfig launch = problem.launch_at(config, sizes);
     LaunchLimits limits;
@@ -298,20 +295,19 @@ std::optional<std::string> launch_geometry_problem(const KernelProblem& problem,
     limits.shared_memory_per_block_optin = device.shared_memory_per_block_optin;
     check_launch_geometry(launch, limits, problem.name());
   } catch (const Error& error) {
-    return error.what();
+    return Verdict::refused(error.what());
   }
-  return std::nullopt;
+  return {};
 }
 
 TuningSpace problem_space(const KernelProblem& problem, const ProblemSizes& sizes,
                           const DeviceProperties& device) {
   TuningSpace space = problem.space_at(sizes);
   space.add_constraint(
-      std::string(geometry_constraint),
-      [problem, sizes, device](const TuningConfig& config) -> std::optional<std::string> {
-        if (auto reason = launch_geometry_problem(problem, config, sizes, device))
-          return std::string(geometry_constraint) + ": " + *reason;
-        return std::nullopt;
+      std::string(geometry_constraint), [problem, sizes, device](const TuningConfig& config) {
+        if (Verdict fits = launch_geometry_fits(problem, config, sizes, device); !fits)
+          return Verdict::refused(std::string(geometry_constraint) + ": " + fits.reason());
+        return Verdict();
       });
   return space;
 }
@@ -361,11 +357,11 @@ void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& g
       device.global_memory_bytes > 0 ? device.global_memory_bytes : max_problem_data_bytes);
   const ProblemVerification& verification = problem.verification();
   if (verification.kind == ProblemVerification::Kind::reference_config) {
-    if (std::optional<std::string> reason =
-            problem_space(problem, sizes, device).violation(verification.config))
+    if (const Verdict in_space = problem_space(problem, sizes, device).admits(verification.config);
+        !in_space)
       throw Error(ErrorKind::invalid_argument, problem.name() + ": the reference config " +
                                                    verification.config.describe() +
-                                                   " is not in the space: " + *reason);
+                                                   " is not in the space: " + in_space.reason());
   }
   if (verification.kind != ProblemVerification::Kind::reference_kernel) return;
   const ReferenceKernel& reference = verification.kernel;

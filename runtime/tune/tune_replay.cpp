@@ -43,7 +43,7 @@ class ReplaySpace {
     for (const auto& [name, set] : values)
       space_.add_parameter(name, std::vector<std::int64_t>(set.begin(), set.end()));
     space_.add_constraint("recorded", [this](const TuningConfig& config) {
-      return find(config) ? std::nullopt : std::optional<std::string>("not in the recording");
+      return find(config) ? Verdict() : Verdict::refused("not in the recording");
     });
   }
   ReplaySpace(const ReplaySpace&) = delete;

@@ -38,10 +38,10 @@ TunedKernel::TunedKernel(const KernelProblem& problem, const ProblemSizes& sizes
   ArgumentSignature signature{bytes, {}};
   if (kernel_.has_parameter_layout())
     check_arguments_against_layout(kernel_.parameters(), signature, kernel_.describe());
-  if (std::optional<std::string> problem_found =
-          launch_geometry_problem(problem, choice_.config, problem.complete_sizes(sizes),
-                                  context.device().properties()))
-    throw Error(ErrorKind::invalid_argument, *problem_found);
+  if (const Verdict fits = launch_geometry_fits(
+          problem, choice_.config, problem.complete_sizes(sizes), context.device().properties());
+      !fits)
+    throw Error(ErrorKind::invalid_argument, fits.reason());
 }
 
 }  // namespace ptxrt

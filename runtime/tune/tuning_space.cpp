@@ -135,16 +135,6 @@ TuningSpace& TuningSpace::add_constraint(std::string description, ConstraintChec
   return *this;
 }
 
-TuningSpace& TuningSpace::add_constraint(
-    std::string description,
-    std::function<std::optional<std::string>(const TuningConfig& config)> check) {
-  return add_constraint(std::move(description),
-                        [check = std::move(check)](const TuningConfig& config) {
-                          std::optional<std::string> reason = check(config);
-                          return reason ? Verdict::refused(std::move(*reason)) : Verdict();
-                        });
-}
-
 std::uint64_t TuningSpace::size() const {
   std::uint64_t product = 1;
   for (const TuningParameter& parameter : parameters_)
@@ -157,12 +147,6 @@ Verdict TuningSpace::admits(const TuningConfig& config) const {
   for (const TuningConstraint& constraint : constraints_)
     if (Verdict allowed = constraint.check(config); !allowed) return allowed;
   return {};
-}
-
-std::optional<std::string> TuningSpace::violation(const TuningConfig& config) const {
-  Verdict allowed = admits(config);
-  if (allowed) return std::nullopt;
-  return allowed.reason();
 }
 
 SpaceEnumeration TuningSpace::enumerate() const {

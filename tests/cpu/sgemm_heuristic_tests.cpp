@@ -279,7 +279,7 @@ TEST_CASE("the sgemm key is the one earlier tunes were recorded under") {
   ptxrt::TuningSpace space = ptxrt::TuningSpace::from_manifest(sgemm.manifest());
   space.add_constraint(
       "sgemm_config_problem, and tiles and splits that suit the shape (sgemm_tuning.hpp)",
-      [](const ptxrt::TuningConfig&) { return std::optional<std::string>(); });
+      [](const ptxrt::TuningConfig&) { return ptxrt::Verdict(); });
   const ptxrt::TuningKey key = ptxrt::sgemm_tuning_key(h100(), 1536, 1536, 12288);
   CHECK(key.kernel == "sgemm");
   CHECK(key.source_hash == ptxrt::source_hash(sgemm));

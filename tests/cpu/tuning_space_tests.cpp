@@ -73,19 +73,6 @@ TEST_CASE("admits answers yes, or no with the first constraint a config breaks")
   CHECK(four.reason() == "breaks constraint A <= 2");
 }
 
-TEST_CASE("a check in the earlier optional form still prunes with its reason") {
-  ptxrt::TuningSpace space;
-  space.add_parameter("A", {1, 2});
-  space.add_constraint("A is 1", [](const ptxrt::TuningConfig& config) {
-    return config.at("A") == 1 ? std::nullopt : std::optional<std::string>("A is not 1");
-  });
-  CHECK(space.admits(ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"A", "1"}})));
-  CHECK(space.violation(ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"A", "2"}})) ==
-        "A is not 1");
-  CHECK_FALSE(
-      space.violation(ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"A", "1"}})).has_value());
-}
-
 TEST_CASE("a constraint that cannot be evaluated prunes the config with the error") {
   ptxrt::TuningSpace space;
   space.add_parameter("A", {0, 2});

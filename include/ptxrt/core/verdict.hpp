@@ -3,7 +3,7 @@
 // space, an executable graph took an update); misuse, and failures of what was asked to be
 // done, throw Error instead. A Verdict is true when the answer is yes:
 //
-//   if (const Verdict fits = launch_problem(resources, launch, device); !fits)
+//   if (const Verdict fits = launch_fits(resources, shape, device); !fits)
 //     skip(config, fits.reason());
 //
 // A plain value; thread-safe as a std::string is.

@@ -56,7 +56,18 @@ namespace ptxrt {
 
 class Jit;
 
-enum class ElementType { int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64 };
+enum class ElementType {
+  int8,
+  int16,
+  int32,
+  int64,
+  uint8,
+  uint16,
+  uint32,
+  uint64,
+  float32,
+  float64
+};
 // "int8" ... "uint64", "float", "double".
 PTXRT_API std::string_view to_string(ElementType type);
 // The names above, and "int" (int32), "unsigned"/"uint" (uint32), "float32", "float64"; Error
@@ -67,15 +78,24 @@ PTXRT_API bool is_floating(ElementType type);
 
 template <typename T>
 constexpr ElementType element_type_of() {
-  if constexpr (std::is_same_v<T, float>) return ElementType::float32;
-  else if constexpr (std::is_same_v<T, double>) return ElementType::float64;
-  else if constexpr (std::is_same_v<T, std::int8_t>) return ElementType::int8;
-  else if constexpr (std::is_same_v<T, std::int16_t>) return ElementType::int16;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return ElementType::int32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return ElementType::int64;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return ElementType::uint8;
-  else if constexpr (std::is_same_v<T, std::uint16_t>) return ElementType::uint16;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return ElementType::uint32;
+  if constexpr (std::is_same_v<T, float>)
+    return ElementType::float32;
+  else if constexpr (std::is_same_v<T, double>)
+    return ElementType::float64;
+  else if constexpr (std::is_same_v<T, std::int8_t>)
+    return ElementType::int8;
+  else if constexpr (std::is_same_v<T, std::int16_t>)
+    return ElementType::int16;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return ElementType::int32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return ElementType::int64;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return ElementType::uint8;
+  else if constexpr (std::is_same_v<T, std::uint16_t>)
+    return ElementType::uint16;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return ElementType::uint32;
   else {
     static_assert(std::is_same_v<T, std::uint64_t>, "not an element type of a tuning problem");
     return ElementType::uint64;
@@ -122,13 +142,13 @@ struct PTXRT_API GeneratorKernel {
 struct PTXRT_API DataInit {
   enum class Kind { zeros, constant, iota, uniform, normal, file, derived, offsets, kernel };
   Kind kind = Kind::zeros;
-  double value = 0.0;        // constant; iota's first element
-  double step = 1.0;         // iota
-  double low = 0.0;          // uniform in [low, high)
+  double value = 0.0;  // constant; iota's first element
+  double step = 1.0;   // iota
+  double low = 0.0;    // uniform in [low, high)
   double high = 1.0;
-  double mean = 0.0;         // normal
+  double mean = 0.0;  // normal
   double deviation = 1.0;
-  std::uint64_t seed = 0;    // uniform, normal
+  std::uint64_t seed = 0;      // uniform, normal
   std::filesystem::path file;  // raw little-endian elements: exactly count × element size bytes
   // derived: element i of the buffer argument `source` (at least as long) plus noise uniform in
   // [-noise, noise], then its absolute value when `absolute`.
@@ -152,11 +172,11 @@ struct PTXRT_API DataInit {
   static DataInit offsets(std::string_view total, std::uint64_t seed = 0);
   static DataInit generated(GeneratorKernel kernel);
 
-  // Why this start cannot fill elements of `type`, or nothing: the standard distributions are
-  // undefined for an empty range or a deviation of 0, and C's conversion of a value outside an
-  // integer type's range ("uniform needs low <= high, got low 5 and high 1"); offsets are
+  // Whether this start can fill elements of `type`, and if not why: the standard distributions
+  // are undefined for an empty range or a deviation of 0, and C's conversion of a value outside
+  // an integer type's range ("uniform needs low <= high, got low 5 and high 1"); offsets are
   // integers, noise is finite and 0 or more.
-  std::optional<std::string> fault_for(ElementType type) const;
+  Verdict suits(ElementType type) const;
 };
 
 enum class ArgumentRole { input, output, input_output };
@@ -337,11 +357,11 @@ struct PTXRT_API ProblemVerification {
   // with the one compared, which may be near 0).
   enum class RelativeTo { element, largest };
   Kind kind = Kind::none;
-  ReferenceKernel kernel;                                        // reference_kernel
-  TuningConfig config;                                           // reference_config
+  ReferenceKernel kernel;                                            // reference_kernel
+  TuningConfig config;                                               // reference_config
   std::vector<std::pair<std::string, std::filesystem::path>> files;  // output name → data
-  ReferenceCallback callback;                                    // callback
-  DeviceReferenceCallback device_callback;                       // device_callback
+  ReferenceCallback callback;                                        // callback
+  DeviceReferenceCallback device_callback;                           // device_callback
   // An element passes when |actual - expected| <= atol + rtol × |expected| (NaN never does).
   double atol = 1e-6;
   double rtol = 1e-5;
@@ -439,11 +459,11 @@ class PTXRT_API KernelProblem {
   KernelProblem& scalar(std::string name, ElementType type, std::string_view value);
   KernelProblem& scalar(std::string name, ElementType type, double number);
   KernelProblem& symbol(std::string name, std::string from_argument);
-  KernelProblem& symbol(std::string name, ElementType type, std::string_view count,
-                        DataInit init);
+  KernelProblem& symbol(std::string name, ElementType type, std::string_view count, DataInit init);
   KernelProblem& verify_with_kernel(ReferenceKernel reference);
   KernelProblem& verify_with_config(TuningConfig config);
-  KernelProblem& verify_with_files(std::vector<std::pair<std::string, std::filesystem::path>> files);
+  KernelProblem& verify_with_files(
+      std::vector<std::pair<std::string, std::filesystem::path>> files);
   KernelProblem& verify_with(ReferenceCallback callback);
   KernelProblem& verify_on_device(DeviceReferenceCallback callback);
   KernelProblem& tolerance(

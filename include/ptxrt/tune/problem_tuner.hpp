@@ -24,6 +24,7 @@
 #include "ptxrt/core/device.hpp"
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/target.hpp"
+#include "ptxrt/core/verdict.hpp"
 #include "ptxrt/export.hpp"
 #include "ptxrt/tune/job_tuner.hpp"
 #include "ptxrt/tune/kernel_problem.hpp"
@@ -37,13 +38,10 @@ namespace ptxrt {
 // (invalid_argument) for a capability the occupancy table does not know.
 PTXRT_API DeviceProperties device_model(int major, int minor);
 
-// Why `config` cannot launch as the problem's geometry makes it at `sizes` on `device` (a
-// dimension below 1 or above the device's, too many threads, too much shared memory), or
-// nothing.
-PTXRT_API std::optional<std::string> launch_geometry_problem(const KernelProblem& problem,
-                                                             const TuningConfig& config,
-                                                             const ProblemSizes& sizes,
-                                                             const DeviceProperties& device);
+// Whether `config` can launch as the problem's geometry makes it at `sizes` on `device`, and if
+// not why (a dimension below 1 or above the device's, too many threads, too much shared memory).
+PTXRT_API Verdict launch_geometry_fits(const KernelProblem& problem, const TuningConfig& config,
+                                       const ProblemSizes& sizes, const DeviceProperties& device);
 
 // The problem's space at `sizes`, with its launch geometry on `device` as the last constraint
 // ("launch geometry: ..." in what it prunes).

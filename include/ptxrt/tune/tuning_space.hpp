@@ -90,11 +90,6 @@ class PTXRT_API TuningSpace {
   // (invalid_argument) when it names neither a parameter nor a fixed value.
   TuningSpace& add_constraint(const Expression& expression);
   TuningSpace& add_constraint(std::string description, ConstraintCheck check);
-  // The same for a check in the earlier form, which returns the reason a config is excluded or
-  // nothing; superseded by ConstraintCheck.
-  TuningSpace& add_constraint(
-      std::string description,
-      std::function<std::optional<std::string>(const TuningConfig& config)> check);
   // A value the constraints may read that is not varied (a non-tunable define's default).
   TuningSpace& add_fixed_value(std::string name, std::int64_t value);
 
@@ -109,8 +104,6 @@ class PTXRT_API TuningSpace {
   TuningConfig default_config() const;
   // Whether the constraints allow `config`; if not, the reason is the first one it breaks.
   Verdict admits(const TuningConfig& config) const;
-  // admits() in the earlier form: the reason, or nothing when allowed; superseded by admits().
-  std::optional<std::string> violation(const TuningConfig& config) const;
   // "TILE_WIDTH in {4,8,16,32}; TILE_WIDTH * TILE_WIDTH <= 1024": names the space in a tuning
   // database, so that results are not reused once the space changes.
   std::string describe() const;
