@@ -415,3 +415,30 @@ TEST_CASE("cache_key reads the headers found through -I folders among the extra 
   folder.write("settings.cuh", "#define VALUE 2\n");
   CHECK(ptxrt::cache_key(program, options) != before);
 }
+
+TEST_CASE("a define named as an identifier of NVRTC's builtin header gets a note naming it") {
+  const ptxrt::Program program = ptxrt::Program::from_string(
+      "extern \"C\" __global__ void scale(float* x, int n) {\n"
+      "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) x[i] *= width * block;\n"
+      "}\n",
+      "scale.cu");
+  ptxrt::CompileOptions options = options_for("sm_90");
+  options.defines = {{"width", "4"}, {"block", "2"}};
+  const ptxrt::Error error = compile_error(program, options);
+  const std::string message = error.what();
+  CHECK(error.kind() == ptxrt::ErrorKind::compile);
+  CHECK_MESSAGE(contains(message, "note: the define(s) width name an identifier of NVRTC's "
+                                  "builtin header"),
+                message);
+
+  // The same kernel with a name the header does not use compiles, and has no such note to give.
+  options.defines = {{"scale_width", "4"}, {"block", "2"}};
+  const ptxrt::Program renamed = ptxrt::Program::from_string(
+      "extern \"C\" __global__ void scale(float* x, int n) {\n"
+      "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) x[i] *= scale_width * block;\n"
+      "}\n",
+      "scale.cu");
+  CHECK(ptxrt::compile(renamed, options).data.size() > 0);
+}

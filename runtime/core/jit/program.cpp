@@ -12,13 +12,14 @@
 #include <mutex>
 
 #include "driver/toolkit_check.hpp"
-#include "jit/nvrtc_check.hpp"
 #include "jit/compile_diagnostics.hpp"
+#include "jit/compile_notes.hpp"
 #include "jit/elapsed.hpp"
 #include "jit/hash.hpp"
 #include "jit/include_scanner.hpp"
 #include "jit/isolated_link.hpp"
 #include "jit/link.hpp"
+#include "jit/nvrtc_check.hpp"
 #include "jit/option_words.hpp"
 #include "jit/precompiled_headers.hpp"
 #include "jit/std_headers.hpp"
@@ -149,34 +150,6 @@ std::string join(const std::vector<std::string>& words) {
   return joined;
 }
 
-// NVRTC only says `cannot open source file "vector"`; a missing <header> without a folder gets a
-// note of what the device side has instead.
-std::string missing_standard_header_notes(std::string_view log, std::string_view source) {
-  constexpr std::string_view marker = "cannot open source file \"";
-  std::string notes;
-  for (std::size_t at = log.find(marker); at != std::string_view::npos;
-       at = log.find(marker, at + 1)) {
-    const std::size_t start = at + marker.size(), end = log.find('"', start);
-    if (end == std::string_view::npos) break;
-    const std::string name(log.substr(start, end - start));
-    if (name.find('/') != std::string::npos ||
-        source.find("<" + name + ">") == std::string_view::npos)
-      continue;
-    notes += "\nnote: <";
-    notes += name;
-    notes += "> is not among the standard headers ptxrt gives NVRTC, which are those with a "
-             "device form:";
-    for (const detail::NamedText& header : detail::standard_headers()) {
-      notes += ' ';
-      notes += header.name;
-    }
-    notes += ". Host-only headers (<vector>, <string>, <iostream>) cannot be compiled for the "
-             "device; the toolkit's own (cuda/std/..., cooperative_groups.h) are on the include "
-             "path.\n";
-  }
-  return notes;
-}
-
 [[noreturn]] void throw_compile_error(const Program& program, const SourceFile& source,
                                       nvrtcResult result, const std::string& log,
                                       const std::vector<Define>& defines,
@@ -192,7 +165,8 @@ std::string missing_standard_header_notes(std::string_view log, std::string_view
                         " for " + unit.arch + " failed\n  defines: " + format_defines(defines) +
                         "\n  options: " + join(arguments) + "\n\n" +
                         detail::annotate_compile_log(log, lookup) +
-                        missing_standard_header_notes(log, source.text);
+                        detail::missing_standard_header_notes(log, source.text) +
+                        detail::builtin_header_clash_notes(log, defines);
   const bool compile_error = result == NVRTC_ERROR_COMPILATION;
   throw Error(compile_error ? ErrorKind::compile : ErrorKind::invalid_argument, std::move(message),
               "nvrtcCompileProgram", static_cast<int>(result), nvrtcGetErrorString(result),
@@ -250,7 +224,8 @@ nvrtcResult compile_program(nvrtcProgram nvrtc, const std::string& name,
       nvrtcCompileProgram(nvrtc, static_cast<int>(arguments.size()), arguments.data());
   if (result == NVRTC_ERROR_CANCELLED) {
     char limit[32];
-    std::snprintf(limit, sizeof limit, "%g", static_cast<double>(options.timeout->count()) / 1000.0);
+    std::snprintf(limit, sizeof limit, "%g",
+                  static_cast<double>(options.timeout->count()) / 1000.0);
     throw Error(ErrorKind::compile,
                 "compiling " + name + " for " + options.target.arch + " with " +
                     format_defines(options.defines) + " took longer than the compile timeout of " +
