@@ -11,8 +11,8 @@ side-by-side.json to the output folder, with every tool's log and report beside 
     scripts/kernel-tuner-side-by-side.py [--build build] [--out DIR] [problem ...]
 
 Kernel Tuner must be importable (scripts/kernel-tuner-side-by-side.sh installs it from .whl/).
-A problem's ptxrt file is <name>.json (the problem as Kernel Tuner states it) where this ptxrt
-accepts it, else <name>-today.json; the table says which.
+A problem's ptxrt file is <name>.json, the problem as Kernel Tuner's script states it; a dry run
+first says why, when this ptxrt refuses it.
 """
 import argparse
 import json
@@ -38,6 +38,7 @@ PROBLEMS = {
     "spmv": "spmv.cu",
     "spmv_irregular": "spmv.cu",
     "histogram": "histogram.cu",
+    "squared_distance": "squared_distance.cu",
 }
 
 TOOL_TIMEOUT_S = 240
@@ -68,18 +69,15 @@ def with_env(**variables):
 
 
 def problem_file(ptxrt, name, kernel, arch, out):
-    """The problem file this ptxrt accepts: <name>.json, else <name>-today.json; and why not."""
-    candidates = [SET / f"{name}.json", SET / f"{name}-today.json"]
-    refusals = []
-    for candidate in (c for c in candidates if c.exists()):
-        code, _, _ = run_timed([ptxrt, "tune", str(SET / kernel), "--problem", str(candidate),
-                                "--dry-run", "--arch", arch, "--time", "1"],
-                               out / f"{name}-probe-{candidate.stem}.log",
-                               env=with_env(PTXRT_CACHE_DIR=out / "ptxrt-cache-probe"), timeout=120)
-        if code == 0:
-            return candidate, refusals
-        refusals.append(f"{candidate.name}: {last_line(out / f'{name}-probe-{candidate.stem}.log')}")
-    return None, refusals
+    """<name>.json when this ptxrt plans it (a dry run), else nothing and why not."""
+    candidate = SET / f"{name}.json"
+    log = out / f"{name}-probe.log"
+    code, _, _ = run_timed([ptxrt, "tune", str(SET / kernel), "--problem", str(candidate),
+                            "--dry-run", "--arch", arch, "--time", "1"], log,
+                           env=with_env(PTXRT_CACHE_DIR=out / "ptxrt-cache-probe"), timeout=120)
+    if code == 0:
+        return candidate, []
+    return None, [f"{candidate.name}: {last_line(log)}"]
 
 
 def read_kernel_tuner_cache(path):

@@ -63,14 +63,3 @@ __global__ void sum_floats(float* partial_sums, const float* in, int n) {
   if (threadIdx.x == 0) partial_sums[blockIdx.x] = sums[0];
 #endif
 }
-
-// One thread per chunk, summing in double: each partial as it should be for num_blocks chunks.
-__global__ void sum_floats_reference(float* partial_sums, const float* in, int n) {
-  const int block = blockIdx.x * blockDim.x + threadIdx.x;
-  if (block >= num_blocks) return;
-  const int length = chunk_length(n, num_blocks);
-  const int end = min(n, (block + 1) * length);
-  double sum = 0.0;
-  for (int i = block * length; i < end; i++) sum += in[i];
-  partial_sums[block] = (float)sum;
-}
