@@ -1,6 +1,8 @@
 #include "ptxrt/tune/job_tuner.hpp"
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <memory>
 
 #include "ptxrt/core/error.hpp"
@@ -36,20 +38,34 @@ TuneOutcome tune_job(const TuneJob& job, const JobTuneOptions& options,
   std::vector<Measurer*> measurers;
   for (int ordinal : options.devices) {
     workers.push_back(std::make_unique<WorkerMeasurer>(job.worker_command(ordinal), ordinal));
+    workers.back()->start();
     measurers.push_back(workers.back().get());
   }
+  std::atomic<std::chrono::steady_clock::rep> compile_ticks = 0;
+  const CandidateCompiler compile = [&job, &compile_ticks](const TuningConfig& config) {
+    const auto start = std::chrono::steady_clock::now();
+    Candidate candidate = job.compiler(config);
+    compile_ticks += (std::chrono::steady_clock::now() - start).count();
+    return candidate;
+  };
   TuneOutcome outcome{.key = job.key,
                       .default_config = job.default_config,
                       .devices = options.devices,
                       .compile_threads = tune_options.compile_threads};
   outcome.report =
       options.tune_function
-          ? options.tune_function(job.space, job.compiler, measurers, tune_options, progress)
-          : tune(job.space, job.compiler, measurers, tune_options, progress);
+          ? options.tune_function(job.space, compile, measurers, tune_options, progress)
+          : tune(job.space, compile, measurers, tune_options, progress);
   outcome.stopped = tune_options.stop != nullptr && tune_options.stop->load();
   if (options.measure_peer && outcome.report.winner && !outcome.stopped)
     outcome.peer = workers.front()->peer();
-  for (const auto& worker : workers) outcome.workers_started += worker->workers_started();
+  for (const auto& worker : workers) {
+    outcome.workers_started += worker->workers_started();
+    outcome.phases += worker->phases();
+  }
+  outcome.phases.compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::duration(compile_ticks.load()))
+          .count();
   return outcome;
 }
 

@@ -4,16 +4,9 @@
 #include <chrono>
 
 #include "ptxrt/core/error.hpp"
+#include "tune/seconds_since.hpp"
 
 namespace ptxrt::detail {
-
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 MeasurerPool::MeasurerPool(std::span<Measurer* const> measurers) {
   if (measurers.empty()) throw Error(ErrorKind::invalid_argument, "tune: no measurer given");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -12,6 +13,7 @@
 #include "ptxrt/tune/launch_timer.hpp"
 #include "tune/output_checks.hpp"
 #include "tune/problem_checks.hpp"
+#include "tune/seconds_since.hpp"
 
 namespace ptxrt {
 
@@ -45,6 +47,7 @@ struct ProblemSession::State {
   std::optional<detail::OutputChecks> checks;  // aggregates and a check kernel, when given
   LaunchTimer timer;
   ConfigRunner launch;  // the problem's launcher's, when it has one
+  TunePhases phases;    // the reference's, the verifications' and the timings' seconds
 
   State(KernelProblem problem_, ProblemSizes sizes_, Jit& jit_, const Context& context_)
       : problem(std::move(problem_)),
@@ -469,8 +472,10 @@ ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& j
   }
   state.find_check_kernel();
   try {
+    const auto start = std::chrono::steady_clock::now();
     state.compute_reference();
     state.prepare_checks();
+    state.phases.reference_seconds = detail::seconds_since(start);
   } catch (const Error& error) {
     throw Error(error.kind(), state.problem.name() + ": the reference (" + state.reference_name +
                                   ") failed: " + error.what());
@@ -503,9 +508,11 @@ Measurement ProblemSession::measure(const TuningConfig& config, const TimingPoli
   const std::function<void()> run = state.runner(config);
   double max_error = 0.0;
   if (state.verifies()) {
+    const auto start = std::chrono::steady_clock::now();
     state.restore();
     run();
     const State::Comparison comparison = state.verify(config);
+    state.phases.verification_seconds += detail::seconds_since(start);
     if (comparison.fault) {
       Measurement wrong;
       wrong.status = MeasurementStatus::wrong;
@@ -515,13 +522,17 @@ Measurement ProblemSession::measure(const TuningConfig& config, const TimingPoli
     }
     max_error = comparison.max_error;
   }
+  const auto timing_start = std::chrono::steady_clock::now();
   const TimingResult timing =
       time_samples(policy, best_ms, [&] { return state.timer.sample(run); });
+  state.phases.timing_seconds += detail::seconds_since(timing_start);
   Measurement measurement = timed_measurement(
       timing, state.work(config), state.problem.rate().unit_scale, state.problem.rate().unit);
   measurement.max_error = max_error;
   return measurement;
 }
+
+TunePhases ProblemSession::phases() const { return state_->phases; }
 
 ProblemSession::Run ProblemSession::run(const TuningConfig& config, int repeats, bool verify) {
   State& state = *state_;

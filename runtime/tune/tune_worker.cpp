@@ -1,5 +1,7 @@
 #include "ptxrt/tune/tune_worker.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -7,6 +9,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/log.hpp"
 #include "support/child_process.hpp"
+#include "tune/seconds_since.hpp"
 
 namespace ptxrt {
 
@@ -33,7 +36,39 @@ json measurement_reply(const Measurement& measurement, bool restart) {
   return {{"measurement", json::parse(measurement_to_json(measurement))}, {"restart", restart}};
 }
 
+// The session's seconds of `now` not yet reported in `reported`: what an answer carries.
+json phases_since(const TunePhases& now, const TunePhases& reported) {
+  return {{"reference_seconds", now.reference_seconds - reported.reference_seconds},
+          {"verification_seconds", now.verification_seconds - reported.verification_seconds},
+          {"timing_seconds", now.timing_seconds - reported.timing_seconds}};
+}
+
+// A worker's "phases", read as far as they are numbers: they only inform the report.
+TunePhases phases_of(const json& reply) {
+  TunePhases phases;
+  const json& given = reply.contains("phases") ? reply["phases"] : json();
+  const auto seconds = [&given](const char* name) {
+    return given.is_object() && given.contains(name) && given[name].is_number()
+               ? std::max(0.0, given[name].get<double>())
+               : 0.0;
+  };
+  phases.reference_seconds = seconds("reference_seconds");
+  phases.verification_seconds = seconds("verification_seconds");
+  phases.timing_seconds = seconds("timing_seconds");
+  return phases;
+}
+
 }  // namespace
+
+TunePhases& TunePhases::operator+=(const TunePhases& other) {
+  compile_seconds += other.compile_seconds;
+  worker_start_seconds += other.worker_start_seconds;
+  worker_start_wait_seconds += other.worker_start_wait_seconds;
+  reference_seconds += other.reference_seconds;
+  verification_seconds += other.verification_seconds;
+  timing_seconds += other.timing_seconds;
+  return *this;
+}
 
 WorkerMeasurer::WorkerMeasurer(std::vector<std::string> command, std::optional<int> device,
                                std::chrono::seconds config_timeout,
@@ -45,17 +80,28 @@ WorkerMeasurer::WorkerMeasurer(std::vector<std::string> command, std::optional<i
 
 WorkerMeasurer::~WorkerMeasurer() = default;
 
-detail::ChildProcess& WorkerMeasurer::worker() {
-  if (worker_) return *worker_;
+void WorkerMeasurer::start() {
+  if (worker_) return;
   worker_ = std::make_unique<detail::ChildProcess>(command_);
+  ready_ = false;
+  started_at_ = std::chrono::steady_clock::now();
   ++workers_started_;
+}
+
+detail::ChildProcess& WorkerMeasurer::worker() {
+  start();
+  if (ready_) return *worker_;
+  const auto waiting = std::chrono::steady_clock::now();
   const std::optional<std::string> line = worker_->read_line(startup_timeout_);
+  phases_.worker_start_wait_seconds += detail::seconds_since(waiting);
+  phases_.worker_start_seconds += detail::seconds_since(started_at_);
   std::string problem;
   if (!line) {
     problem = "the tuning worker did not get ready: it " + worker_->terminate();
   } else {
     const json reply = json::parse(*line, nullptr, false);
-    if (reply.is_object() && reply.value("ready", false)) return *worker_;
+    ready_ = reply.is_object() && reply.value("ready", false);
+    if (ready_) return *worker_;
     problem = reply.is_object() && reply.contains("error")
                   ? "the tuning worker could not start: " + reply["error"].get<std::string>()
                   : "the tuning worker said '" + *line + "' instead of ready";
@@ -99,6 +145,7 @@ Measurement WorkerMeasurer::measure_on_worker(const Candidate& candidate,
     return failed(candidate.config, MeasurementStatus::crashed,
                   "the worker answered '" + *line + "'");
   }
+  phases_ += phases_of(reply);
   Measurement measurement = measurement_from_json(reply["measurement"].dump());
   if (reply.value("restart", false)) worker_.reset();
   return measurement;
@@ -136,6 +183,7 @@ int run_tune_worker(const std::function<std::unique_ptr<TuneSession>()>& open,
     return 1;
   }
   answer(out, {{"ready", true}});
+  TunePhases reported;
   for (std::string line; std::getline(in, line);) {
     const json request = json::parse(line, nullptr, false);
     if (!request.is_object()) {
@@ -162,7 +210,11 @@ int run_tune_worker(const std::function<std::unique_ptr<TuneSession>()>& open,
     try {
       Measurement measurement = session->measure(config, policy, best_ms);
       measurement.config = config;
-      answer(out, measurement_reply(measurement, false));
+      json reply = measurement_reply(measurement, false);
+      const TunePhases now = session->phases();
+      reply["phases"] = phases_since(now, reported);
+      reported = now;
+      answer(out, reply);
     } catch (const std::exception& error) {
       answer(out, measurement_reply(failed(config, MeasurementStatus::failed, error.what()), true));
       return 1;

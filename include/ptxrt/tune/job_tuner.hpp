@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ptxrt/export.hpp"
+#include "ptxrt/tune/tune_worker.hpp"
 #include "ptxrt/tune/tuner.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 
@@ -64,13 +65,15 @@ struct PTXRT_API TuneOutcome {
   int workers_started = 0;   // more than the devices when configs crashed workers
   unsigned compile_threads = 0;
   bool stopped = false;  // the stop request arrived: the configs left count as not reached
+  TunePhases phases;     // where the time went: compiling, and the workers' part of measuring
 };
 
 // "I/N" as share I of N (TuneOptions::share). Error (invalid_argument) naming `user` (the option
 // or field that gave the text) for anything else.
 PTXRT_API TuneShare parse_tune_share(std::string_view text, std::string_view user);
 
-// Tunes `job` on options.devices, a WorkerMeasurer each, recording into options.tune.database
+// Tunes `job` on options.devices, a WorkerMeasurer each (started at once, so that the workers get
+// ready while the first configs compile), recording into options.tune.database
 // under job.key. Throws what the tuner throws, and Error (driver) when a worker cannot start.
 PTXRT_API TuneOutcome tune_job(const TuneJob& job, const JobTuneOptions& options,
                                const std::function<void(const TuneProgress&)>& progress = {});

@@ -37,6 +37,7 @@ class PTXRT_API ProblemSession : public TuneSession {
   Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
                       std::optional<double> best_ms) override;
   std::optional<Measurement> peer(const TimingPolicy& policy) override;
+  TunePhases phases() const override;
 
   struct Run {
     LaunchConfig launch;

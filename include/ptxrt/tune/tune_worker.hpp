@@ -2,12 +2,17 @@
 // on current drivers poisons the whole process), aborts or hangs takes its worker down with it;
 // the parent records that config as crashed and starts a fresh worker for the rest.
 //
+// The parent starts its worker when the tune starts (WorkerMeasurer::start), so that the worker's
+// process, context, data and reference are made while the first configs compile.
+//
 // Protocol, one JSON object per line over the worker's stdin and stdout:
 //   worker → parent  {"ready": true} once inputs and reference are made, or {"error": "..."}
 //   parent → worker  {"config": {"NAME": "VALUE", ...}, "best_ms": 1.25}   (best_ms may be null)
 //                    {"peer": true}
 //   worker → parent  {"measurement": {...}, "restart": false}  (measurement_to_json's form;
-//                    "restart": the worker is exiting because its context is no longer usable)
+//                    "restart": the worker is exiting because its context is no longer usable;
+//                    optional "phases": the seconds spent since the last answer, as TunePhases'
+//                    reference_seconds, verification_seconds and timing_seconds)
 //                    {"peer": null} when the problem has no peer
 //
 // The worker is any program that answers so: `ptxrt tune ... --worker` for the CLI's problems,
@@ -32,6 +37,21 @@ namespace detail {
 class ChildProcess;
 }
 
+// Where a tune's time went besides the tuner's own waiting, summed over its configs and workers
+// (seconds): what `ptxrt tune --json` breaks its wall time into ("phases").
+struct PTXRT_API TunePhases {
+  double compile_seconds = 0.0;  // in the compiler, summed over its threads (mostly beside timing)
+  // From starting a worker to its ready answer: the process, the driver, the context, the data and
+  // the reference; and of that, what a config waited for (the rest was hidden behind compiles).
+  double worker_start_seconds = 0.0;
+  double worker_start_wait_seconds = 0.0;
+  double reference_seconds = 0.0;     // computing the reference, in the worker
+  double verification_seconds = 0.0;  // the checked runs and their comparisons
+  double timing_seconds = 0.0;        // the timed runs, with their warm-up runs and L2 flushes
+
+  TunePhases& operator+=(const TunePhases& other);
+};
+
 // Inputs, reference and timing of one tuning problem at one size on one GPU: what a worker
 // serves. Used from one thread.
 class PTXRT_API TuneSession {
@@ -43,6 +63,9 @@ class PTXRT_API TuneSession {
                               std::optional<double> best_ms) = 0;
   // The library peer on the same inputs (cuBLAS for the matrix products), when there is one.
   virtual std::optional<Measurement> peer(const TimingPolicy& policy) = 0;
+  // The seconds spent on the reference, verifying and timing since the session opened (the
+  // other fields 0); nothing known by default.
+  virtual TunePhases phases() const { return {}; }
 };
 
 // The parent's Measurer: hands each config to a worker started from `command` (the worker's
@@ -58,12 +81,17 @@ class PTXRT_API WorkerMeasurer : public Measurer {
   WorkerMeasurer(const WorkerMeasurer&) = delete;
   WorkerMeasurer& operator=(const WorkerMeasurer&) = delete;
 
+  // Starts the worker process without waiting for it to get ready (measure waits), so that its
+  // setup overlaps what the caller does meanwhile. Does nothing when one is running.
+  void start();
   // Throws Error (driver) when a fresh worker cannot get ready (no GPU, a failing reference):
   // that is no config's fault and would fail every config alike.
   Measurement measure(const Candidate& candidate, std::optional<double> best_ms) override;
   // The problem's peer timed by the worker, or nothing (also when that fails: said as a warning).
   std::optional<Measurement> peer();
   int workers_started() const noexcept { return workers_started_; }
+  // Its workers' start-up, reference, verification and timing so far (compile_seconds 0).
+  const TunePhases& phases() const noexcept { return phases_; }
 
  private:
   detail::ChildProcess& worker();
@@ -78,7 +106,10 @@ class PTXRT_API WorkerMeasurer : public Measurer {
   std::chrono::seconds config_timeout_;
   std::chrono::seconds startup_timeout_;
   std::unique_ptr<detail::ChildProcess> worker_;
+  bool ready_ = false;  // worker_ answered ready
+  std::chrono::steady_clock::time_point started_at_;
   int workers_started_ = 0;
+  TunePhases phases_;
 };
 
 // Called by the worker process before it opens its session. It ignores SIGINT and SIGTERM: a
