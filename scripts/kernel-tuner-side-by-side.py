@@ -144,6 +144,7 @@ def ptxrt_side(ptxrt, name, kernel, problem, options, label, out):
     side["configs"] = report["counts"]["space"] - report["counts"]["pruned_by_constraints"]
     side["timed"] = report["counts"]["timed"]
     side["counts"] = report["counts"]
+    side["phases"] = report.get("phases")
     side["wrong"] = [describe(result["config"]) for result in report["results"]
                      if result["status"] == "wrong"]
     if report.get("winner"):
@@ -258,6 +259,17 @@ def print_table(rows):
                 print(f"- {row['problem']}, {tool}: skipped configs {side['failures']}")
         for refusal in row["refused_files"]:
             print(f"- {row['problem']}: ptxrt refused {refusal}")
+    print("\nWhere ptxrt's exhaustive tunes spent their time (s per timed config; `phases` of the "
+          "report): compile (on all threads) | worker start waited | verification | timing | "
+          "other measuring | idle")
+    for row in rows:
+        side = row.get("ptxrt_exhaustive")
+        if side and side.get("phases") and side.get("timed"):
+            phases, timed = side["phases"], side["timed"]
+            print(f"- {row['problem']}: " + " | ".join(
+                f"{phases[key] / timed:.3f}" for key in (
+                    "compile_seconds", "worker_start_wait_seconds", "verification_seconds",
+                    "timing_seconds", "other_measuring_seconds", "idle_seconds")))
 
 
 def main():

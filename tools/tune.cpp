@@ -144,7 +144,8 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
                       outcome.compile_threads,
                       outcome.workers_started,
                       outcome.devices,
-                      outcome.default_config};
+                      outcome.default_config,
+                      outcome.phases};
   if (run.complete_setting) run.complete_setting(setting);
   if (run.prints && !arguments.json)
     print_tune_report(std::cout, setting, outcome.report, outcome.peer);

@@ -1,5 +1,6 @@
 #include "tune_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -41,9 +42,9 @@ void add_compiled(json& entry, const std::optional<KernelResources>& resources,
                   const std::optional<Occupancy>& occupancy,
                   const std::optional<LaunchShape>& shape) {
   entry["registers"] = resources ? json(resources->registers) : json();
-  const std::size_t spills = resources ? resources->spill_store_bytes.value_or(0) +
-                                             resources->spill_load_bytes.value_or(0)
-                                       : 0;
+  const std::size_t spills =
+      resources ? resources->spill_store_bytes.value_or(0) + resources->spill_load_bytes.value_or(0)
+                : 0;
   entry["spill_bytes"] = spills;
   entry["static_shared_bytes"] = resources ? json(resources->static_shared_bytes) : json();
   entry["occupancy"] = occupancy ? json(occupancy->fraction) : json();
@@ -161,6 +162,26 @@ json default_json(const TuneSetting& setting, const TuneReport& report) {
   return entry;
 }
 
+// The tune's wall time by what it was spent on. The measurers' time (summed over them) holds the
+// workers' start-up waits, verification and timing; what is left of it is loading each config's
+// module in the worker and the exchange with it. Idle is the measurers' time without a config:
+// waiting for a compile, or for the tuner.
+json phases_json(const TuneSetting& setting, const TuneReport& report) {
+  const TunePhases& phases = setting.phases;
+  const double measurers = static_cast<double>(std::max<std::size_t>(1, setting.devices.size()));
+  const double accounted =
+      phases.worker_start_wait_seconds + phases.verification_seconds + phases.timing_seconds;
+  return {
+      {"compile_seconds", phases.compile_seconds},
+      {"worker_start_seconds", phases.worker_start_seconds},
+      {"worker_start_wait_seconds", phases.worker_start_wait_seconds},
+      {"reference_seconds", phases.reference_seconds},
+      {"verification_seconds", phases.verification_seconds},
+      {"timing_seconds", phases.timing_seconds},
+      {"other_measuring_seconds", std::max(0.0, report.measuring_seconds - accounted)},
+      {"idle_seconds", std::max(0.0, report.wall_seconds * measurers - report.measuring_seconds)}};
+}
+
 }  // namespace
 
 json tune_report_json(const TuneSetting& setting, const TuneReport& report,
@@ -203,7 +224,8 @@ json tune_report_json(const TuneSetting& setting, const TuneReport& report,
           {"default", default_json(setting, report)},
           {"peer", peer ? measurement_json(*peer) : json()},
           {"wall_seconds", report.wall_seconds},
-          {"measuring_seconds", report.measuring_seconds}};
+          {"measuring_seconds", report.measuring_seconds},
+          {"phases", phases_json(setting, report)}};
 }
 
 void print_tune_report(std::ostream& out, const TuneSetting& setting, const TuneReport& report,
@@ -211,8 +233,8 @@ void print_tune_report(std::ostream& out, const TuneSetting& setting, const Tune
   out << "tune " << setting.key.describe() << ", strategy " << setting.strategy << '\n';
   print_counts(out, report);
   out << "  wall time " << fixed(report.wall_seconds, 2) << " s (measuring "
-      << fixed(report.measuring_seconds, 2) << " s), compile threads "
-      << setting.compile_threads << ", workers started " << setting.workers_started
+      << fixed(report.measuring_seconds, 2) << " s), compile threads " << setting.compile_threads
+      << ", workers started " << setting.workers_started
       << (setting.devices.size() > 1 ? ", devices " : ", device ") << device_list(setting.devices)
       << "\n\n";
   print_results(out, report, setting.devices.size() > 1);

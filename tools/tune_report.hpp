@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ptxrt/tune/tune_worker.hpp"
 #include "ptxrt/tune/tuner.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 
@@ -20,8 +21,9 @@ struct TuneSetting {
   std::string database;
   unsigned compile_threads = 0;
   int workers_started = 0;
-  std::vector<int> devices;  // the ordinals timing it, one worker each
+  std::vector<int> devices;     // the ordinals timing it, one worker each
   TuningConfig default_config;  // what runs untuned: the winner's speed-up is over it
+  TunePhases phases;            // where the wall time went (the report's "phases")
 };
 
 nlohmann::json measurement_json(const Measurement& measurement);
