@@ -499,3 +499,39 @@ TEST_CASE("a compile past the compile timeout is cancelled and recorded, and the
     recorded[m.config.describe()] = ptxrt::to_string(m.status);
   CHECK(recorded == std::map<std::string, std::string>{{"HEAVY=1", "ok"}, {"HEAVY=24", "compile_timeout"}});
 }
+
+TEST_CASE(
+    "a problem that declares no sizes plans through the C++ API: its checks, space, key "
+    "and every config compiled, at no sizes") {
+  ScratchDirectory scratch;
+  nlohmann::ordered_json document = problem_json("gaussian_sum");
+  // 4096 values, fixed where the file says n.
+  document.erase("sizes");
+  document["problem_size"] = {"4096"};
+  for (auto& argument : document["arguments"])
+    argument[argument.contains("count") ? "count" : "value"] = "4096";
+  document["verify"]["reference"]["grid"] = {"ceil_div(4096, 256)"};
+  document["rate"]["work"] = "4096 * steps";
+  document["tune"] = {{"block_size_x", {128, 256}},
+                      {"ITEMS_PER_THREAD", {1}},
+                      {"UNROLL", {1}},
+                      {"ALGORITHM", {0, 1}}};
+  const KernelProblem problem = KernelProblem::from_json(
+      document.dump(), ptxrt::Program::from_file(kernels / "gaussian_sum.cu"), "fixed.json",
+      kernels);
+  const ptxrt::ProblemSizes sizes = problem.complete_sizes({});
+  CHECK(sizes.empty());
+  const ptxrt::DeviceProperties device = ptxrt::device_model(9, 0);
+  const ptxrt::Target target{"sm_90", ptxrt::ImageFormat::cubin, {}};
+  ptxrt::Jit jit(ptxrt::JitOptions{.cache_directory = scratch.path() / "cache"});
+  ptxrt::check_problem(jit, problem, sizes, target, device);
+  const ptxrt::TuningKey key = ptxrt::problem_key(problem, sizes, device);
+  CHECK(key.kernel == "gaussian_sum");
+  CHECK(key.size.empty());
+  const ptxrt::TunePlan plan =
+      ptxrt::plan_tune(ptxrt::problem_space(problem, sizes, device),
+                       ptxrt::problem_compiler(jit, problem, sizes, target, device), {});
+  CHECK(plan.space_size == 4);
+  CHECK(plan.compile_failures.empty());
+  CHECK(plan.ready.size() == 4);
+}

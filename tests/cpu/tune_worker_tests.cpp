@@ -202,6 +202,77 @@ TEST_CASE(
   CHECK(report.winner->config.describe() == "X=1");
 }
 
+// A session that spent 0.5 s on its reference and, on each config, 0.25 s verifying and 1 s timing.
+class PhasedSession : public FakeSession {
+ public:
+  Measurement measure(const TuningConfig& config, const ptxrt::TimingPolicy& policy,
+                      std::optional<double> best_ms) override {
+    phases_.verification_seconds += 0.25;
+    phases_.timing_seconds += 1.0;
+    return FakeSession::measure(config, policy, best_ms);
+  }
+  ptxrt::TunePhases phases() const override { return phases_; }
+
+ private:
+  ptxrt::TunePhases phases_{.reference_seconds = 0.5};
+};
+
+TEST_CASE(
+    "each worker answer carries the seconds its session spent since the answer before, "
+    "the reference's with the first") {
+  int code = -1;
+  const std::vector<json> replies = worker_replies(
+      "{\"config\": {\"X\": \"1\"}, \"best_ms\": null}\n"
+      "{\"config\": {\"X\": \"1\"}, \"best_ms\": 7.0}\n",
+      [] { return std::make_unique<PhasedSession>(); }, code);
+  CHECK(code == 0);
+  REQUIRE(replies.size() == 3);
+  CHECK(replies[1]["phases"] ==
+        json{{"reference_seconds", 0.5}, {"verification_seconds", 0.25}, {"timing_seconds", 1.0}});
+  CHECK(replies[2]["phases"] ==
+        json{{"reference_seconds", 0.0}, {"verification_seconds", 0.25}, {"timing_seconds", 1.0}});
+}
+
+// A stand-in worker that takes a while to get ready and reports the phases of each config.
+constexpr const char* slow_worker = R"(
+import json, sys, time
+time.sleep(0.3)
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    measurement = {"config": request["config"], "status": "ok", "median_ms": 1.0, "spread": 0.0,
+                   "runs": 5, "rate": 0.0, "rate_unit": "", "max_error": 0.0, "detail": ""}
+    phases = {"reference_seconds": 0.5, "verification_seconds": 0.25, "timing_seconds": 1.0}
+    print(json.dumps({"measurement": measurement, "restart": False, "phases": phases}), flush=True)
+)";
+
+TEST_CASE(
+    "a started worker gets ready while its caller works: the first config waits only for "
+    "what is left of the start-up, and the workers' phases add up") {
+  if (!std::filesystem::exists("/usr/bin/python3")) {
+    MESSAGE("skipped: the stand-in worker needs /usr/bin/python3");
+    return;
+  }
+  ptxrt::WorkerMeasurer measurer({"/usr/bin/python3", "-c", slow_worker}, 0, 30s, 30s);
+  measurer.start();
+  std::this_thread::sleep_for(500ms);  // the compiles a tune runs meanwhile
+  const ptxrt::Candidate candidate{TuningConfig(std::vector<ptxrt::Define>{{"X", "1"}}),
+                                   ptxrt::Candidate::State::ready,
+                                   {},
+                                   std::nullopt,
+                                   std::nullopt};
+  CHECK(measurer.measure(candidate, std::nullopt).status == MeasurementStatus::ok);
+  CHECK(measurer.measure(candidate, 1.0).status == MeasurementStatus::ok);
+  CHECK(measurer.workers_started() == 1);
+  const ptxrt::TunePhases& phases = measurer.phases();
+  // Started 500 ms before the first config asked for it, whenever it got ready.
+  CHECK(phases.worker_start_seconds - phases.worker_start_wait_seconds >= 0.5);
+  CHECK(phases.reference_seconds == 1.0);
+  CHECK(phases.verification_seconds == 0.5);
+  CHECK(phases.timing_seconds == 2.0);
+  CHECK(phases.compile_seconds == 0.0);
+}
+
 TEST_CASE("a worker ignores Ctrl-C and SIGTERM, and dies when its parent is killed") {
   int ends[2];
   REQUIRE(::pipe(ends) == 0);
