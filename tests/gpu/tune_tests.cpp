@@ -199,3 +199,32 @@ TEST_CASE("run sgemm --tuned with nothing tuned runs the shape heuristic's confi
   CHECK(runs[0]["defines"] == library_tuned_defines(77, 65, 300, database));
   CHECK(runs[0]["passed"] == true);
 }
+
+TEST_CASE(
+    "a tune's report says where its wall time went, and a problem checked by a check kernel "
+    "tunes verified") {
+  Scratch scratch;
+  const fs::path set = fs::path(PTXRT_SOURCE_DIR) / "tests" / "kernel_tuner";
+  json report = cli_json(
+      scratch, {"tune", (set / "squared_distance.cu").string(), "--problem",
+                (set / "squared_distance.json").string(), "--strategy", "exhaustive", "--budget",
+                "4", "--json", "--db", (scratch.path() / "tuning.json").string()});
+  if (report.is_array()) report = report.at(0);
+  REQUIRE(report["counts"]["timed"] == 4);
+  for (const json& result : report["results"]) CHECK(result["status"] == "ok");
+  const json& phases = report["phases"];
+  const double measuring = report["measuring_seconds"];
+  CHECK(phases["compile_seconds"].get<double>() > 0.0);
+  CHECK(phases["reference_seconds"].get<double>() > 0.0);
+  CHECK(phases["worker_start_seconds"].get<double>() >= phases["reference_seconds"].get<double>());
+  CHECK(phases["worker_start_wait_seconds"].get<double>() <=
+        phases["worker_start_seconds"].get<double>());
+  CHECK(phases["verification_seconds"].get<double>() > 0.0);
+  CHECK(phases["timing_seconds"].get<double>() > 0.0);
+  CHECK(phases["worker_start_wait_seconds"].get<double>() +
+            phases["verification_seconds"].get<double>() + phases["timing_seconds"].get<double>() +
+            phases["other_measuring_seconds"].get<double>() ==
+        doctest::Approx(measuring).epsilon(1e-9));
+  CHECK(phases["idle_seconds"].get<double>() + measuring ==
+        doctest::Approx(report["wall_seconds"].get<double>()).epsilon(1e-9));
+}
