@@ -236,7 +236,13 @@ void print_tune_report(std::ostream& out, const TuneSetting& setting, const Tune
       << fixed(report.measuring_seconds, 2) << " s), compile threads " << setting.compile_threads
       << ", workers started " << setting.workers_started
       << (setting.devices.size() > 1 ? ", devices " : ", device ") << device_list(setting.devices)
-      << "\n\n";
+      << '\n';
+  const TunePhases& phases = setting.phases;
+  out << "  compiling " << fixed(phases.compile_seconds, 2) << " s on all threads; worker start "
+      << fixed(phases.worker_start_seconds, 2) << " s (waited for "
+      << fixed(phases.worker_start_wait_seconds, 2) << " s), verification "
+      << fixed(phases.verification_seconds, 2) << " s, timing " << fixed(phases.timing_seconds, 2)
+      << " s (--json: phases)\n\n";
   print_results(out, report, setting.devices.size() > 1);
   print_pruned(out, "\npruned by constraints", report.pruned_by_constraints);
   print_pruned(out, "\npruned by resources", report.pruned_by_resources);
