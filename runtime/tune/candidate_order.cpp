@@ -87,8 +87,10 @@ class OccupancyOrder final : public CandidateOrder {
 
 // Model: compiled in a random order; a failure is handed out as soon as it lands, a ready
 // candidate joins the ModelGuidedOrder, which picks among what has landed when a measurer is
-// free and learns from every measurement. Compiled inline, everything is compiled first, so
-// that the model picks from the whole space.
+// free and learns from every measurement. Compiles land slower than configs are timed, so picking
+// from the first to land would be picking at random: the first pick waits for about 32 rounds
+// of the compile threads (the whole of a space that small, which compiling inline always does),
+// and later picks take what has landed since.
 class ModelOrder final : public CandidateOrder {
  public:
   ModelOrder(const TuningSpace& space, std::vector<TuningConfig> configs,
@@ -106,7 +108,10 @@ class ModelOrder final : public CandidateOrder {
           take(std::move(candidate));
       compiled_inline_ = true;
     } else {
-      if (!pool_) pool_.emplace(configs_, compile_, compile_threads_);
+      if (!pool_) {
+        pool_.emplace(configs_, compile_, compile_threads_);
+        wait_for_first_pick();
+      }
       for (Candidate& candidate : pool_->finished_now()) take(std::move(candidate));
       while (not_ready_.empty() && order_.empty()) {
         std::optional<Candidate> candidate = pool_->next();
@@ -132,6 +137,16 @@ class ModelOrder final : public CandidateOrder {
     std::mt19937_64 generator(seed);
     std::shuffle(configs.begin(), configs.end(), generator);
     return configs;
+  }
+
+  void wait_for_first_pick() {
+    const std::size_t rounds = 32;
+    const std::size_t wanted = std::min(configs_.size(), rounds * compile_threads_);
+    for (std::size_t landed = 0; landed < wanted && !(stop_ && *stop_); ++landed) {
+      std::optional<Candidate> candidate = pool_->next();
+      if (!candidate) break;
+      take(std::move(*candidate));
+    }
   }
 
   void take(Candidate candidate) {

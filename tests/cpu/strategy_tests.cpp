@@ -4,11 +4,13 @@
 // comes from recorded H100 tunes through the same replay (tests/bench/strategy_replay.cpp).
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ptxrt/tune/tune_replay.hpp"
@@ -131,6 +133,46 @@ TEST_CASE("the model strategy is deterministic for a seed and honours a budget")
   CHECK(first.front().ends_with("ITEMS=1 UNROLL=1"));
   CHECK(order(7, 20) == first);
   CHECK(order(8, 20) != first);
+}
+
+TEST_CASE("compiling on threads, the model's first pick is from the whole of a small space") {
+  // The configs the first pick wants (highest occupancy, fewest registers: ITEMS=1 UNROLL=1)
+  // compile slowest, so a pick from the first compiles to land would miss them.
+  const RecordedTune tune = landscape(9);
+  std::vector<std::string> timed;
+  struct Recorder : ptxrt::Measurer {
+    std::vector<std::string>* timed = nullptr;
+    ptxrt::Measurement measure(const ptxrt::Candidate& candidate, std::optional<double>) override {
+      timed->push_back(candidate.config.describe());
+      return {.config = candidate.config, .status = ptxrt::MeasurementStatus::ok, .median_ms = 1.0};
+    }
+  } recorder;
+  recorder.timed = &timed;
+  ptxrt::TuningSpace space;
+  space.add_parameter("ALGORITHM", {1})
+      .add_parameter("BLOCK", {64, 256})
+      .add_parameter("ITEMS", {1, 2, 4, 8})
+      .add_parameter("UNROLL", {1, 2, 4, 8, 16});
+  ptxrt::TuneOptions options;
+  options.strategy = ptxrt::TuningStrategy::model;
+  options.budget = 3;
+  options.compile_threads = 2;  // 40 configs: fewer than 32 rounds of two threads
+  ptxrt::tune(
+      space,
+      [&](const ptxrt::TuningConfig& config) {
+        const std::string name = config.describe();
+        if (name.ends_with("ITEMS=1 UNROLL=1"))
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        for (const RecordedConfig& entry : tune.configs)
+          if (entry.config == config)
+            return ptxrt::Candidate{
+                config,     ptxrt::Candidate::State::ready, {}, entry.resources, entry.occupancy,
+                entry.shape};
+        return ptxrt::Candidate{config, ptxrt::Candidate::State::pruned, "unknown"};
+      },
+      recorder, options);
+  REQUIRE(timed.size() == 3);
+  CHECK(timed.front().ends_with("ITEMS=1 UNROLL=1"));
 }
 
 TEST_CASE("the model strategy orders better than the enumeration and a random order") {
