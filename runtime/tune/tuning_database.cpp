@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
@@ -30,6 +31,11 @@ namespace {
 constexpr std::string_view file_format = "ptxrt-tuning-1";
 // 256 MiB holds some 800,000 measurements; the parsed document takes several times the text.
 constexpr detail::ReadLimits database_limits{.max_bytes = std::uint64_t{256} << 20};
+
+constexpr std::pair<L2Mode, std::string_view> l2_mode_names[] = {
+    {L2Mode::flush, "flush"},
+    {L2Mode::warm, "warm"},
+};
 
 constexpr std::pair<MeasurementStatus, std::string_view> status_names[] = {
     {MeasurementStatus::started, "started"},
@@ -149,7 +155,36 @@ json to_json(const Measurement& measurement) {
               {"max_error", number(measurement.max_error)},
               {"detail", measurement.detail}};
   if (measurement.device) object["device"] = *measurement.device;
+  if (const std::optional<PowerObservation>& power = measurement.power)
+    object["power"] = {{"energy_j", number(power->energy_j)},
+                       {"power_w", number(power->power_w)},
+                       {"sm_clock_mhz", number(power->sm_clock_mhz)},
+                       {"temperature_c", number(power->temperature_c)}};
+  if (!measurement.metrics.empty()) {
+    json metrics = json::object();
+    for (const auto& [name, value] : measurement.metrics) metrics[name] = number(value);
+    object["metrics"] = std::move(metrics);
+  }
   return object;
+}
+
+PowerObservation power_from(const json& object, const std::string& path) {
+  const auto value = [&](const char* name) {
+    return number_or(object, path, name, std::numeric_limits<double>::quiet_NaN());
+  };
+  return {.energy_j = value("energy_j"),
+          .power_w = value("power_w"),
+          .sm_clock_mhz = value("sm_clock_mhz"),
+          .temperature_c = value("temperature_c")};
+}
+
+std::map<std::string, double> metrics_from(const json& object, const std::string& path) {
+  if (!object.is_object())
+    malformed(path, "expected an object, got " + detail::describe_json(object));
+  std::map<std::string, double> metrics;
+  for (const auto& [name, value] : object.items())
+    metrics[name] = number_or(object, path, name.c_str(), std::numeric_limits<double>::quiet_NaN());
+  return metrics;
 }
 
 Measurement measurement_from(const json& object, const std::string& path) {
@@ -167,6 +202,11 @@ Measurement measurement_from(const json& object, const std::string& path) {
   measurement.detail = text_or(object, path, "detail");
   if (const json* device = find_member(object, path, "device"))
     measurement.device = integer_of<int>(*device, field_path(path, "device"));
+  // Files written before power was observed, or by a tune that did not observe it, have none.
+  if (const json* power = find_member(object, path, "power"))
+    measurement.power = power_from(*power, field_path(path, "power"));
+  if (const json* metrics = find_member(object, path, "metrics"))
+    measurement.metrics = metrics_from(*metrics, field_path(path, "metrics"));
   // An ok measurement without a time would read as 0 ms and win every choice.
   if (measurement.status == MeasurementStatus::ok &&
       !(std::isfinite(measurement.median_ms) && measurement.median_ms > 0.0))
@@ -181,21 +221,44 @@ json to_json(const TuningKey& key) {
           {"device", key.device},
           {"compute_capability", key.compute_capability},
           {"nvrtc_version", key.nvrtc_version},
-          {"size", key.size}};
+          {"size", key.size},
+          {"l2", to_string(key.l2)},
+          {"objective",
+           {{"name", key.objective.name}, {"higher_is_better", key.objective.higher_is_better}}}};
+}
+
+Objective objective_from(const json& object, const std::string& path) {
+  Objective objective{.name = text_of(member(object, path, "name"), field_path(path, "name"))};
+  const json& higher = member(object, path, "higher_is_better");
+  if (!higher.is_boolean())
+    malformed(field_path(path, "higher_is_better"),
+              "expected true or false, got " + detail::describe_json(higher));
+  objective.higher_is_better = higher.get<bool>();
+  return objective;
 }
 
 TuningKey key_from(const json& object, const std::string& path) {
   const auto text = [&](const char* name) {
     return text_of(member(object, path, name), field_path(path, name));
   };
-  TuningKey key{
-      text("kernel"),
-      text("source_hash"),
-      text("space"),
-      text("device"),
-      text("compute_capability"),
-      integer_of<int>(member(object, path, "nvrtc_version"), field_path(path, "nvrtc_version")),
-      {}};
+  TuningKey key{.kernel = text("kernel"),
+                .source_hash = text("source_hash"),
+                .space = text("space"),
+                .device = text("device"),
+                .compute_capability = text("compute_capability"),
+                .nvrtc_version = integer_of<int>(member(object, path, "nvrtc_version"),
+                                                 field_path(path, "nvrtc_version"))};
+  // Keys written before tunes recorded how they timed and what they chose by: flush and time.
+  if (const json* l2 = find_member(object, path, "l2")) {
+    const std::string mode = text_of(*l2, field_path(path, "l2"));
+    const auto* known = std::find_if(std::begin(l2_mode_names), std::end(l2_mode_names),
+                                     [&](const auto& entry) { return entry.second == mode; });
+    if (known == std::end(l2_mode_names))
+      malformed(field_path(path, "l2"), "unknown L2 mode " + detail::quoted(mode));
+    key.l2 = known->first;
+  }
+  if (const json* objective = find_member(object, path, "objective"))
+    key.objective = objective_from(*objective, field_path(path, "objective"));
   const std::string size = field_path(path, "size");
   const json& extents = list_of(member(object, path, "size"), size);
   for (std::size_t i = 0; i < extents.size(); ++i)
@@ -224,7 +287,7 @@ TuningRecord record_from(const json& tune, const std::string& path) {
   for (std::size_t i = 0; i < list.size(); ++i)
     record.measurements.push_back(
         measurement_from(list[i], measurements + "[" + std::to_string(i) + "]"));
-  record.winner = fastest(record.measurements);
+  record.winner = best_measurement(record.measurements, record.key.objective);
   return record;
 }
 
@@ -353,6 +416,8 @@ struct KeyHash {
       hash_into(seed, text);
     hash_into(seed, std::to_string(key.nvrtc_version));
     for (std::int64_t extent : key.size) hash_into(seed, std::to_string(extent));
+    hash_into(seed, to_string(key.l2));
+    hash_into(seed, key.objective.name);
     return seed;
   }
 };
@@ -385,13 +450,56 @@ std::string_view to_string(MeasurementStatus status) {
   return "unknown";
 }
 
-std::optional<Measurement> fastest(const std::vector<Measurement>& measurements) {
+std::string_view to_string(L2Mode mode) {
+  for (const auto& [value, spelling] : l2_mode_names)
+    if (value == mode) return spelling;
+  return "unknown";
+}
+
+L2Mode parse_l2_mode(std::string_view text, std::string_view user) {
+  for (const auto& [mode, spelling] : l2_mode_names)
+    if (spelling == text) return mode;
+  throw Error(ErrorKind::invalid_argument,
+              std::string(user) + " " + detail::quoted(text) + ": expected flush or warm");
+}
+
+std::string Objective::describe() const {
+  return higher_is_better ? name + " (higher is better)" : name;
+}
+
+std::optional<double> objective_value(const Measurement& measurement, const Objective& objective) {
+  if (measurement.status != MeasurementStatus::ok) return std::nullopt;
+  std::optional<double> value;
+  if (objective.name == "time")
+    value = measurement.median_ms;
+  else if (objective.name == "energy" && measurement.power)
+    value = measurement.power->energy_j;
+  else if (objective.name == "power" && measurement.power)
+    value = measurement.power->power_w;
+  else if (const auto metric = measurement.metrics.find(objective.name);
+           metric != measurement.metrics.end())
+    value = metric->second;
+  // A value that did not come out a number (a metric over 0 energy) ranks nowhere.
+  return value && std::isfinite(*value) ? value : std::nullopt;
+}
+
+std::optional<Measurement> best_measurement(const std::vector<Measurement>& measurements,
+                                            const Objective& objective) {
   std::optional<Measurement> best;
-  for (const Measurement& measurement : measurements)
-    if (measurement.status == MeasurementStatus::ok &&
-        (!best || measurement.median_ms < best->median_ms))
+  std::optional<double> best_value;
+  for (const Measurement& measurement : measurements) {
+    const std::optional<double> value = objective_value(measurement, objective);
+    if (!value) continue;
+    if (!best_value || (objective.higher_is_better ? *value > *best_value : *value < *best_value)) {
       best = measurement;
+      best_value = value;
+    }
+  }
   return best;
+}
+
+std::optional<Measurement> fastest(const std::vector<Measurement>& measurements) {
+  return best_measurement(measurements, Objective{});
 }
 
 std::string measurement_to_json(const Measurement& measurement) {
@@ -424,6 +532,10 @@ std::string format_size(const std::vector<std::int64_t>& size) {
 
 std::string TuningKey::describe() const {
   return kernel + " " + format_size(size) + " on " + device + " (" + compute_capability + ")";
+}
+
+std::string TuningKey::describe_method() const {
+  return "L2 " + std::string(to_string(l2)) + ", objective " + objective.describe();
 }
 
 fs::path TuningDatabase::default_path() {
@@ -472,7 +584,8 @@ std::vector<TuningRecord> TuningDatabase::merge(
       }
     }
   }
-  for (TuningRecord& record : merged) record.winner = fastest(record.measurements);
+  for (TuningRecord& record : merged)
+    record.winner = best_measurement(record.measurements, record.key.objective);
   return merged;
 }
 
@@ -496,7 +609,7 @@ void TuningDatabase::record(const TuningKey& key, const Measurement& measurement
     *same = measurement;
   else
     tune->measurements.push_back(measurement);
-  tune->winner = fastest(tune->measurements);
+  tune->winner = best_measurement(tune->measurements, key.objective);
   file.replace(serialize_content(content), file_beginning());
 }
 
