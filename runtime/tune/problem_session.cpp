@@ -5,11 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
+#include <map>
 #include <memory>
 #include <sstream>
 
 #include "ptxrt/core/memory.hpp"
 #include "ptxrt/tune/launch_timer.hpp"
+#include "tune/nvml_device.hpp"
 #include "tune/output_checks.hpp"
 #include "tune/problem_checks.hpp"
 
@@ -29,7 +32,34 @@ std::string number_text(double value) {
   return text.str();
 }
 
+// The observed quantity a metric divides by; NaN when the measurement has none (not observed).
+double per_value(ProblemMetric::Per per, const Measurement& measurement) {
+  const double not_observed = std::numeric_limits<double>::quiet_NaN();
+  switch (per) {
+    case ProblemMetric::Per::time_s:
+      return measurement.median_ms * 1e-3;
+    case ProblemMetric::Per::time_ms:
+      return measurement.median_ms;
+    case ProblemMetric::Per::energy_j:
+      return measurement.power ? measurement.power->energy_j : not_observed;
+    case ProblemMetric::Per::power_w:
+      return measurement.power ? measurement.power->power_w : not_observed;
+  }
+  return not_observed;
+}
+
 }  // namespace
+
+std::map<std::string, double> metric_values(const KernelProblem& problem, const ProblemSizes& sizes,
+                                            const Measurement& measurement) {
+  std::map<std::string, double> values;
+  for (const ProblemMetric& metric : problem.metrics()) {
+    const auto work = static_cast<double>(
+        problem.evaluate(metric.work, sizes, measurement.config, "metrics." + metric.name));
+    values[metric.name] = work / per_value(metric.per, measurement) / metric.scale;
+  }
+  return values;
+}
 
 struct ProblemSession::State {
   KernelProblem problem;
@@ -44,7 +74,8 @@ struct ProblemSession::State {
   TuningConfig reference_config;  // the reference kernel's or config's: its aggregates' lengths
   std::optional<detail::OutputChecks> checks;  // aggregates and a check kernel, when given
   LaunchTimer timer;
-  ConfigRunner launch;  // the problem's launcher's, when it has one
+  std::optional<detail::NvmlDevice> nvml;  // once a measurement observes power
+  ConfigRunner launch;                     // the problem's launcher's, when it has one
 
   State(KernelProblem problem_, ProblemSizes sizes_, Jit& jit_, const Context& context_)
       : problem(std::move(problem_)),
@@ -451,6 +482,25 @@ struct ProblemSession::State {
     return comparison;
   }
 
+  // The energy window: `run` back to back for at least policy.energy_window_ms of kernel time
+  // (at the timed median), NVML's energy counter read on either side. Back to back, not flushed:
+  // the flushes would add their own energy.
+  PowerObservation observe_power(const std::function<void()>& run, double median_ms,
+                                 const TimingPolicy& policy) {
+    if (!nvml) nvml.emplace(context.device(), "observing power");
+    const int runs = static_cast<int>(
+        std::clamp(std::ceil(policy.energy_window_ms / median_ms), 1.0, max_window_runs));
+    const double before = nvml->energy_j();
+    const double window_ms = timer.time_back_to_back(run, runs);
+    const double energy = nvml->energy_j() - before;
+    return {.energy_j = energy / runs,
+            .power_w = energy / (window_ms * 1e-3),
+            .sm_clock_mhz = nvml->sm_clock_mhz(),
+            .temperature_c = nvml->temperature_c()};
+  }
+  // Bounds the window of a kernel that takes next to no time.
+  static constexpr double max_window_runs = 1e6;
+
   double work(const TuningConfig& config) const {
     if (problem.rate().unit.empty()) return 0.0;
     return static_cast<double>(problem.evaluate(problem.rate().work, sizes, config, "rate"));
@@ -489,7 +539,7 @@ std::optional<Measurement> ProblemSession::peer(const TimingPolicy& policy) {
   const std::optional<ProblemPeerRun> peer = state.problem.peer()(state.device_view());
   if (!peer) return std::nullopt;
   const TimingResult timing =
-      time_samples(policy, std::nullopt, [&] { return state.timer.sample(peer->run); });
+      time_samples(policy, std::nullopt, [&] { return state.timer.sample(peer->run, policy.l2); });
   Measurement measurement =
       timed_measurement(timing, state.work(state.problem.fallback_config(state.sizes)),
                         state.problem.rate().unit_scale, state.problem.rate().unit);
@@ -516,10 +566,15 @@ Measurement ProblemSession::measure(const TuningConfig& config, const TimingPoli
     max_error = comparison.max_error;
   }
   const TimingResult timing =
-      time_samples(policy, best_ms, [&] { return state.timer.sample(run); });
+      time_samples(policy, best_ms, [&] { return state.timer.sample(run, policy.l2); });
   Measurement measurement = timed_measurement(
       timing, state.work(config), state.problem.rate().unit_scale, state.problem.rate().unit);
   measurement.max_error = max_error;
+  if (measurement.status != MeasurementStatus::ok) return measurement;
+  if (policy.observe_power)
+    measurement.power = state.observe_power(run, measurement.median_ms, policy);
+  measurement.config = config;
+  measurement.metrics = metric_values(state.problem, state.sizes, measurement);
   return measurement;
 }
 
