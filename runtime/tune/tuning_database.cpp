@@ -227,14 +227,18 @@ json to_json(const TuningKey& key) {
            {{"name", key.objective.name}, {"higher_is_better", key.objective.higher_is_better}}}};
 }
 
+// The member `name` of the object at `path`, true or false.
+bool truth_of(const json& object, const std::string& path, const char* name) {
+  const json& value = member(object, path, name);
+  if (!value.is_boolean())
+    malformed(field_path(path, name),
+              "expected true or false, got " + detail::describe_json(value));
+  return value.get<bool>();
+}
+
 Objective objective_from(const json& object, const std::string& path) {
-  Objective objective{.name = text_of(member(object, path, "name"), field_path(path, "name"))};
-  const json& higher = member(object, path, "higher_is_better");
-  if (!higher.is_boolean())
-    malformed(field_path(path, "higher_is_better"),
-              "expected true or false, got " + detail::describe_json(higher));
-  objective.higher_is_better = higher.get<bool>();
-  return objective;
+  return {.name = text_of(member(object, path, "name"), field_path(path, "name")),
+          .higher_is_better = truth_of(object, path, "higher_is_better")};
 }
 
 TuningKey key_from(const json& object, const std::string& path) {
@@ -310,11 +314,7 @@ TuneRequest request_from(const json& object, const std::string& path) {
     malformed(field_path(path, "request"),
               "expected an object, got " + detail::describe_json(asked));
   request.request = dump_text(asked);
-  const json& finished = member(object, path, "finished");
-  if (!finished.is_boolean())
-    malformed(field_path(path, "finished"),
-              "expected true or false, got " + detail::describe_json(finished));
-  request.finished = finished.get<bool>();
+  request.finished = truth_of(object, path, "finished");
   return request;
 }
 
