@@ -420,3 +420,23 @@ TEST_CASE("tune refuses a bad --l2, --observe or --objective before any GPU work
                                          "no metrics (objectives: time, energy, power)"),
                 metric.output);
 }
+
+TEST_CASE("tune resume carries the recorded --l2 and --objective into the resumed run") {
+  ScratchDirectory scratch;
+  const std::string path = (scratch.path() / "tuning.json").string();
+  TuningDatabase(path).begin_request(
+      R"({"kernel": ["matmul"], "size": ["64"], "l2": ["cold"], "objective": ["energy"]})");
+  const ptxrt::testing::ProcessResult cold = cli(scratch, {"tune", "resume", "--db", path});
+  CHECK(cold.exit_code == 1);
+  CHECK_MESSAGE(ptxrt::testing::contains(cold.output, "--l2: cold not in {flush,warm}"),
+                cold.output);
+  if (nvml_loads()) return;  // the objective would start the tune on this machine's GPU
+  const fs::path fresh = scratch.path() / "fresh.json";
+  TuningDatabase(fresh).begin_request(
+      R"({"kernel": ["matmul"], "size": ["64"], "l2": ["warm"], "objective": ["energy"]})");
+  const ptxrt::testing::ProcessResult energy =
+      cli(scratch, {"tune", "resume", "--db", fresh.string()});
+  CHECK(energy.exit_code == 1);
+  CHECK_MESSAGE(ptxrt::testing::contains(energy.output, "--objective energy observes power"),
+                energy.output);
+}

@@ -76,8 +76,9 @@ TEST_CASE("a kernel whose data fit in L2 times faster warm than with the L2 flus
   const ptxrt::Context& context = ptxrt::testing::test_context();
   ptxrt::Module module = ptxrt::testing::load_source(sum_source, "add_into.cu");
   ptxrt::Kernel kernel = module.kernel("add_into");
-  // 2 x 4 MiB: a fifth of an H100's L2, so that a warm run reads it all from L2.
-  const int n = 1 << 20;
+  // 2 x 8 MiB: a third of an H100's L2 (50 MB), so that a warm run reads it all from L2, and
+  // enough that reading it from memory takes several microseconds more than from L2.
+  const int n = 1 << 21;
   ptxrt::DeviceBuffer<float> out(context, static_cast<std::size_t>(n));
   ptxrt::DeviceBuffer<float> in(context, static_cast<std::size_t>(n));
   const auto launch = [&] { kernel.launch({.grid = 264, .block = 256}, out, in, n); };
