@@ -32,11 +32,6 @@ constexpr std::string_view file_format = "ptxrt-tuning-1";
 // 256 MiB holds some 800,000 measurements; the parsed document takes several times the text.
 constexpr detail::ReadLimits database_limits{.max_bytes = std::uint64_t{256} << 20};
 
-constexpr std::pair<L2Mode, std::string_view> l2_mode_names[] = {
-    {L2Mode::flush, "flush"},
-    {L2Mode::warm, "warm"},
-};
-
 constexpr std::pair<MeasurementStatus, std::string_view> status_names[] = {
     {MeasurementStatus::started, "started"},
     {MeasurementStatus::ok, "ok"},
@@ -255,11 +250,9 @@ TuningKey key_from(const json& object, const std::string& path) {
   // Keys written before tunes recorded how they timed and what they chose by: flush and time.
   if (const json* l2 = find_member(object, path, "l2")) {
     const std::string mode = text_of(*l2, field_path(path, "l2"));
-    const auto* known = std::find_if(std::begin(l2_mode_names), std::end(l2_mode_names),
-                                     [&](const auto& entry) { return entry.second == mode; });
-    if (known == std::end(l2_mode_names))
+    if (mode != to_string(L2Mode::flush) && mode != to_string(L2Mode::warm))
       malformed(field_path(path, "l2"), "unknown L2 mode " + detail::quoted(mode));
-    key.l2 = known->first;
+    key.l2 = mode == to_string(L2Mode::warm) ? L2Mode::warm : L2Mode::flush;
   }
   if (const json* objective = find_member(object, path, "objective"))
     key.objective = objective_from(*objective, field_path(path, "objective"));
@@ -448,58 +441,6 @@ std::string_view to_string(MeasurementStatus status) {
   for (const auto& [value, spelling] : status_names)
     if (value == status) return spelling;
   return "unknown";
-}
-
-std::string_view to_string(L2Mode mode) {
-  for (const auto& [value, spelling] : l2_mode_names)
-    if (value == mode) return spelling;
-  return "unknown";
-}
-
-L2Mode parse_l2_mode(std::string_view text, std::string_view user) {
-  for (const auto& [mode, spelling] : l2_mode_names)
-    if (spelling == text) return mode;
-  throw Error(ErrorKind::invalid_argument,
-              std::string(user) + " " + detail::quoted(text) + ": expected flush or warm");
-}
-
-std::string Objective::describe() const {
-  return higher_is_better ? name + " (higher is better)" : name;
-}
-
-std::optional<double> objective_value(const Measurement& measurement, const Objective& objective) {
-  if (measurement.status != MeasurementStatus::ok) return std::nullopt;
-  std::optional<double> value;
-  if (objective.name == "time")
-    value = measurement.median_ms;
-  else if (objective.name == "energy" && measurement.power)
-    value = measurement.power->energy_j;
-  else if (objective.name == "power" && measurement.power)
-    value = measurement.power->power_w;
-  else if (const auto metric = measurement.metrics.find(objective.name);
-           metric != measurement.metrics.end())
-    value = metric->second;
-  // A value that did not come out a number (a metric over 0 energy) ranks nowhere.
-  return value && std::isfinite(*value) ? value : std::nullopt;
-}
-
-std::optional<Measurement> best_measurement(const std::vector<Measurement>& measurements,
-                                            const Objective& objective) {
-  std::optional<Measurement> best;
-  std::optional<double> best_value;
-  for (const Measurement& measurement : measurements) {
-    const std::optional<double> value = objective_value(measurement, objective);
-    if (!value) continue;
-    if (!best_value || (objective.higher_is_better ? *value > *best_value : *value < *best_value)) {
-      best = measurement;
-      best_value = value;
-    }
-  }
-  return best;
-}
-
-std::optional<Measurement> fastest(const std::vector<Measurement>& measurements) {
-  return best_measurement(measurements, Objective{});
 }
 
 std::string measurement_to_json(const Measurement& measurement) {
