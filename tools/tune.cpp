@@ -33,6 +33,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/target.hpp"
 #include "ptxrt/tune/device_selection.hpp"
+#include "ptxrt/tune/launch_timer.hpp"
 #include "ptxrt/tune/problem_tuner.hpp"
 #include "ptxrt/tune/tune_worker.hpp"
 #include "support/quoted.hpp"
@@ -71,8 +72,47 @@ std::optional<std::chrono::milliseconds> compile_timeout(const TuneArguments& ar
   return std::chrono::milliseconds(static_cast<std::int64_t>(arguments.compile_timeout * 1000.0));
 }
 
-// What can be checked before any GPU work: each size's text, and a kernel file's problem as
-// far as it goes without a device (its file, its names, its sizes).
+// A kernel file's problem; nothing for a builtin one.
+std::optional<KernelProblem> file_problem(const TuneArguments& arguments) {
+  const ProblemSource source = problem_source(arguments);
+  return source.is_file() ? std::optional<KernelProblem>(load_kernel_problem(source))
+                          : std::nullopt;
+}
+
+// --l2 and --observe as the worker times.
+TimingPolicy worker_timing(const TuneArguments& arguments) {
+  return {.l2 = parse_l2_mode(arguments.l2, "--l2"),
+          .observe_power = parse_observation(arguments.observe, "--observe")};
+}
+
+// How the tunes time and what they choose by: --l2, --observe and --objective, for a kernel
+// file's problem (its metrics) or a builtin one (none). Power is observed when the objective
+// needs it, and then NVML must be usable.
+struct TuneGoal {
+  TimingPolicy timing;
+  Objective objective;
+};
+TuneGoal tune_goal(const TuneArguments& arguments, const std::optional<KernelProblem>& problem) {
+  const TimingPolicy timing = worker_timing(arguments);
+  const std::string asked_by =
+      timing.observe_power ? "--observe power" : "--objective " + arguments.objective;
+  if (problem) {
+    const Objective objective = problem_objective(*problem, arguments.objective, "--objective");
+    return {timing_for(*problem, timing, objective, asked_by), objective};
+  }
+  TuneGoal goal{.timing = timing, .objective = {.name = arguments.objective}};
+  if (goal.objective.name != "time" && !goal.objective.needs_power())
+    throw Error(ErrorKind::invalid_argument,
+                "--objective " + detail::quoted(arguments.objective) + ": the builtin problem " +
+                    arguments.kernel + " has no metrics (objectives: time, energy, power)");
+  goal.timing.observe_power = timing.observe_power || goal.objective.needs_power();
+  if (goal.timing.observe_power) require_power_observation(asked_by);
+  return goal;
+}
+
+// What can be checked before any GPU work: each size's text, a kernel file's problem as far as
+// it goes without a device (its file, its names, its sizes), the objective and what observing
+// power needs.
 void check_before_gpu(const TuneArguments& arguments) {
   const ProblemSource source = problem_source(arguments);
   if (!source.is_file() && !arguments.problem.empty())
@@ -80,12 +120,13 @@ void check_before_gpu(const TuneArguments& arguments) {
                 "--problem describes a kernel file's problem: give the file (ptxrt tune FILE.cu "
                 "--problem P.json), not the builtin problem " +
                     arguments.kernel);
-  const std::optional<KernelProblem> problem =
-      source.is_file() ? std::optional<KernelProblem>(load_kernel_problem(source)) : std::nullopt;
+  const std::optional<KernelProblem> problem = file_problem(arguments);
   for (const std::string& size : sizes_of(arguments)) {
     const ProblemSizes sizes = tune_sizes(source, size);
     if (problem) problem->complete_sizes(sizes);
   }
+  // A plan times nothing: it needs no NVML.
+  if (!arguments.dry_run && !arguments.worker) tune_goal(arguments, problem);
 }
 
 void run_worker(const TuneArguments& arguments) {
@@ -95,13 +136,16 @@ void run_worker(const TuneArguments& arguments) {
         return open_tune_session(problem_source(arguments), sizes_of(arguments).front(),
                                  arguments.device.value_or(0));
       },
-      TimingPolicy{}, std::cin, std::cout);
+      worker_timing(arguments), std::cin, std::cout);
   if (code != 0) throw CLI::RuntimeError(code);
 }
 
 TuneOptions tune_options(const TuneArguments& arguments, const TuneRun& run,
                          const TuningDatabase& database, const std::atomic<bool>& stop) {
+  const TuneGoal goal = tune_goal(arguments, file_problem(arguments));
   TuneOptions options;
+  options.timing = goal.timing;
+  options.objective = goal.objective;
   options.stop = &stop;
   options.strategy = parse_tuning_strategy(arguments.strategy);
   if (arguments.budget > 0) options.budget = arguments.budget;
@@ -522,6 +566,28 @@ void add_tune_commands(CLI::App& app) {
                     "for --arch and prune by its resources; print what would be timed and why "
                     "the rest would not");
   add_arch_option(*command, arguments->arch);
+  command
+      ->add_option("--l2", arguments->l2,
+                   "flush: write over the L2 before every timed run, so that each reads its "
+                   "inputs from memory, as a kernel among others in a program does and whatever "
+                   "order the configs run in (the default, and every tune before this option); "
+                   "warm: time runs back to back, each finding in L2 what the last left, as "
+                   "Kernel Tuner and a loop of one kernel do. The database keeps the two apart")
+      ->check(CLI::IsMember({"flush", "warm"}))
+      ->capture_default_str();
+  command
+      ->add_option("--observe", arguments->observe,
+                   "power: after timing each ok config, run it back to back for at least 100 ms "
+                   "and read its energy per run, mean power, SM clock and temperature through "
+                   "NVML (libnvidia-ml.so.1); costs that time per config")
+      ->check(CLI::IsMember({"none", "power"}))
+      ->capture_default_str();
+  command
+      ->add_option("--objective", arguments->objective,
+                   "what the winner is best at: time, energy (per run) or power (lower is "
+                   "better; energy and power observe power), or a metric of the problem file "
+                   "(its \"maximize\" says the direction). Only time cuts clearly slower configs")
+      ->capture_default_str();
   command->add_flag("--worker", arguments->worker, "(internal) serve as the GPU worker")->group("");
   command
       ->add_option("--continues", arguments->continues,

@@ -36,7 +36,10 @@ struct TuneArguments {
   int silence_limit = 600;         // seconds, with --mpi
   double compile_timeout = 120.0;  // seconds
   bool dry_run = false;
-  std::string arch = "auto";  // --dry-run's target
+  std::string arch = "auto";       // --dry-run's target
+  std::string l2 = "flush";        // --l2: flush | warm
+  std::string observe = "none";    // --observe: none | power
+  std::string objective = "time";  // --objective: time | energy | power | a problem's metric
   bool worker = false;
   std::string request;    // the options as given, as the database records them (JSON)
   std::string continues;  // --continues ID: the recorded request this run carries on

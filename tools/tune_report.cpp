@@ -76,6 +76,17 @@ std::string rate_text(const Measurement& measurement) {
   return fixed(measurement.rate, 1) + " " + measurement.rate_unit;
 }
 
+// What NVML saw and the problem's metrics, for one line: "0.0123 J/run  251.0 W  1980 MHz  55 C
+// GFLOP/s 812.4"; empty when neither was taken.
+std::string observed_text(const Measurement& measurement) {
+  std::string text;
+  if (const std::optional<PowerObservation>& power = measurement.power)
+    text += "  " + fixed(power->energy_j, 5) + " J/run  " + fixed(power->power_w, 1) + " W  " +
+            fixed(power->sm_clock_mhz, 0) + " MHz  " + fixed(power->temperature_c, 0) + " C";
+  for (const auto& [name, value] : measurement.metrics) text += "  " + name + " " + fixed(value, 2);
+  return text;
+}
+
 void print_counts(std::ostream& out, const TuneReport& report) {
   out << "  space " << report.space_size << " configs: " << report.pruned_by_constraints.size()
       << " pruned by constraints, " << report.pruned_by_resources.size() << " by resources, "
@@ -92,6 +103,9 @@ void print_counts(std::ostream& out, const TuneReport& report) {
 
 // With several devices, a column says which one timed each config.
 void print_results(std::ostream& out, const TuneReport& report, bool by_device) {
+  const bool observed =
+      std::any_of(report.results.begin(), report.results.end(),
+                  [](const auto& r) { return !observed_text(r.measurement).empty(); });
   std::vector<std::vector<std::string>> rows;
   for (const TuneResult& result : report.results) {
     const Measurement& m = result.measurement;
@@ -102,11 +116,13 @@ void print_results(std::ostream& out, const TuneReport& report, bool by_device) 
                     result.resources ? std::to_string(result.resources->registers) : "-",
                     result.occupancy ? fixed(result.occupancy->fraction * 100, 0) + "%" : "-"});
     if (by_device) rows.back().push_back(m.device ? std::to_string(*m.device) : "-");
+    if (observed) rows.back().push_back(observed_text(m));
     rows.back().push_back(m.detail);
   }
   std::vector<std::string> header{"config", "status", "median ms", "spread",
                                   "rate",   "regs",   "occupancy"};
   if (by_device) header.push_back("device");
+  if (observed) header.push_back("observed");
   header.push_back("detail");
   if (!rows.empty()) print_table(out, header, rows);
 }
@@ -147,7 +163,10 @@ json key_json(const TuningKey& key) {
           {"compute_capability", key.compute_capability},
           {"nvrtc_version", key.nvrtc_version},
           {"source_hash", key.source_hash},
-          {"space", key.space}};
+          {"space", key.space},
+          {"l2", to_string(key.l2)},
+          {"objective",
+           {{"name", key.objective.name}, {"higher_is_better", key.objective.higher_is_better}}}};
 }
 
 namespace {
@@ -230,7 +249,8 @@ json tune_report_json(const TuneSetting& setting, const TuneReport& report,
 
 void print_tune_report(std::ostream& out, const TuneSetting& setting, const TuneReport& report,
                        const std::optional<Measurement>& peer) {
-  out << "tune " << setting.key.describe() << ", strategy " << setting.strategy << '\n';
+  out << "tune " << setting.key.describe() << ", strategy " << setting.strategy << ", "
+      << setting.key.describe_method() << '\n';
   print_counts(out, report);
   out << "  wall time " << fixed(report.wall_seconds, 2) << " s (measuring "
       << fixed(report.measuring_seconds, 2) << " s), compile threads " << setting.compile_threads
@@ -253,8 +273,10 @@ void print_tune_report(std::ostream& out, const TuneSetting& setting, const Tune
     return;
   }
   const Measurement& winner = *report.winner;
-  out << "winner: " << winner.config.describe() << "  " << fixed(winner.median_ms, 4) << " ms  "
-      << rate_text(winner) << '\n';
+  out << "winner";
+  if (setting.key.objective != Objective{}) out << " by " << setting.key.objective.describe();
+  out << ": " << winner.config.describe() << "  " << fixed(winner.median_ms, 4) << " ms  "
+      << rate_text(winner) << observed_text(winner) << '\n';
   if (const std::optional<Measurement> untuned = default_measurement(setting, report))
     out << "default: " << untuned->config.describe() << "  " << fixed(untuned->median_ms, 4)
         << " ms  (the winner is " << fixed(untuned->median_ms / winner.median_ms, 2)
@@ -350,11 +372,14 @@ void print_tune_records(std::ostream& out, const std::vector<TuningRecord>& reco
     const TuningKey& key = record.key;
     const std::optional<Measurement>& winner = record.winner;
     rows.push_back({key.kernel, format_size(key.size), key.device, key.compute_capability,
+                    std::string(to_string(key.l2)), key.objective.describe(),
                     std::to_string(record.measurements.size()),
                     winner ? winner->config.describe() : "(none)",
                     winner ? fixed(winner->median_ms, 4) : "-", winner ? rate_text(*winner) : "-"});
   }
-  print_table(out, {"kernel", "size", "device", "cc", "measured", "winner", "median ms", "rate"},
+  print_table(out,
+              {"kernel", "size", "device", "cc", "l2", "objective", "measured", "winner",
+               "median ms", "rate"},
               rows);
 }
 

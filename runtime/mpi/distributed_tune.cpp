@@ -13,15 +13,16 @@ namespace ptxrt::mpi {
 namespace {
 
 // The rank's measurer, handed the better of its own best and the ranks' best known, and offering
-// every ok time it measures to the others.
+// every ok time it measures to the others. Only a tune for time cuts by the best time: under
+// another objective a slower config may win.
 class SharedBestMeasurer : public Measurer {
  public:
-  SharedBestMeasurer(Measurer& measurer, detail::RankExchange& exchange)
-      : measurer_(measurer), exchange_(exchange) {}
+  SharedBestMeasurer(Measurer& measurer, detail::RankExchange& exchange, bool cuts)
+      : measurer_(measurer), exchange_(exchange), cuts_(cuts) {}
 
   Measurement measure(const Candidate& candidate, std::optional<double> best_ms) override {
     if (const std::optional<double> shared = exchange_.best();
-        shared && (!best_ms || *shared < *best_ms))
+        cuts_ && shared && (!best_ms || *shared < *best_ms))
       best_ms = shared;
     exchange_.show_alive();
     Measurement measurement = measurer_.measure(candidate, best_ms);
@@ -32,6 +33,7 @@ class SharedBestMeasurer : public Measurer {
  private:
   Measurer& measurer_;
   detail::RankExchange& exchange_;
+  bool cuts_;
 };
 
 std::string lost_ranks_message(const std::vector<std::optional<std::string>>& reports,
@@ -62,7 +64,7 @@ TuneReport tune(MPI_Comm communicator, const TuningSpace& space, const Candidate
   share_options.share = {static_cast<std::size_t>(world.rank()),
                          static_cast<std::size_t>(world.size())};
   detail::RankExchange exchange(world);
-  SharedBestMeasurer shared(measurer, exchange);
+  SharedBestMeasurer shared(measurer, exchange, options.objective == Objective{});
   const TuneReport share =
       ptxrt::tune(space, compile, shared, share_options, [&](const TuneProgress& done) {
         exchange.show_alive();
@@ -76,7 +78,7 @@ TuneReport tune(MPI_Comm communicator, const TuningSpace& space, const Candidate
   std::vector<TuneReport> shares;
   for (const std::optional<std::string>& text : reports)
     shares.push_back(detail::share_report_from_text(*text));
-  return detail::merge_share_reports(share, shares, space.enumerate().allowed);
+  return detail::merge_share_reports(share, shares, space.enumerate().allowed, options.objective);
 }
 
 }  // namespace ptxrt::mpi

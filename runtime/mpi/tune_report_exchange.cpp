@@ -187,7 +187,8 @@ TuneReport share_report_from_text(const std::string& text) {
 
 TuneReport merge_share_reports(const TuneReport& space_report,
                                const std::vector<TuneReport>& shares,
-                               const std::vector<TuningConfig>& allowed) {
+                               const std::vector<TuningConfig>& allowed,
+                               const Objective& objective) {
   TuneReport merged;
   merged.space_size = space_report.space_size;
   merged.pruned_by_constraints = space_report.pruned_by_constraints;
@@ -211,7 +212,7 @@ TuneReport merge_share_reports(const TuneReport& space_report,
                       [](const Measurement& measurement) { return measurement.config; });
   std::vector<Measurement> finished = merged.resumed;
   for (const TuneResult& result : merged.results) finished.push_back(result.measurement);
-  merged.winner = fastest(finished);
+  merged.winner = best_measurement(finished, objective);
   return merged;
 }
 

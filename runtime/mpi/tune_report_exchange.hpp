@@ -17,9 +17,11 @@ TuneReport share_report_from_text(const std::string& text);
 
 // The whole tune's report: `space_report`'s space size and constraint pruning, the shares' lists
 // joined and each put in the order of `allowed` (the space's enumeration), their counts summed,
-// the slowest share's wall time, and the winner over every result and resumed measurement.
+// the slowest share's wall time, and the winner by `objective` over every result and resumed
+// measurement.
 TuneReport merge_share_reports(const TuneReport& space_report,
                                const std::vector<TuneReport>& shares,
-                               const std::vector<TuningConfig>& allowed);
+                               const std::vector<TuningConfig>& allowed,
+                               const Objective& objective);
 
 }  // namespace ptxrt::mpi::detail

@@ -34,10 +34,13 @@ TuneOutcome tune_job(const TuneJob& job, const JobTuneOptions& options,
     throw Error(ErrorKind::invalid_argument, "tune_job: no device to time on");
   TuneOptions tune_options = options.tune;
   tune_options.key = job.key;
+  const std::vector<std::string> timing = timing_arguments(tune_options.timing);
   std::vector<std::unique_ptr<WorkerMeasurer>> workers;
   std::vector<Measurer*> measurers;
   for (int ordinal : options.devices) {
-    workers.push_back(std::make_unique<WorkerMeasurer>(job.worker_command(ordinal), ordinal));
+    std::vector<std::string> command = job.worker_command(ordinal);
+    command.insert(command.end(), timing.begin(), timing.end());
+    workers.push_back(std::make_unique<WorkerMeasurer>(std::move(command), ordinal));
     workers.back()->start();
     measurers.push_back(workers.back().get());
   }
@@ -48,7 +51,7 @@ TuneOutcome tune_job(const TuneJob& job, const JobTuneOptions& options,
     compile_ticks += (std::chrono::steady_clock::now() - start).count();
     return candidate;
   };
-  TuneOutcome outcome{.key = job.key,
+  TuneOutcome outcome{.key = tune_options.recorded_key(),
                       .default_config = job.default_config,
                       .devices = options.devices,
                       .compile_threads = tune_options.compile_threads};

@@ -264,6 +264,39 @@ KernelProblem& KernelProblem::rate(std::string_view work, std::string unit, doub
   return set_rate("rate.work", work, std::move(unit), unit_scale);
 }
 
+std::string_view to_string(ProblemMetric::Per per) {
+  switch (per) {
+    case ProblemMetric::Per::time_s:
+      return "time_s";
+    case ProblemMetric::Per::time_ms:
+      return "time_ms";
+    case ProblemMetric::Per::energy_j:
+      return "energy_j";
+    case ProblemMetric::Per::power_w:
+      return "power_w";
+  }
+  return "unknown";
+}
+
+KernelProblem& KernelProblem::metric(ProblemMetric metric) {
+  const std::string field = "metrics." + metric.name;
+  const bool taken = std::any_of(metrics_.begin(), metrics_.end(), [&](const ProblemMetric& other) {
+    return other.name == metric.name;
+  });
+  if (metric.name.empty() || taken || metric.name == "time" || metric.name == "energy" ||
+      metric.name == "power")
+    throw Error(ErrorKind::invalid_argument,
+                field +
+                    ": a metric needs a name of its own (not time, energy or power, which a "
+                    "tune measures itself)");
+  if (!(metric.scale > 0.0) || !std::isfinite(metric.scale))
+    throw Error(
+        ErrorKind::invalid_argument,
+        field + ".scale: must be a finite number above 0, got " + number_text(metric.scale));
+  metrics_.push_back(std::move(metric));
+  return *this;
+}
+
 KernelProblem& KernelProblem::tune_from_manifest() {
   const Manifest& manifest = program_.manifest();
   for (const ManifestDefine& declared : manifest.defines) {

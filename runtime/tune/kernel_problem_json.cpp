@@ -417,6 +417,37 @@ class Reader {
     }
   }
 
+  void metrics(KernelProblem& problem, const json& document) const {
+    constexpr ProblemMetric::Per pers[] = {ProblemMetric::Per::time_s, ProblemMetric::Per::time_ms,
+                                           ProblemMetric::Per::energy_j,
+                                           ProblemMetric::Per::power_w};
+    for (const auto& [name, spec] : object(document, "metrics").items()) {
+      const std::string path = "metrics." + name;
+      object(spec, path);
+      only(spec, path, {"work", "per", "scale", "maximize"});
+      if (!spec.contains("work"))
+        fail(path, "expected {\"work\": EXPRESSION, \"per\": \"time_s\", \"scale\": 1e9}");
+      ProblemMetric metric{.name = name, .work = parsed_expression(spec["work"], path + ".work")};
+      if (spec.contains("per")) {
+        const std::string per = text(spec["per"], path + ".per");
+        const auto* known =
+            std::find_if(std::begin(pers), std::end(pers),
+                         [&](ProblemMetric::Per each) { return to_string(each) == per; });
+        if (known == std::end(pers))
+          fail(path + ".per",
+               detail::quoted(per) + " is not one of time_s, time_ms, energy_j, power_w");
+        metric.per = *known;
+      }
+      if (spec.contains("scale")) metric.scale = number(spec["scale"], path + ".scale");
+      if (spec.contains("maximize")) {
+        if (!spec["maximize"].is_boolean())
+          expected(path + ".maximize", "true or false", spec["maximize"]);
+        metric.maximize = spec["maximize"].get<bool>();
+      }
+      build([&] { problem.metric(metric); });
+    }
+  }
+
   // The program: the one given (with the document's "headers" added: a kernel file named on
   // the command line may include headers the problem file supplies), else the document's
   // "source" (a path), "source_text" or "builtin" (what to_json writes).
@@ -455,8 +486,8 @@ class Reader {
     only(document, "", {"name", "kernel", "sizes", "tune", "constraints", "defines",
                         "compile_options", "block", "grid", "problem_size", "grid_div_x",
                         "grid_div_y", "grid_div_z", "shared_memory", "arguments", "symbols",
-                        "verify", "flops", "bytes", "rate", "source", "source_text", "source_name",
-                        "source_directory", "headers", "builtin"});
+                        "verify", "flops", "bytes", "rate", "metrics", "source", "source_text",
+                        "source_name", "source_directory", "headers", "builtin"});
     if (!document.contains("kernel")) fail("kernel", "missing: name the entry point to tune");
     KernelProblem problem(program(document, std::move(given)), text(document["kernel"], "kernel"));
     if (document.contains("name")) problem.name(text(document["name"], "name"));
@@ -505,6 +536,7 @@ class Reader {
         symbol(problem, document["symbols"][i], "symbols[" + std::to_string(i) + "]");
     if (document.contains("verify")) verification(problem, document["verify"], problem.program());
     rate(problem, document);
+    if (document.contains("metrics")) metrics(problem, document["metrics"]);
     return problem;
   }
 

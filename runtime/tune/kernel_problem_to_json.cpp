@@ -200,6 +200,11 @@ std::string KernelProblem::to_json(const ProgramsByName& programs_by_name) const
   if (!rate_.unit.empty())
     document["rate"] = {
         {"work", rate_.work.text()}, {"unit", rate_.unit}, {"scale", rate_.unit_scale}};
+  for (const ProblemMetric& metric : metrics_)
+    document["metrics"][metric.name] = {{"work", metric.work.text()},
+                                        {"per", to_string(metric.per)},
+                                        {"scale", metric.scale},
+                                        {"maximize", metric.maximize}};
   return document.dump(1, ' ', false, json::error_handler_t::replace);
 }
 

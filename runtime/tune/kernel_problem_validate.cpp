@@ -186,6 +186,8 @@ void KernelProblem::validate() const {
     }
   }
   check_names(origin, rate_.work, scope, rate_field_);
+  for (const ProblemMetric& metric : metrics_)
+    check_names(origin, metric.work, scope, "metrics." + metric.name + ".work");
   detail::validate_checks_and_sources(
       *this, [&](const Expression& expression, const std::string& field, detail::NameScope names) {
         check_names(origin, expression, names == detail::NameScope::fixed ? fixed : scope, field);

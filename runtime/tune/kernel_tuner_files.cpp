@@ -380,7 +380,9 @@ TuningRecord tuning_record(const KernelTunerTune& tune) {
                               .source_hash = std::string(kernel_tuner_source_hash),
                               .space = space,
                               .device = tune.device,
-                              .size = tune.size},
+                              .size = tune.size,
+                              // Kernel Tuner times its runs back to back.
+                              .l2 = L2Mode::warm},
                       .measurements = tune.measurements};
   record.winner = fastest(record.measurements);
   return record;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tune/nvml_device.hpp"
+
 namespace ptxrt {
 
 LaunchTimer::LaunchTimer(const Context& context)
@@ -12,13 +14,19 @@ LaunchTimer::LaunchTimer(const Context& context)
 
 void LaunchTimer::flush_l2() { scratch_.fill_bytes(++value_); }
 
-double LaunchTimer::sample(const std::function<void()>& launch) {
-  flush_l2();
+double LaunchTimer::sample(const std::function<void()>& launch, L2Mode l2) {
+  if (l2 == L2Mode::flush) flush_l2();
+  return time_back_to_back(launch, 1);
+}
+
+double LaunchTimer::time_back_to_back(const std::function<void()>& launch, int runs) {
   start_.record();
-  launch();
+  for (int run = 0; run < runs; ++run) launch();
   end_.record();
   return Event::elapsed_ms(start_, end_);
 }
+
+void require_power_observation(std::string_view user) { detail::require_nvml(user); }
 
 Measurement timed_measurement(const TimingResult& timing, double work, double unit_scale,
                               std::string unit) {

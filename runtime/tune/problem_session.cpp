@@ -11,6 +11,7 @@
 
 #include "ptxrt/core/memory.hpp"
 #include "ptxrt/tune/launch_timer.hpp"
+#include "tune/nvml_device.hpp"
 #include "tune/output_checks.hpp"
 #include "tune/problem_checks.hpp"
 #include "tune/seconds_since.hpp"
@@ -46,8 +47,9 @@ struct ProblemSession::State {
   TuningConfig reference_config;  // the reference kernel's or config's: its aggregates' lengths
   std::optional<detail::OutputChecks> checks;  // aggregates and a check kernel, when given
   LaunchTimer timer;
-  ConfigRunner launch;  // the problem's launcher's, when it has one
-  TunePhases phases;    // the reference's, the verifications' and the timings' seconds
+  std::optional<detail::NvmlDevice> nvml;  // once a measurement observes power
+  ConfigRunner launch;                     // the problem's launcher's, when it has one
+  TunePhases phases;  // the reference's, the verifications' and the timings' seconds
 
   State(KernelProblem problem_, ProblemSizes sizes_, Jit& jit_, const Context& context_)
       : problem(std::move(problem_)),
@@ -454,6 +456,25 @@ struct ProblemSession::State {
     return comparison;
   }
 
+  // The energy window: `run` back to back for at least policy.energy_window_ms of kernel time
+  // (at the timed median), NVML's energy counter read on either side. Back to back, not flushed:
+  // the flushes would add their own energy.
+  PowerObservation observe_power(const std::function<void()>& run, double median_ms,
+                                 const TimingPolicy& policy) {
+    if (!nvml) nvml.emplace(context.device(), "observing power");
+    const int runs = static_cast<int>(
+        std::clamp(std::ceil(policy.energy_window_ms / median_ms), 1.0, max_window_runs));
+    const double before = nvml->energy_j();
+    const double window_ms = timer.time_back_to_back(run, runs);
+    const double energy = nvml->energy_j() - before;
+    return {.energy_j = energy / runs,
+            .power_w = energy / (window_ms * 1e-3),
+            .sm_clock_mhz = nvml->sm_clock_mhz(),
+            .temperature_c = nvml->temperature_c()};
+  }
+  // Bounds the window of a kernel that takes next to no time.
+  static constexpr double max_window_runs = 1e6;
+
   double work(const TuningConfig& config) const {
     if (problem.rate().unit.empty()) return 0.0;
     return static_cast<double>(problem.evaluate(problem.rate().work, sizes, config, "rate"));
@@ -494,7 +515,7 @@ std::optional<Measurement> ProblemSession::peer(const TimingPolicy& policy) {
   const std::optional<ProblemPeerRun> peer = state.problem.peer()(state.device_view());
   if (!peer) return std::nullopt;
   const TimingResult timing =
-      time_samples(policy, std::nullopt, [&] { return state.timer.sample(peer->run); });
+      time_samples(policy, std::nullopt, [&] { return state.timer.sample(peer->run, policy.l2); });
   Measurement measurement =
       timed_measurement(timing, state.work(state.problem.fallback_config(state.sizes)),
                         state.problem.rate().unit_scale, state.problem.rate().unit);
@@ -524,11 +545,16 @@ Measurement ProblemSession::measure(const TuningConfig& config, const TimingPoli
   }
   const auto timing_start = std::chrono::steady_clock::now();
   const TimingResult timing =
-      time_samples(policy, best_ms, [&] { return state.timer.sample(run); });
+      time_samples(policy, best_ms, [&] { return state.timer.sample(run, policy.l2); });
   state.phases.timing_seconds += detail::seconds_since(timing_start);
   Measurement measurement = timed_measurement(
       timing, state.work(config), state.problem.rate().unit_scale, state.problem.rate().unit);
   measurement.max_error = max_error;
+  if (measurement.status != MeasurementStatus::ok) return measurement;
+  if (policy.observe_power)
+    measurement.power = state.observe_power(run, measurement.median_ms, policy);
+  measurement.config = config;
+  measurement.metrics = metric_values(state.problem, state.sizes, measurement);
   return measurement;
 }
 

@@ -14,8 +14,10 @@
 #include "ptxrt/core/occupancy.hpp"
 #include "ptxrt/core/resources.hpp"
 #include "ptxrt/tune/device_selection.hpp"
+#include "ptxrt/tune/launch_timer.hpp"
 #include "ptxrt/tune/problem_session.hpp"
 #include "ptxrt/tune/tune_worker.hpp"
+#include "support/quoted.hpp"
 #include "tune/problem_checks.hpp"
 
 namespace ptxrt {
@@ -246,13 +248,13 @@ TuneOutcome tune_in_process(const KernelProblem& problem, const ProblemSizes& si
   std::vector<std::unique_ptr<ProblemMeasurer>> owned;
   std::vector<Measurer*> measurers;
   for (int ordinal : options.devices) {
-    owned.push_back(std::make_unique<ProblemMeasurer>(problem, sizes, Jit::shared(),
-                                                      Context::primary(ordinal)));
+    owned.push_back(std::make_unique<ProblemMeasurer>(
+        problem, sizes, Jit::shared(), Context::primary(ordinal), options.tune.timing));
     measurers.push_back(owned.back().get());
   }
   TuneOptions tune_options = options.tune;
   tune_options.key = job.key;
-  TuneOutcome outcome{.key = job.key,
+  TuneOutcome outcome{.key = tune_options.recorded_key(),
                       .default_config = job.default_config,
                       .devices = options.devices,
                       .compile_threads = tune_options.compile_threads};
@@ -385,6 +387,36 @@ void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& g
   problem.launch_at(reference.geometry, build.values, sizes, "verify.reference.");
 }
 
+Objective problem_objective(const KernelProblem& problem, std::string_view name,
+                            std::string_view user) {
+  if (name == "time" || name == "energy" || name == "power") return {.name = std::string(name)};
+  std::string known = "time, energy, power";
+  for (const ProblemMetric& metric : problem.metrics()) {
+    if (metric.name == name) return {.name = metric.name, .higher_is_better = metric.maximize};
+    known += ", " + metric.name;
+  }
+  throw Error(ErrorKind::invalid_argument, std::string(user) + " " + detail::quoted(name) + ": " +
+                                               problem.origin() +
+                                               " has no such metric (objectives: " + known + ")");
+}
+
+TimingPolicy timing_for(const KernelProblem& problem, TimingPolicy policy,
+                        const Objective& objective, std::string_view user) {
+  const auto metric =
+      std::find_if(problem.metrics().begin(), problem.metrics().end(),
+                   [&](const ProblemMetric& each) { return each.name == objective.name; });
+  if (objective.needs_power() || (metric != problem.metrics().end() && metric->needs_power()))
+    policy.observe_power = true;
+  for (const ProblemMetric& each : problem.metrics())
+    if (each.needs_power() && !policy.observe_power)
+      throw Error(ErrorKind::invalid_argument,
+                  problem.origin() + ": metrics." + each.name + " is per " +
+                      std::string(to_string(each.per)) +
+                      ", which a tune observes only with power (--observe power)");
+  if (policy.observe_power) require_power_observation(user);
+  return policy;
+}
+
 TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& given,
                          ProblemTuneOptions options,
                          const std::function<void(const TuneProgress&)>& progress) {
@@ -399,6 +431,10 @@ TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& given
   const Target target = select_target(device.cc_major, device.cc_minor, ImageFormat::cubin);
   Jit& jit = Jit::shared();
   check_problem(jit, problem, sizes, target, device);
+  const std::string asked_by = options.tune.timing.observe_power
+                                   ? "TimingPolicy::observe_power"
+                                   : "the objective " + options.tune.objective.name;
+  options.tune.timing = timing_for(problem, options.tune.timing, options.tune.objective, asked_by);
   TuneJob job{
       .key = problem_key(problem, sizes, device),
       .space = problem_space(problem, sizes, device),
@@ -428,6 +464,7 @@ std::optional<int> serve_tune_worker(int argc, char** argv, const ProblemResolve
   tie_worker_to_parent();
   std::string problem_path, problem_name, sizes_text;
   int device = 0;
+  TimingPolicy policy;
   int first_option = 2;
   if (argc > 2 && !std::string_view(argv[2]).starts_with("--")) problem_path = argv[first_option++];
   for (int i = first_option; i + 1 < argc; i += 2) {
@@ -435,6 +472,8 @@ std::optional<int> serve_tune_worker(int argc, char** argv, const ProblemResolve
     if (option == "--size") sizes_text = argv[i + 1];
     if (option == "--device") device = std::atoi(argv[i + 1]);
     if (option == "--name") problem_name = argv[i + 1];
+    if (option == "--l2") policy.l2 = parse_l2_mode(argv[i + 1], option);
+    if (option == "--observe") policy.observe_power = parse_observation(argv[i + 1], option);
   }
   const ProblemSizes sizes = sizes_text.empty() ? ProblemSizes{} : parse_problem_sizes(sizes_text);
   const auto named_problem = [&] {
@@ -462,7 +501,7 @@ std::optional<int> serve_tune_worker(int argc, char** argv, const ProblemResolve
             problem_name.empty() ? problem_of_file() : named_problem(), sizes, Jit::shared(),
             Context::primary(device));
       },
-      TimingPolicy{}, std::cin, std::cout);
+      policy, std::cin, std::cout);
 }
 
 }  // namespace ptxrt

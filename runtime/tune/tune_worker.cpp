@@ -9,6 +9,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/log.hpp"
 #include "support/child_process.hpp"
+#include "support/quoted.hpp"
 #include "tune/seconds_since.hpp"
 
 namespace ptxrt {
@@ -169,6 +170,21 @@ std::optional<Measurement> WorkerMeasurer::peer() {
   Measurement measurement = measurement_from_json(reply["measurement"].dump());
   measurement.device = device_;
   return measurement;
+}
+
+std::vector<std::string> timing_arguments(const TimingPolicy& policy) {
+  std::vector<std::string> words{"--l2", std::string(to_string(policy.l2))};
+  if (policy.observe_power) words.insert(words.end(), {"--observe", "power"});
+  return words;
+}
+
+bool parse_observation(std::string_view text, std::string_view user) {
+  if (text == "power") return true;
+  if (text == "none") return false;
+  throw Error(
+      ErrorKind::invalid_argument,
+      std::string(user) + " " + detail::quoted(text) +
+          ": expected power (energy, power, SM clock and temperature through NVML) or none");
 }
 
 void tie_worker_to_parent() { detail::tie_to_parent(); }

@@ -26,7 +26,13 @@ double size_distance(const std::vector<std::int64_t>& a, const std::vector<std::
   return sum;
 }
 
-// The record with a winner nearest to `query` in size among those `eligible` allows.
+// Whether `key` was tuned as `query` asks: timed with its L2 mode, chosen by its objective.
+bool same_method(const TuningKey& key, const TuningKey& query) {
+  return key.l2 == query.l2 && key.objective == query.objective;
+}
+
+// The record with a winner nearest to `query` in size among those `eligible` allows; of records
+// at one distance, one tuned as the query asks.
 template <typename Eligible>
 const TuningRecord* nearest(const std::vector<TuningRecord>& records, const TuningKey& query,
                             Eligible eligible) {
@@ -35,7 +41,9 @@ const TuningRecord* nearest(const std::vector<TuningRecord>& records, const Tuni
   for (const TuningRecord& record : records) {
     if (!record.winner || !same_tune(record.key, query) || !eligible(record.key)) continue;
     const double distance = size_distance(record.key.size, query.size);
-    if (distance < best_distance) {
+    if (distance < best_distance ||
+        (best != nullptr && distance == best_distance && same_method(record.key, query) &&
+         !same_method(best->key, query))) {
       best = &record;
       best_distance = distance;
     }
@@ -62,7 +70,7 @@ std::string_view to_string(ChoiceLevel level) {
 std::string TunedChoice::describe() const {
   std::string text = config.describe() + " (" + std::string(to_string(level));
   if (from)
-    text += ": tuned for " + from->describe();
+    text += ": tuned for " + from->describe() + ", " + from->describe_method();
   else
     text += ": nothing tuned for this kernel, device and size";
   return text + ")";

@@ -56,10 +56,11 @@ class TuneRun {
         measurers_(measurers),
         options_(options),
         budget_(share_budget(options)),
+        key_(options.recorded_key()),
         progress_(progress),
         report_(report),
         total_(total) {
-    if (std::optional<Measurement> best = fastest(report.resumed)) best_ = std::move(best);
+    best_ = best_measurement(report.resumed, options.objective);
   }
 
   // Handles the order's candidates until it has none left or wants_more() says to stop, then
@@ -110,11 +111,14 @@ class TuneRun {
     }
   }
 
-  // Hands the candidate to a free measurer with the best time known by then.
+  // Hands the candidate to a free measurer with the best time known by then, when the objective
+  // is time: only then may a slower config be cut.
   void measure(const Candidate& candidate) {
     record({.config = candidate.config, .status = MeasurementStatus::started});
     ++started_;
-    measurers_.start(candidate, best_ ? std::optional<double>(best_->median_ms) : std::nullopt);
+    const bool cuts = options_.objective == Objective{};
+    measurers_.start(candidate,
+                     best_ && cuts ? std::optional<double>(best_->median_ms) : std::nullopt);
     fold_landed(measurers_.collect(false));
   }
 
@@ -134,9 +138,10 @@ class TuneRun {
         measurement.detail +=
             std::string(measurement.detail.empty() ? "" : "; ") + spill_note(candidate);
       record(measurement);
-      if (measurement.status == MeasurementStatus::ok &&
-          (!best_ || measurement.median_ms < best_->median_ms))
-        best_ = measurement;
+      if (best_)
+        best_ = best_measurement({*best_, measurement}, options_.objective);
+      else
+        best_ = best_measurement({measurement}, options_.objective);
       order_->learn(candidate, measurement);
       report_.results.push_back({std::move(measurement), candidate.resources, candidate.occupancy,
                                  candidate.shape, seconds_since(start_)});
@@ -151,7 +156,7 @@ class TuneRun {
   }
 
   void record(const Measurement& measurement) const {
-    if (options_.database) options_.database->record(options_.key, measurement);
+    if (options_.database) options_.database->record(key_, measurement);
   }
 
   void report_progress() const {
@@ -172,6 +177,7 @@ class TuneRun {
   detail::MeasurerPool measurers_;
   const TuneOptions& options_;
   std::optional<std::size_t> budget_;
+  const TuningKey key_;
   const std::function<void(const TuneProgress&)>& progress_;
   TuneReport& report_;
   std::size_t total_;
@@ -200,7 +206,7 @@ std::vector<TuningConfig> share_of(std::vector<TuningConfig> ordered, const Tune
 std::vector<TuningConfig> still_to_run(const std::vector<TuningConfig>& allowed,
                                        const TuneOptions& options, TuneReport& report) {
   if (!options.resume || options.database == nullptr) return allowed;
-  const std::vector<Measurement> recorded = options.database->measurements(options.key);
+  const std::vector<Measurement> recorded = options.database->measurements(options.recorded_key());
   std::vector<TuningConfig> remaining;
   for (const TuningConfig& config : allowed) {
     auto found = std::find_if(recorded.begin(), recorded.end(), [&](const Measurement& m) {
@@ -326,6 +332,13 @@ CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptio
     }
     return candidate;
   };
+}
+
+TuningKey TuneOptions::recorded_key() const {
+  TuningKey recorded = key;
+  recorded.l2 = timing.l2;
+  recorded.objective = objective;
+  return recorded;
 }
 
 double relative_spread(std::vector<double> samples) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
@@ -149,7 +150,36 @@ json to_json(const Measurement& measurement) {
               {"max_error", number(measurement.max_error)},
               {"detail", measurement.detail}};
   if (measurement.device) object["device"] = *measurement.device;
+  if (const std::optional<PowerObservation>& power = measurement.power)
+    object["power"] = {{"energy_j", number(power->energy_j)},
+                       {"power_w", number(power->power_w)},
+                       {"sm_clock_mhz", number(power->sm_clock_mhz)},
+                       {"temperature_c", number(power->temperature_c)}};
+  if (!measurement.metrics.empty()) {
+    json metrics = json::object();
+    for (const auto& [name, value] : measurement.metrics) metrics[name] = number(value);
+    object["metrics"] = std::move(metrics);
+  }
   return object;
+}
+
+PowerObservation power_from(const json& object, const std::string& path) {
+  const auto value = [&](const char* name) {
+    return number_or(object, path, name, std::numeric_limits<double>::quiet_NaN());
+  };
+  return {.energy_j = value("energy_j"),
+          .power_w = value("power_w"),
+          .sm_clock_mhz = value("sm_clock_mhz"),
+          .temperature_c = value("temperature_c")};
+}
+
+std::map<std::string, double> metrics_from(const json& object, const std::string& path) {
+  if (!object.is_object())
+    malformed(path, "expected an object, got " + detail::describe_json(object));
+  std::map<std::string, double> metrics;
+  for (const auto& [name, value] : object.items())
+    metrics[name] = number_or(object, path, name.c_str(), std::numeric_limits<double>::quiet_NaN());
+  return metrics;
 }
 
 Measurement measurement_from(const json& object, const std::string& path) {
@@ -167,6 +197,11 @@ Measurement measurement_from(const json& object, const std::string& path) {
   measurement.detail = text_or(object, path, "detail");
   if (const json* device = find_member(object, path, "device"))
     measurement.device = integer_of<int>(*device, field_path(path, "device"));
+  // Files written before power was observed, or by a tune that did not observe it, have none.
+  if (const json* power = find_member(object, path, "power"))
+    measurement.power = power_from(*power, field_path(path, "power"));
+  if (const json* metrics = find_member(object, path, "metrics"))
+    measurement.metrics = metrics_from(*metrics, field_path(path, "metrics"));
   // An ok measurement without a time would read as 0 ms and win every choice.
   if (measurement.status == MeasurementStatus::ok &&
       !(std::isfinite(measurement.median_ms) && measurement.median_ms > 0.0))
@@ -181,21 +216,46 @@ json to_json(const TuningKey& key) {
           {"device", key.device},
           {"compute_capability", key.compute_capability},
           {"nvrtc_version", key.nvrtc_version},
-          {"size", key.size}};
+          {"size", key.size},
+          {"l2", to_string(key.l2)},
+          {"objective",
+           {{"name", key.objective.name}, {"higher_is_better", key.objective.higher_is_better}}}};
+}
+
+// The member `name` of the object at `path`, true or false.
+bool truth_of(const json& object, const std::string& path, const char* name) {
+  const json& value = member(object, path, name);
+  if (!value.is_boolean())
+    malformed(field_path(path, name),
+              "expected true or false, got " + detail::describe_json(value));
+  return value.get<bool>();
+}
+
+Objective objective_from(const json& object, const std::string& path) {
+  return {.name = text_of(member(object, path, "name"), field_path(path, "name")),
+          .higher_is_better = truth_of(object, path, "higher_is_better")};
 }
 
 TuningKey key_from(const json& object, const std::string& path) {
   const auto text = [&](const char* name) {
     return text_of(member(object, path, name), field_path(path, name));
   };
-  TuningKey key{
-      text("kernel"),
-      text("source_hash"),
-      text("space"),
-      text("device"),
-      text("compute_capability"),
-      integer_of<int>(member(object, path, "nvrtc_version"), field_path(path, "nvrtc_version")),
-      {}};
+  TuningKey key{.kernel = text("kernel"),
+                .source_hash = text("source_hash"),
+                .space = text("space"),
+                .device = text("device"),
+                .compute_capability = text("compute_capability"),
+                .nvrtc_version = integer_of<int>(member(object, path, "nvrtc_version"),
+                                                 field_path(path, "nvrtc_version"))};
+  // Keys written before tunes recorded how they timed and what they chose by: flush and time.
+  if (const json* l2 = find_member(object, path, "l2")) {
+    const std::string mode = text_of(*l2, field_path(path, "l2"));
+    if (mode != to_string(L2Mode::flush) && mode != to_string(L2Mode::warm))
+      malformed(field_path(path, "l2"), "unknown L2 mode " + detail::quoted(mode));
+    key.l2 = mode == to_string(L2Mode::warm) ? L2Mode::warm : L2Mode::flush;
+  }
+  if (const json* objective = find_member(object, path, "objective"))
+    key.objective = objective_from(*objective, field_path(path, "objective"));
   const std::string size = field_path(path, "size");
   const json& extents = list_of(member(object, path, "size"), size);
   for (std::size_t i = 0; i < extents.size(); ++i)
@@ -224,7 +284,7 @@ TuningRecord record_from(const json& tune, const std::string& path) {
   for (std::size_t i = 0; i < list.size(); ++i)
     record.measurements.push_back(
         measurement_from(list[i], measurements + "[" + std::to_string(i) + "]"));
-  record.winner = fastest(record.measurements);
+  record.winner = best_measurement(record.measurements, record.key.objective);
   return record;
 }
 
@@ -247,11 +307,7 @@ TuneRequest request_from(const json& object, const std::string& path) {
     malformed(field_path(path, "request"),
               "expected an object, got " + detail::describe_json(asked));
   request.request = dump_text(asked);
-  const json& finished = member(object, path, "finished");
-  if (!finished.is_boolean())
-    malformed(field_path(path, "finished"),
-              "expected true or false, got " + detail::describe_json(finished));
-  request.finished = finished.get<bool>();
+  request.finished = truth_of(object, path, "finished");
   return request;
 }
 
@@ -353,6 +409,8 @@ struct KeyHash {
       hash_into(seed, text);
     hash_into(seed, std::to_string(key.nvrtc_version));
     for (std::int64_t extent : key.size) hash_into(seed, std::to_string(extent));
+    hash_into(seed, to_string(key.l2));
+    hash_into(seed, key.objective.name);
     return seed;
   }
 };
@@ -385,15 +443,6 @@ std::string_view to_string(MeasurementStatus status) {
   return "unknown";
 }
 
-std::optional<Measurement> fastest(const std::vector<Measurement>& measurements) {
-  std::optional<Measurement> best;
-  for (const Measurement& measurement : measurements)
-    if (measurement.status == MeasurementStatus::ok &&
-        (!best || measurement.median_ms < best->median_ms))
-      best = measurement;
-  return best;
-}
-
 std::string measurement_to_json(const Measurement& measurement) {
   return dump_text(to_json(measurement));
 }
@@ -424,6 +473,10 @@ std::string format_size(const std::vector<std::int64_t>& size) {
 
 std::string TuningKey::describe() const {
   return kernel + " " + format_size(size) + " on " + device + " (" + compute_capability + ")";
+}
+
+std::string TuningKey::describe_method() const {
+  return "L2 " + std::string(to_string(l2)) + ", objective " + objective.describe();
 }
 
 fs::path TuningDatabase::default_path() {
@@ -472,7 +525,8 @@ std::vector<TuningRecord> TuningDatabase::merge(
       }
     }
   }
-  for (TuningRecord& record : merged) record.winner = fastest(record.measurements);
+  for (TuningRecord& record : merged)
+    record.winner = best_measurement(record.measurements, record.key.objective);
   return merged;
 }
 
@@ -496,7 +550,7 @@ void TuningDatabase::record(const TuningKey& key, const Measurement& measurement
     *same = measurement;
   else
     tune->measurements.push_back(measurement);
-  tune->winner = fastest(tune->measurements);
+  tune->winner = best_measurement(tune->measurements, key.objective);
   file.replace(serialize_content(content), file_beginning());
 }
 

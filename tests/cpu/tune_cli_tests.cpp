@@ -58,9 +58,10 @@ TEST_CASE("tune show lists each tune with its winner, as a table or JSON") {
   const ptxrt::testing::ProcessResult table = cli(scratch, {"tune", "show", "--db", path});
   REQUIRE(table.exit_code == 0);
   CHECK(table.output ==
-        "kernel  size            device       cc   measured  winner         median ms  rate\n"
-        "matmul  1024x1024x1024  NVIDIA H100  9.0  2         TILE_WIDTH=16  2.0000     1074.0 "
-        "GFLOP/s\n");
+        "kernel  size            device       cc   l2     objective  measured  winner         "
+        "median ms  rate\n"
+        "matmul  1024x1024x1024  NVIDIA H100  9.0  flush  time       2         TILE_WIDTH=16  "
+        "2.0000     1074.0 GFLOP/s\n");
 
   const ptxrt::testing::ProcessResult listed =
       cli(scratch, {"tune", "show", "--db", path, "--json"});
@@ -217,9 +218,10 @@ TEST_CASE("tune merge joins databases, keeping the better measurement of a confi
   CHECK(joined.output ==
         "merged 2 database(s) into " + merged +
             ": 1 tune(s), 2 measurement(s)\n"
-            "kernel  size            device       cc   measured  winner        median ms  rate\n"
-            "matmul  1024x1024x1024  NVIDIA H100  9.0  2         TILE_WIDTH=8  1.0000     2148.0 "
-            "GFLOP/s\n");
+            "kernel  size            device       cc   l2     objective  measured  winner        "
+            "median ms  rate\n"
+            "matmul  1024x1024x1024  NVIDIA H100  9.0  flush  time       2         TILE_WIDTH=8  "
+            "1.0000     2148.0 GFLOP/s\n");
   const ptxrt::testing::ProcessResult missing =
       cli(scratch, {"tune", "merge", first, (scratch.path() / "none.json").string(), "-o", merged});
   CHECK(missing.exit_code == 1);

@@ -206,7 +206,8 @@ TEST_CASE("choose falls back from the exact size to the nearest, to the same CC,
   edited.source_hash = "hash-2";
   CHECK(ptxrt::choose(records, edited, fallback).level == ChoiceLevel::declared_default);
   CHECK(exact.describe() ==
-        "TILE_WIDTH=32 (exact: tuned for matmul 4096x4096x4096 on NVIDIA H100 (9.0))");
+        "TILE_WIDTH=32 (exact: tuned for matmul 4096x4096x4096 on NVIDIA H100 (9.0), L2 flush, "
+        "objective time)");
 }
 
 TEST_CASE("a tune whose configs all failed has no winner and is not chosen") {

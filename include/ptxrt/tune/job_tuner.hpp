@@ -46,8 +46,9 @@ using TuneFunction =
                              const std::function<void(const TuneProgress&)>& progress)>;
 
 struct PTXRT_API JobTuneOptions {
-  // The tuner's options: strategy, budget, time limit, share, stop, resume, database. Its key is
-  // replaced by the job's.
+  // The tuner's options: strategy, budget, time limit, share, stop, resume, database, timing
+  // (each worker's command line carries it: timing_arguments) and objective. Its key is replaced
+  // by the job's.
   TuneOptions tune;
   std::vector<int> devices{0};  // ordinals timing at once, one worker each, of one model
   // Time the problem's peer (a library's answer to it) once the tune finished with a winner.

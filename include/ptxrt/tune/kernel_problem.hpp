@@ -382,6 +382,21 @@ struct PTXRT_API ProblemRate {
   double unit_scale = 1e9;  // work per second is divided by it
 };
 
+// A figure of merit of each timed config (Measurement::metrics), which a tune may choose its
+// winner by: `work` (an expression of the sizes and tunables) per `per`, over `scale`. GFLOP/s is
+// 2*M*N*K per time_s over 1e9; GFLOP/J the same per energy_j.
+struct PTXRT_API ProblemMetric {
+  enum class Per { time_s, time_ms, energy_j, power_w };  // energy and power: observed (NVML)
+  std::string name;
+  Expression work = Expression::parse("0");
+  Per per = Per::time_s;
+  double scale = 1.0;
+  bool maximize = true;  // higher is better, as for any work per second or per joule
+
+  bool needs_power() const noexcept { return per == Per::energy_j || per == Per::power_w; }
+};
+PTXRT_API std::string_view to_string(ProblemMetric::Per per);  // "time_s", "energy_j", ...
+
 class KernelProblem;
 // The most bytes a problem's buffers and symbols may take together where no device says how much
 // memory it has (a dry run plans for a device model): 256 GiB, more than any GPU holds.
@@ -474,6 +489,9 @@ class PTXRT_API KernelProblem {
   KernelProblem& flops(std::string_view work);  // GFLOP/s
   KernelProblem& bytes(std::string_view work);  // GB/s
   KernelProblem& rate(std::string_view work, std::string unit, double unit_scale);
+  // Error (invalid_argument) for a name already taken (or time, energy, power) or a scale that is
+  // not a finite number above 0.
+  KernelProblem& metric(ProblemMetric metric);
   // The program manifest's tune lines as tunables and its constraint lines as constraints.
   KernelProblem& tune_from_manifest();
 
@@ -522,6 +540,7 @@ class PTXRT_API KernelProblem {
   const std::vector<ProblemSymbol>& symbols() const noexcept { return symbols_; }
   const ProblemVerification& verification() const noexcept { return verification_; }
   const ProblemRate& rate() const noexcept { return rate_; }
+  const std::vector<ProblemMetric>& metrics() const noexcept { return metrics_; }
   const ProblemLauncher& launcher() const noexcept { return launcher_; }
   const ProblemPeer& peer() const noexcept { return peer_; }
   const std::vector<std::pair<std::string, ProblemConstraint>>& checks() const noexcept {
@@ -589,6 +608,7 @@ class PTXRT_API KernelProblem {
   std::vector<ProblemSymbol> symbols_;
   ProblemVerification verification_;
   ProblemRate rate_;
+  std::vector<ProblemMetric> metrics_;
   std::vector<std::pair<std::string, ProblemConstraint>> checks_;
   ProblemLauncher launcher_;
   ProblemPeer peer_;

@@ -1,6 +1,7 @@
 // How the tuner times one launch on the GPU: CUDA events around the launch alone on the default
 // stream, with the L2 flushed before (twice its size written), so that no run finds its inputs
-// in L2 left there by the one before. And the Measurement a timing makes.
+// in L2 left there by the one before, or warm (TimingPolicy::l2), as the run before left it. And
+// the Measurement a timing makes.
 //
 // Thread safety: a LaunchTimer belongs to one thread; it holds its context's memory and events.
 #pragma once
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "ptxrt/core/context.hpp"
 #include "ptxrt/core/memory.hpp"
@@ -22,8 +24,10 @@ class PTXRT_API LaunchTimer {
   explicit LaunchTimer(const Context& context);
   // Writes over the L2 (twice its size): what sample() does before each run.
   void flush_l2();
-  // One run of `launch` in milliseconds, the L2 flushed first.
-  double sample(const std::function<void()>& launch);
+  // One run of `launch` in milliseconds: the L2 flushed first, or as the run before left it.
+  double sample(const std::function<void()>& launch, L2Mode l2 = L2Mode::flush);
+  // `runs` runs of `launch` back to back (warm), in milliseconds together: an energy window.
+  double time_back_to_back(const std::function<void()>& launch, int runs);
 
  private:
   DeviceMemory scratch_;
@@ -37,5 +41,10 @@ class PTXRT_API LaunchTimer {
 // timing says about itself (cut, a spread that did not settle) goes in the detail.
 PTXRT_API Measurement timed_measurement(const TimingResult& timing, double work,
                                         double unit_scale, std::string unit);
+
+// Whether power can be observed here (TimingPolicy::observe_power): NVML (libnvidia-ml.so.1)
+// loads and starts. Throws Error (no_driver) naming `user`, the flag or field that asked, when
+// not; for a tune to check before it starts.
+PTXRT_API void require_power_observation(std::string_view user);
 
 }  // namespace ptxrt

@@ -6,6 +6,7 @@
 // Thread safety: a session and a ProblemMeasurer belong to one thread.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,13 @@
 #include "ptxrt/tune/tune_worker.hpp"
 
 namespace ptxrt {
+
+// The problem's metrics for `measurement` (ok, of its config at `sizes`): NaN for one whose
+// observed quantity the measurement lacks. Throws Error (invalid_argument) naming the metric for
+// work its expression cannot compute.
+PTXRT_API std::map<std::string, double> metric_values(const KernelProblem& problem,
+                                                      const ProblemSizes& sizes,
+                                                      const Measurement& measurement);
 
 class PTXRT_API ProblemSession : public TuneSession {
  public:
@@ -33,7 +41,8 @@ class PTXRT_API ProblemSession : public TuneSession {
   // Restores the inputs, poisons the outputs (NaN for floats, 0xA5 bytes for integers), runs
   // `config` once and compares every output the reference has (status wrong beyond the
   // tolerance, with the first element at fault in the detail), then times it: CUDA events around
-  // the launch alone, the L2 flushed before each run, `policy` deciding how many runs.
+  // the launch alone, the L2 flushed before each run or warm (policy.l2), `policy` deciding how
+  // many runs. An ok one then gets its energy window (policy.observe_power) and its metrics.
   Measurement measure(const TuningConfig& config, const TimingPolicy& policy,
                       std::optional<double> best_ms) override;
   std::optional<Measurement> peer(const TimingPolicy& policy) override;

@@ -72,6 +72,18 @@ PTXRT_API TuningKey problem_key(const KernelProblem& problem, const ProblemSizes
 PTXRT_API void check_problem(Jit& jit, const KernelProblem& problem, const ProblemSizes& sizes,
                              const Target& target, const DeviceProperties& device);
 
+// The objective `name` for `problem`: time, energy or power (lower is better), or one of its
+// metrics, in the metric's direction. Error (invalid_argument) naming `user` (the flag or field)
+// and listing the objectives there are otherwise.
+PTXRT_API Objective problem_objective(const KernelProblem& problem, std::string_view name,
+                                      std::string_view user);
+// `policy` as a tune of `problem` for `objective` needs it: observing power when the objective
+// takes energy or power. Then checks that every metric finds what it divides by (Error
+// (invalid_argument) naming a metric per energy_j or power_w when power is not observed) and,
+// when power is observed, that NVML is usable (Error (no_driver) naming `user`, what asked).
+PTXRT_API TimingPolicy timing_for(const KernelProblem& problem, TimingPolicy policy,
+                                  const Objective& objective, std::string_view user);
+
 struct PTXRT_API ProblemTuneOptions {
   TuneOptions tune = [] {
     TuneOptions options;
@@ -91,10 +103,10 @@ struct PTXRT_API ProblemTuneOptions {
   bool rebuilt_by_name = false;
 };
 
-// Tunes `problem` at `sizes` on options.devices (else options.device): check_problem, then
-// tune_job with the problem's space, compiler and key (the peer is the problem's, when it
-// declares one). Throws what check_problem throws, Error (invalid_argument) for devices of
-// several models, and Error when a device or a worker cannot be used.
+// Tunes `problem` at `sizes` on options.devices (else options.device): check_problem and
+// timing_for, then tune_job with the problem's space, compiler and key (the peer is the
+// problem's, when it declares one). Throws what check_problem throws, Error (invalid_argument) for
+// devices of several models, and Error when a device or a worker cannot be used.
 PTXRT_API TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& sizes,
                                    ProblemTuneOptions options,
                                    const std::function<void(const TuneProgress&)>& progress = {});

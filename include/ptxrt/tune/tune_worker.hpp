@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ptxrt/export.hpp"
@@ -111,6 +112,14 @@ class PTXRT_API WorkerMeasurer : public Measurer {
   int workers_started_ = 0;
   TunePhases phases_;
 };
+
+// The words of a worker's command line that carry `policy` ("--l2", "warm", and "--observe",
+// "power" when it observes power): tune_job appends them to each worker's command, and a worker
+// program reads them back (parse_l2_mode, parse_observation) to time as the tune asks.
+PTXRT_API std::vector<std::string> timing_arguments(const TimingPolicy& policy);
+// "power" as TimingPolicy::observe_power on, "none" as off; Error (invalid_argument) naming
+// `user` (the flag) otherwise.
+PTXRT_API bool parse_observation(std::string_view text, std::string_view user);
 
 // Called by the worker process before it opens its session. It ignores SIGINT and SIGTERM: a
 // Ctrl-C reaches the terminal's whole foreground process group, and the parent stops after the

@@ -100,12 +100,22 @@ class PTXRT_API Measurer {
 
 // How one config is timed (by the Measurer, see time_samples).
 struct PTXRT_API TimingPolicy {
+  // Flush: the L2 written over before every timed run, so that each reads its inputs from memory
+  // as a kernel does that runs between others in a program, whatever order the configs run in.
+  // Warm: runs back to back, each finding in L2 what the run before left (what Kernel Tuner
+  // times, and a loop that runs one kernel again and again sees).
+  L2Mode l2 = L2Mode::flush;
+  // After timing, runs the config back to back for at least energy_window_ms of kernel time and
+  // reads energy, power, SM clock and temperature through NVML (Measurement::power). Off by
+  // default: the window costs time.
+  bool observe_power = false;
+  double energy_window_ms = 100.0;  // NVML's energy counter moves in steps of some milliseconds
   int warmup_runs = 1;
   int min_runs = 5;
   int max_runs = 100;
   double target_spread = 0.02;  // stop once IQR / median is at most this
   double max_seconds = 2.0;     // of sampling per config (after at least cut_after runs)
-  double cut_ratio = 1.5;       // cut once the median exceeds best × this ...
+  double cut_ratio = 1.5;       // cut once the median exceeds best × this (time objective only)
   int cut_after = 3;            // ... after this many runs
 };
 
@@ -155,8 +165,19 @@ struct PTXRT_API TuneOptions {
   // Skip the configs the database has a finished measurement of under `key`.
   bool resume = false;
   const TuningDatabase* database = nullptr;  // where measurements go as they land; may be null
+  // What the database records under (with timing.l2 and objective as its l2 and objective:
+  // recorded_key()).
   TuningKey key;
   TuneShare share;  // the whole tune by default
+  // How each config is timed: tune_job and tune_problem hand it to their workers (a Measurer of
+  // your own times as it does, and should take it from here).
+  TimingPolicy timing;
+  // What the winner is best at. Only a time objective cuts clearly slower configs: a slower
+  // config may still take the least energy.
+  Objective objective;
+
+  // `key` with how this tune times and chooses.
+  TuningKey recorded_key() const;
 };
 
 struct PTXRT_API TuneResult {
@@ -177,7 +198,7 @@ struct PTXRT_API TuneReport {
   std::vector<TuneResult> results;    // this run's measurements, in the order taken
   std::vector<Measurement> resumed;   // finished earlier (database), skipped this time
   std::size_t not_reached = 0;        // left out by the budget or the time limit
-  std::optional<Measurement> winner;  // the fastest ok one, this run's and resumed
+  std::optional<Measurement> winner;  // the best ok one by the objective, this run's and resumed
   double wall_seconds = 0.0;
   // Time inside the measurers (summed over them when several time at once): the rest of the
   // wall time is what compiling and pruning did not hide behind the timing.

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,26 @@ enum class MeasurementStatus {
 };
 PTXRT_API std::string_view to_string(MeasurementStatus status);  // "started", "ok", ...
 
+// How a tune times a config's runs (TimingPolicy::l2), recorded with each tune (TuningKey::l2).
+enum class L2Mode {
+  flush,  // the L2 written over before every timed run: each run reads its inputs from memory
+  warm,   // runs back to back: each finds in L2 what the run before left there
+};
+PTXRT_API std::string_view to_string(L2Mode mode);  // "flush" | "warm"
+// "flush" | "warm"; Error (invalid_argument) naming `user` (the flag or field) otherwise.
+PTXRT_API L2Mode parse_l2_mode(std::string_view text, std::string_view user);
+
+// What NVML observed over a config's energy window (TimingPolicy::observe_power): the runs back
+// to back for at least energy_window_ms of kernel time.
+struct PTXRT_API PowerObservation {
+  double energy_j = 0.0;       // per run
+  double power_w = 0.0;        // the mean over the window: its energy over its time
+  double sm_clock_mhz = 0.0;   // at the end of the window
+  double temperature_c = 0.0;  // of the GPU, at the end of the window
+
+  bool operator==(const PowerObservation&) const = default;
+};
+
 struct PTXRT_API Measurement {
   TuningConfig config;
   MeasurementStatus status = MeasurementStatus::started;
@@ -45,10 +66,34 @@ struct PTXRT_API Measurement {
   double max_error = 0.0;     // against the reference (infinite for NaN output)
   std::string detail;         // why it failed; for ok ones, what is worth knowing (spills)
   std::optional<int> device;  // the ordinal of the GPU that timed it, when known
+  std::optional<PowerObservation> power;  // when the tune observed power
+  std::map<std::string, double> metrics;  // the problem's metrics (KernelProblem::metrics)
 
   bool finished() const noexcept { return status != MeasurementStatus::started; }
 };
 
+// What a tune's winner is best at: its time, its energy or power (observed through NVML), or
+// one of its problem's metrics, in that metric's direction.
+struct PTXRT_API Objective {
+  std::string name = "time";      // "time" | "energy" | "power" | a metric's name
+  bool higher_is_better = false;  // only a metric may be; time, energy and power are lower
+
+  bool operator==(const Objective&) const = default;
+  // Whether judging by it takes the energy window (energy, power; a metric on them says so itself
+  // through its problem: see KernelProblem::Metric::needs_power).
+  bool needs_power() const noexcept { return name == "energy" || name == "power"; }
+  // "time", "energy", "GFLOP/s (higher is better)".
+  std::string describe() const;
+};
+
+// The measurement's value under `objective`: its median time, its energy per run, its mean
+// power, or its metric; nothing when it has none (not observed, not ok).
+PTXRT_API std::optional<double> objective_value(const Measurement& measurement,
+                                                const Objective& objective);
+// The best measurement with status ok and a value under `objective`, if any; of equal values, the
+// first.
+PTXRT_API std::optional<Measurement> best_measurement(const std::vector<Measurement>& measurements,
+                                                      const Objective& objective);
 // The fastest measurement with status ok, if any.
 PTXRT_API std::optional<Measurement> fastest(const std::vector<Measurement>& measurements);
 
@@ -65,10 +110,17 @@ struct PTXRT_API TuningKey {
   std::string compute_capability;  // "9.0"
   int nvrtc_version = 0;
   std::vector<std::int64_t> size;  // the problem size, e.g. {m, n, k}
+  // How its configs were timed and what its winner is best at: a flushed and a warm tune of one
+  // problem, or a tune for time and one for energy, are separate records. Files written before
+  // these were recorded read as flush and time, the only tunes there were.
+  L2Mode l2 = L2Mode::flush;
+  Objective objective;
 
   bool operator==(const TuningKey&) const = default;
   // "matmul 1024x1024x1024 on NVIDIA H100 80GB HBM3 (9.0)".
   std::string describe() const;
+  // How it was tuned: "L2 flush, objective time", "L2 warm, objective GFLOP/s (higher is better)".
+  std::string describe_method() const;
 };
 
 // "1024x1024x1024".
@@ -77,7 +129,7 @@ PTXRT_API std::string format_size(const std::vector<std::int64_t>& size);
 struct PTXRT_API TuningRecord {
   TuningKey key;
   std::vector<Measurement> measurements;  // one per config, the latest
-  std::optional<Measurement> winner;
+  std::optional<Measurement> winner;      // the best under key.objective
 };
 
 // What a tune was asked, as its caller wrote it down (`ptxrt tune` records its command line's
@@ -108,7 +160,9 @@ struct PTXRT_API TunedChoice {
 
 // The config to run `query` with: the winner of the exact key; else of the same device at the
 // nearest size; else of another device with the same compute capability at the nearest size;
-// else `declared_default`. Only records of the same kernel, source, space and NVRTC version count.
+// else `declared_default`. Only records of the same kernel, source, space and NVRTC version count;
+// a record of any L2 mode and objective serves, one of the query's own first at a given size
+// (TunedChoice::from says which it was).
 PTXRT_API TunedChoice choose(const std::vector<TuningRecord>& records, const TuningKey& query,
                              const TuningConfig& declared_default);
 
@@ -135,8 +189,8 @@ class PTXRT_API TuningDatabase {
   const std::filesystem::path& path() const noexcept { return path_; }
 
   // Stores `measurement` under `key`, replacing an earlier one of the same config, and updates
-  // the key's winner. Creates the file (and its folder) when missing. Throws Error (io) naming
-  // the file when it cannot be read, parsed or written.
+  // the key's winner (by key.objective). Creates the file (and its folder) when missing. Throws
+  // Error (io) naming the file when it cannot be read, parsed or written.
   void record(const TuningKey& key, const Measurement& measurement) const;
   // Merges `records` into the file: merge() of its content and them, written under the lock as
   // record() writes. Throws Error (io) as record().
