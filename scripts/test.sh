@@ -48,11 +48,11 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 # benchmarks, GPU tests or examples. Every CPU test but the sweeps compiling every kernel for every
 # arch, the other cases labelled `nvrtc`, which are NVRTC's time (not instrumented), and the
 # device-object mutation loops (`mutants`, tests/cpu_case_properties.cmake); all of them run in the
-# whole suite below.
+# whole suite below. One case more than cores, as in the whole suite.
 scripts/setup.sh --fuzz
 scripts/configure.sh --asan
 cmake --build build-asan -j "$jobs" --target ptxrt_cpu_tests
-(cd build-asan && ctest -j "$jobs" --timeout 600 --output-on-failure --label-exclude 'nvrtc|mutants' -R '^cpu:' \
+(cd build-asan && ctest -j "$((jobs + 1))" --timeout 600 --output-on-failure --label-exclude 'nvrtc|mutants' -R '^cpu:' \
   -E 'every builtin kernel compiles for every constant value')
 
 # ThreadSanitizer: the caches and their single flight, and the tuner's compile pool and measurers,
