@@ -482,7 +482,7 @@ TEST_CASE("cache warms started at once on one empty cache compile each entry onc
   }
   CHECK(compiles.size() == 6);  // BLOCK in {64, 128, 256} for each arch
   for (const auto& [compiled, count] : compiles) {
-    const std::string& compile = compiled;  // a variable: clang before 16 captures no binding
+    const std::string& compile = compiled;  // clang before 16 captures no binding
     CAPTURE(compile);
     CHECK(count == 1);
   }

@@ -123,7 +123,7 @@ TEST_CASE(
        "itself)"}};
   DiskCache cache(scratch.path() / "cache");
   for (const auto& [seed_kind, problem] : seeds) {
-    const std::string& kind = seed_kind;  // a variable: clang before 16 captures no binding
+    const std::string& kind = seed_kind;  // clang before 16 captures no binding
     CAPTURE(kind);
     const Image image = sample_image("shard " + kind);
     const fs::path shard = cache.entry_path(image.key).parent_path();

@@ -155,7 +155,7 @@ TEST_CASE("a FIFO, /dev/zero or a directory where a file is read is one clear er
          {std::pair{fifo, std::string("a FIFO")},
           std::pair{fs::path("/dev/zero"), std::string("a character device")},
           std::pair{folder, std::string("a directory")}}) {
-      const fs::path& path = not_a_file;  // a variable: clang before 16 captures no binding
+      const fs::path& path = not_a_file;  // clang before 16 captures no binding
       CAPTURE(path);
       check_error([&] { ptxrt::TuningDatabase(path).records(); }, ErrorKind::io,
                   "tuning database '" + path.string() + "': is " + kind + ", not a regular file");

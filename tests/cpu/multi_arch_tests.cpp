@@ -114,7 +114,7 @@ TEST_CASE(
            lto),
        "linked"}};
   for (const auto& [fatbin, fatbin_name] : fatbins) {
-    const auto& name = fatbin_name;  // a variable: clang before 16 captures no structured binding
+    const auto& name = fatbin_name;  // clang before 16 captures no binding
     CAPTURE(name);
     const fs::path file = scratch.path() / (name + ".fatbin");
     std::ofstream(file, std::ios::binary) << fatbin.data;

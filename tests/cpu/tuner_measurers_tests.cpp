@@ -249,7 +249,7 @@ void check_no_measurement_lost(const ptxrt::TuneReport& report, const ThreeMeasu
   if (recorded.empty()) return;
   check_holds_every_returned(recorded, tune);
   for (const auto& [recorded_config, measurement] : recorded) {
-    const auto& config = recorded_config;  // a variable: clang before 16 captures no structured binding
+    const auto& config = recorded_config;  // clang before 16 captures no binding
     CAPTURE(config);
     CHECK(measurement.finished());
   }
@@ -380,7 +380,7 @@ TEST_CASE(
     CHECK(second.not_reached == 0);
     CHECK(second.resumed.size() == first.results.size() + first.compile_failures.size());
     for (const auto& [returned_config, measurement] : resumed.returned()) {
-      const auto& config = returned_config;  // a variable: clang before 16 captures no structured binding
+      const auto& config = returned_config;  // clang before 16 captures no binding
       CAPTURE(config);
       CHECK(stopped.returned().count(config) == 0);
     }
