@@ -43,22 +43,16 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
-# The CPU test program and what it needs, no more: no MPI (its tests run in the whole suite), no
-# benchmarks, GPU tests or examples. -O1 (as the sanitizers' authors advise) compiles in about
-# 60% of -O2's time; line tables (-g1) are all that a report's stack needs.
-sanitized_build() {  # folder, sanitizers, then options
-  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DPTXRT_WERROR=ON \
-    -DPTXRT_SANITIZE="$2" -DPTXRT_MPI=OFF "${@:3}" >/dev/null
-  cmake --build "$1" -j "$jobs" --target ptxrt_cpu_tests
-}
-
-# AddressSanitizer + UBSan: every CPU test but the sweeps compiling every kernel for every arch,
-# the other cases labelled `nvrtc`, which are NVRTC's time (not instrumented), and the device-object
-# mutation loops (`mutants`, tests/cpu_case_properties.cmake); all of them run in the whole suite
-# below.
-sanitized_build build-asan address,undefined
-(cd build-asan && ctest -j "$jobs" --timeout 600 --output-on-failure --label-exclude 'nvrtc|mutants' -R '^cpu:' \
+# AddressSanitizer + UBSan, in the clang build that scripts/fuzz.sh builds its fuzz targets in
+# (their components are built once, for both): the CPU test program and the CLI it runs, no MPI,
+# benchmarks, GPU tests or examples. Every CPU test but the sweeps compiling every kernel for every
+# arch, the other cases labelled `nvrtc`, which are NVRTC's time (not instrumented), and the
+# device-object mutation loops (`mutants`, tests/cpu_case_properties.cmake); all of them run in the
+# whole suite below. One case more than cores, as in the whole suite.
+scripts/setup.sh --fuzz
+scripts/configure.sh --asan
+cmake --build build-asan -j "$jobs" --target ptxrt_cpu_tests
+(cd build-asan && ctest -j "$((jobs + 1))" --timeout 600 --output-on-failure --label-exclude 'nvrtc|mutants' -R '^cpu:' \
   -E 'every builtin kernel compiles for every constant value')
 
 # ThreadSanitizer: the caches and their single flight, and the tuner's compile pool and measurers,
@@ -70,7 +64,11 @@ concurrency_tests+='|threads of one process asking load_or_compile|processes mis
 concurrency_tests+='|8 threads asking|threads of a second Jit|Jit::library'
 concurrency_tests+='|several measurers|two measurers|a tune on two measurers|with two measurers'
 concurrency_tests+='|a measurer.s throw|a config handed over after|parallel compilation hands)'
-sanitized_build build-tsan thread -DPTXRT_CONCURRENCY_TESTS_ONLY=ON
+# The test program and what it needs, no more, at -O1 with line tables (as build-asan).
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DPTXRT_WERROR=ON -DPTXRT_SANITIZE=thread \
+  -DPTXRT_MPI=OFF -DPTXRT_CONCURRENCY_TESTS_ONLY=ON >/dev/null
+cmake --build build-tsan -j "$jobs" --target ptxrt_cpu_tests
 # That build holds the source files of these tests alone (tests/CMakeLists.txt): one named here
 # but kept elsewhere would not run at all.
 case_names() { (cd "$1" && ctest -N -R "$concurrency_tests" | sed -n 's/^ *Test *#[0-9]*: //p' | sort); }

@@ -122,7 +122,8 @@ TEST_CASE(
        "is a symbolic link, which ptxrt does not follow into a folder it writes (name the folder "
        "itself)"}};
   DiskCache cache(scratch.path() / "cache");
-  for (const auto& [kind, problem] : seeds) {
+  for (const auto& [seed_kind, problem] : seeds) {
+    const std::string& kind = seed_kind;  // clang before 16 captures no binding
     CAPTURE(kind);
     const Image image = sample_image("shard " + kind);
     const fs::path shard = cache.entry_path(image.key).parent_path();

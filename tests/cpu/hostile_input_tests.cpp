@@ -151,10 +151,11 @@ TEST_CASE("a FIFO, /dev/zero or a directory where a file is read is one clear er
   const std::string fifo_text = "'" + fifo.string() + "': is a FIFO, not a regular file";
   {
     const ptxrt::testing::Watchdog watchdog(30);
-    for (const auto& [path, kind] :
+    for (const auto& [not_a_file, kind] :
          {std::pair{fifo, std::string("a FIFO")},
           std::pair{fs::path("/dev/zero"), std::string("a character device")},
           std::pair{folder, std::string("a directory")}}) {
+      const fs::path& path = not_a_file;  // clang before 16 captures no binding
       CAPTURE(path);
       check_error([&] { ptxrt::TuningDatabase(path).records(); }, ErrorKind::io,
                   "tuning database '" + path.string() + "': is " + kind + ", not a regular file");

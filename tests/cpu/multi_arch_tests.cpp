@@ -113,7 +113,8 @@ TEST_CASE(
            ptxrt::Program::from_files({link_data / "link_main.cu", link_data / "link_math.cu"}),
            lto),
        "linked"}};
-  for (const auto& [fatbin, name] : fatbins) {
+  for (const auto& [fatbin, fatbin_name] : fatbins) {
+    const auto& name = fatbin_name;  // clang before 16 captures no binding
     CAPTURE(name);
     const fs::path file = scratch.path() / (name + ".fatbin");
     std::ofstream(file, std::ios::binary) << fatbin.data;

@@ -212,9 +212,10 @@ TEST_CASE("the bench's shape classes: deep, skinny, flat, small, ragged, square,
 
 TEST_CASE("each shape's sweep is the heuristic's choice first, then 7 to 19 more, each once") {
   // The model's runners-up and the configs listed for the shape's class; all suit the device.
-  for (const auto [m, n, k] : {std::array{4096, 4096, 4096}, std::array{4097, 4097, 4097},
-                               std::array{8192, 8192, 128}, std::array{1536, 1536, 12288},
-                               std::array{1024, 1024, 1024}}) {
+  for (const std::array<int, 3>& shape :
+       {std::array{4096, 4096, 4096}, std::array{4097, 4097, 4097}, std::array{8192, 8192, 128},
+        std::array{1536, 1536, 12288}, std::array{1024, 1024, 1024}}) {
+    const int m = shape[0], n = shape[1], k = shape[2];  // clang before 16 captures no binding
     CAPTURE(m);
     CAPTURE(k);
     const auto candidates = ptxrt::apps::sgemm_candidates(h100(), m, n, k);

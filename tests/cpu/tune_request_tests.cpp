@@ -87,7 +87,8 @@ TEST_CASE("a database without requests reads as none; a malformed request is nam
       {R"([{"request": {}, "finished": true}])", "requests[0].id: missing"},
       {R"({"id": "a"})", "requests: expected a list"},
   };
-  for (const auto& [requests, message] : rows) {
+  for (const auto& [requests_text, message] : rows) {
+    const auto& requests = requests_text;  // clang before 16 captures no binding
     CAPTURE(requests);
     write_file(path, R"({"format": "ptxrt-tuning-1", "tunes": [], "requests": )" + requests + "}");
     check_error([&] { TuningDatabase(path).requests(); }, ErrorKind::io, message);

@@ -248,7 +248,8 @@ void check_no_measurement_lost(const ptxrt::TuneReport& report, const ThreeMeasu
   const std::map<std::string, Measurement> recorded = tune.recorded();
   if (recorded.empty()) return;
   check_holds_every_returned(recorded, tune);
-  for (const auto& [config, measurement] : recorded) {
+  for (const auto& [recorded_config, measurement] : recorded) {
+    const auto& config = recorded_config;  // clang before 16 captures no binding
     CAPTURE(config);
     CHECK(measurement.finished());
   }
@@ -378,7 +379,8 @@ TEST_CASE(
     check_report(second, resumed);
     CHECK(second.not_reached == 0);
     CHECK(second.resumed.size() == first.results.size() + first.compile_failures.size());
-    for (const auto& [config, measurement] : resumed.returned()) {
+    for (const auto& [returned_config, measurement] : resumed.returned()) {
+      const auto& config = returned_config;  // clang before 16 captures no binding
       CAPTURE(config);
       CHECK(stopped.returned().count(config) == 0);
     }

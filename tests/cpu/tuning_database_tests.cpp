@@ -359,9 +359,10 @@ TEST_CASE("a field of the wrong shape or out of range is an io error naming the 
 }
 
 TEST_CASE("a file that is not an object with the format is not a tuning database, whatever it is") {
-  for (const auto& [text, format] :
+  for (const auto& [database_text, format] :
        {std::pair{"[1, 2]", "missing"}, std::pair{"{\"format\": 5}", "5"},
         std::pair{"{\"format\": [[1]]}", "a list of 1 item(s)"}, std::pair{"7", "missing"}}) {
+    const auto& text = database_text;  // clang before 16 captures no binding
     CAPTURE(text);
     CHECK_THROWS_WITH_AS(TuningDatabase::parse(text, "db.json"),
                          ("'db.json' is not a tuning database (format " + std::string(format) +
