@@ -57,6 +57,16 @@ RecordedTune landscape(std::uint64_t salt) {
   return tune;
 }
 
+// What a config compiled to in the recording, as the tuner's compiler hands it over.
+ptxrt::Candidate recorded_candidate(const RecordedTune& tune, const ptxrt::TuningConfig& config) {
+  for (const RecordedConfig& entry : tune.configs)
+    if (entry.config == config)
+      return ptxrt::Candidate{
+          config,     ptxrt::Candidate::State::ready, {}, entry.resources, entry.occupancy,
+          entry.shape};
+  return ptxrt::Candidate{config, ptxrt::Candidate::State::pruned, "unknown"};
+}
+
 ptxrt::ReplayScore replay(const RecordedTune& tune, ptxrt::TuningStrategy strategy,
                           std::uint64_t seed, std::optional<std::size_t> budget = {}) {
   ptxrt::TuneOptions options;
@@ -113,15 +123,7 @@ TEST_CASE("the model strategy is deterministic for a seed and honours a budget")
     options.budget = budget;
     options.compile_threads = 0;
     const ptxrt::TuneReport report = ptxrt::tune(
-        space,
-        [&](const ptxrt::TuningConfig& config) {
-          for (const RecordedConfig& entry : tune.configs)
-            if (entry.config == config)
-              return ptxrt::Candidate{
-                  config,     ptxrt::Candidate::State::ready, {}, entry.resources, entry.occupancy,
-                  entry.shape};
-          return ptxrt::Candidate{config, ptxrt::Candidate::State::pruned, "unknown"};
-        },
+        space, [&](const ptxrt::TuningConfig& config) { return recorded_candidate(tune, config); },
         recorder, options);
     CHECK(report.not_reached == tune.configs.size() - configs.size());
     return configs;
@@ -163,12 +165,7 @@ TEST_CASE("compiling on threads, the model's first pick is from the whole of a s
         const std::string name = config.describe();
         if (name.ends_with("ITEMS=1 UNROLL=1"))
           std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        for (const RecordedConfig& entry : tune.configs)
-          if (entry.config == config)
-            return ptxrt::Candidate{
-                config,     ptxrt::Candidate::State::ready, {}, entry.resources, entry.occupancy,
-                entry.shape};
-        return ptxrt::Candidate{config, ptxrt::Candidate::State::pruned, "unknown"};
+        return recorded_candidate(tune, config);
       },
       recorder, options);
   REQUIRE(timed.size() == 3);
