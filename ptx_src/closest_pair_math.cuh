@@ -36,6 +36,11 @@ struct PairMinimum {
 // fp32 squared distance, never 0 for distinct points: a difference too small to square (it
 // underflows) counts as the smallest subnormal, so an exact duplicate stays strictly best.
 CLOSEST_PAIR_FUNCTION float pair_distance_squared_f32(float ax, float ay, float bx, float by) {
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
+  // clang fuses a * b + c by default, and folds the fused form even for targets without FMA
+  // instructions; the host's fp32 rounding must not depend on the compiler or its constants.
+#pragma clang fp contract(off)
+#endif
   const float dx = ax - bx;
   const float dy = ay - by;
   const float squared = dx * dx + dy * dy;
