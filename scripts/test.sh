@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The tests: set up, build with warnings as errors, and run every test with CTest. GPU tests
 # report "skipped" where no GPU is present. The builtin-kernel sweep compiles each constant value
-# and each architecture; pass --exhaustive for its full product instead (CTest label `exhaustive`,
-# minutes of NVRTC) and for ptxrt built as a shared subproject, whose configure step alone runs
-# otherwise (label `subproject-build`, the library compiled a second time); CI runs both. Pass
+# and each architecture; pass --exhaustive for its full product instead and the spill check of
+# every listed sgemm config (CTest label `exhaustive`, minutes of NVRTC), and for ptxrt built as a
+# shared subproject, whose configure step alone runs otherwise (label `subproject-build`, the
+# library compiled a second time); CI runs both. Pass
 # --sanitizers to also build and run the CPU tests under AddressSanitizer +
 # UndefinedBehaviorSanitizer and under ThreadSanitizer.
 set -euo pipefail

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -119,12 +120,52 @@ std::string space_separated(const std::vector<std::string>& items) {
   return text;
 }
 
+// The sample that every suite compiles: each kernel's configurations of the full product (its
+// defaults, then each other value of one constant at a time), and the compiles of all kernels, in
+// name order, taking the architectures in turn. So each value compiles once, on some
+// architecture, and each architecture compiles several kernels: a twelfth of the full product,
+// which CI runs (below). A kernel's compiles are cut into CTest cases of at most this many:
+constexpr std::size_t sampled_compiles_per_case = 6;
+
+std::size_t sampled_case_count(std::size_t compiles) {
+  return (compiles + sampled_compiles_per_case - 1) / sampled_compiles_per_case;
+}
+
+struct SampledCompile {
+  std::string kernel;
+  std::vector<ptxrt::Define> defines;
+  int sm;
+};
+
+std::vector<SampledCompile> sampled_compiles() {
+  const std::vector<int> architectures = swept_architectures();
+  std::vector<std::string> kernels = ptxrt::apps::builtin_kernel_names();
+  std::sort(kernels.begin(), kernels.end());
+  std::vector<SampledCompile> compiles;
+  for (const std::string& kernel : kernels)
+    for (std::vector<ptxrt::Define>& defines : configurations_of(kernel))
+      compiles.push_back({kernel, std::move(defines),
+                          architectures[compiles.size() % architectures.size()]});
+  return compiles;
+}
+
+// "kernel:cases kernel:cases ...", as tests/CMakeLists.txt registers the sample's cases.
+std::string sampled_cases() {
+  std::vector<std::string> kernels = ptxrt::apps::builtin_kernel_names();
+  std::sort(kernels.begin(), kernels.end());
+  std::vector<std::string> cases;
+  for (const std::string& kernel : kernels)
+    cases.push_back(kernel + ":" + std::to_string(sampled_case_count(configurations_of(kernel).size())));
+  return space_separated(cases);
+}
+
 }  // namespace
 
-// The sweeps below are hundreds of NVRTC compiles. CTest runs them one kernel and architecture
-// per case (tests/CMakeLists.txt registers a case per pair, selecting the two subcases), so that
-// its -j spreads them over the cores and no case runs long; run whole, they are skipped. This
-// test keeps those cases in step with the kernels and with NVRTC.
+// The sweeps below are a hundred NVRTC compiles (the sample) and a thousand (the full product).
+// CTest runs the sample in cases of a few compiles of one kernel and the full product one kernel
+// and architecture per case (tests/CMakeLists.txt registers them, each selecting its subcases), so
+// that its -j spreads them over the cores and no case runs long; run whole, they are skipped. This
+// test keeps those cases in step with the kernels, their manifests and NVRTC.
 TEST_CASE("the sweeps' CTest cases cover every builtin kernel and every architecture from sm_75") {
   std::vector<std::string> kernels = ptxrt::apps::builtin_kernel_names();
   std::sort(kernels.begin(), kernels.end());
@@ -133,28 +174,50 @@ TEST_CASE("the sweeps' CTest cases cover every builtin kernel and every architec
   for (int sm : swept_architectures()) architectures.push_back(std::to_string(sm));
   CHECK_MESSAGE(std::string(PTXRT_SWEPT_ARCHITECTURES) == space_separated(architectures),
                 "CMake took the architectures from nvcc --list-gpu-arch, which differs from NVRTC");
+  CHECK_MESSAGE(std::string(PTXRT_SAMPLED_CASES) == sampled_cases(),
+                "CMake counts a kernel's configurations from its 'ptxrt: define' lines");
 }
 
-// Each configuration on one architecture and each architecture with at least one configuration:
-// configuration i (mod their count) on architecture i (mod theirs), for i up to the larger count.
-// Every suite runs it; CI runs the full product below.
-TEST_CASE(
-    "every builtin kernel compiles for every constant value and every architecture paired "
-    "round robin" *
-    doctest::skip()) {
-  const std::vector<int> architectures = swept_architectures();
+TEST_CASE("the sample compiles each constant value of each kernel and on each architecture") {
+  const std::vector<SampledCompile> compiles = sampled_compiles();
+  std::set<int> architectures;
+  std::set<std::string> values;
+  for (const SampledCompile& compile : compiles) {
+    architectures.insert(compile.sm);
+    for (const ptxrt::Define& define : compile.defines)
+      values.insert(compile.kernel + " " + define.name + "=" + define.value);
+  }
+  const std::vector<int> all_architectures = swept_architectures();
+  CHECK(architectures == std::set<int>(all_architectures.begin(), all_architectures.end()));
+  for (const std::string& kernel : ptxrt::apps::builtin_kernel_names()) {
+    const ptxrt::Manifest manifest = ptxrt::apps::builtin_program(kernel).manifest();
+    for (const ptxrt::ManifestDefine& declared : manifest.defines)
+      for (const std::string& value : declared.values) {
+        CAPTURE(kernel);
+        CHECK(values.contains(kernel + " " + declared.name + "=" + value));
+      }
+  }
+}
+
+// The sample, cases of at most sampled_compiles_per_case compiles (tests/CMakeLists.txt); run
+// whole, it is skipped.
+TEST_CASE("every builtin kernel compiles for a sample of its constant values and architectures" *
+          doctest::skip()) {
+  const std::vector<SampledCompile> compiles = sampled_compiles();
   for (const std::string& kernel : ptxrt::apps::builtin_kernel_names()) {
     SUBCASE(kernel.c_str()) {
-      const std::vector<std::vector<ptxrt::Define>> configurations = configurations_of(kernel);
-      const std::size_t pairs = std::max(configurations.size(), architectures.size());
-      for (std::size_t place = 0; place < architectures.size(); ++place) {
-        const int sm = architectures[place];
-        SUBCASE(sm_name(sm).c_str()) {
-          for (std::size_t pair = place; pair < pairs; pair += architectures.size()) {
-            const std::vector<ptxrt::Define>& defines =
-                configurations[pair % configurations.size()];
-            CAPTURE(ptxrt::format_defines(defines));
-            CHECK(compile_outcome(kernel, defines, sm) == sm_name(sm));
+      std::vector<const SampledCompile*> of_kernel;
+      for (const SampledCompile& compile : compiles)
+        if (compile.kernel == kernel) of_kernel.push_back(&compile);
+      const std::size_t cases = sampled_case_count(of_kernel.size());
+      for (std::size_t part = 0; part < cases; ++part) {
+        const std::string name = "part " + std::to_string(part + 1) + " of " + std::to_string(cases);
+        SUBCASE(name.c_str()) {
+          for (std::size_t i = part * sampled_compiles_per_case;
+               i < std::min(of_kernel.size(), (part + 1) * sampled_compiles_per_case); ++i) {
+            const SampledCompile& compile = *of_kernel[i];
+            CAPTURE(ptxrt::format_defines(compile.defines));
+            CHECK(compile_outcome(kernel, compile.defines, compile.sm) == sm_name(compile.sm));
           }
         }
       }
