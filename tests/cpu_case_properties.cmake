@@ -21,14 +21,15 @@ list(JOIN nvrtc_bound_cases "|" nvrtc_bound_cases)
 # sanitizer each run costs seconds, and the readers they drive are fuzzed under AddressSanitizer
 # (fuzz_device_object) and tested case by case, so a sanitized build leaves them out too.
 set(mutant_loop_cases "ptxrt [a-z]+ (--lto )?--link ends cleanly on every mutant")
+# Those take seconds each: they start first (COST, as tests/CMakeLists.txt says).
 foreach(test IN LISTS ptxrt_cpu_tests_TESTS)
   if(test MATCHES "^cpu: ?(${cases_in_parallel})")
-    set_tests_properties("${test}" PROPERTIES PROCESSORS 2)
+    set_tests_properties("${test}" PROPERTIES PROCESSORS 2 COST 10)
   endif()
   if(test MATCHES "^cpu: ?(${nvrtc_bound_cases})")
-    set_tests_properties("${test}" PROPERTIES LABELS nvrtc)
+    set_tests_properties("${test}" PROPERTIES LABELS nvrtc COST 10)
   endif()
   if(test MATCHES "^cpu: ?(${mutant_loop_cases})")
-    set_tests_properties("${test}" PROPERTIES LABELS mutants)
+    set_tests_properties("${test}" PROPERTIES LABELS mutants COST 10)
   endif()
 endforeach()
