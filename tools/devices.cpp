@@ -14,6 +14,7 @@ namespace {
 nlohmann::json to_json(const DeviceProperties& p) {
   return {{"ordinal", p.ordinal},
           {"name", p.name},
+          {"pci_bus_id", p.pci_bus_id},
           {"compute_capability", p.compute_capability()},
           {"arch", p.arch()},
           {"cc_major", p.cc_major},

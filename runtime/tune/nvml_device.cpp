@@ -2,10 +2,8 @@
 
 #include <dlfcn.h>
 
-#include <cstdio>
 #include <string>
 
-#include "driver/driver_api.hpp"
 #include "ptxrt/core/error.hpp"
 
 namespace ptxrt::detail {
@@ -75,22 +73,6 @@ const NvmlApi& nvml(std::string_view user) {
   return loaded.api;
 }
 
-// NVML's form of a PCI address: NVML_DEVICE_PCI_BUS_ID_FMT.
-std::string pci_bus_id(const Device& device) {
-  const DriverApi& api = driver();
-  const auto attribute = [&](CUdevice_attribute which) {
-    int value = 0;
-    check(api.cuDeviceGetAttribute(&value, which, device.handle()), "cuDeviceGetAttribute",
-          "reading the PCI address of device " + std::to_string(device.ordinal()));
-    return static_cast<unsigned>(value);
-  };
-  char text[32];
-  std::snprintf(text, sizeof text, "%08X:%02X:%02X.0", attribute(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
-                attribute(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
-                attribute(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID));
-  return text;
-}
-
 void check_nvml(NvmlResult result, const char* call, const std::string& doing) {
   if (result != nvml_success)
     throw Error(ErrorKind::driver, doing + ": " + call + ": " + nvml("").error_string(result), call,
@@ -103,7 +85,7 @@ void require_nvml(std::string_view user) { nvml(user); }
 
 NvmlDevice::NvmlDevice(const Device& device, std::string_view user) {
   const NvmlApi& api = nvml(user);
-  const std::string address = pci_bus_id(device);
+  const std::string& address = device.properties().pci_bus_id;
   const std::string doing = std::string(user) + " on device " + std::to_string(device.ordinal()) +
                             " (PCI " + address + ")";
   check_nvml(api.handle_by_pci_bus_id(address.c_str(), &handle_),

@@ -45,6 +45,7 @@ TEST_CASE("a driver failure names the call and code, and flags sticky errors") {
 TEST_CASE("device properties format as a table with derived bandwidth") {
   DeviceProperties p;
   p.name = "NVIDIA H100 80GB HBM3";
+  p.pci_bus_id = "00000000:65:00.0";
   p.cc_major = 9;
   p.cc_minor = 0;
   p.sm_count = 132;
@@ -59,7 +60,8 @@ TEST_CASE("device properties format as a table with derived bandwidth") {
   CHECK(p.compute_capability() == "9.0");
   CHECK(p.theoretical_bandwidth_gb_per_s() == doctest::Approx(3352.32));
   const std::string table = format_properties(p);
-  CHECK(table.find("device 0: NVIDIA H100 80GB HBM3") != std::string::npos);
+  CHECK(table.find("device 0: NVIDIA H100 80GB HBM3\n  PCI bus id:                00000000:65:00.0\n") !=
+        std::string::npos);
   CHECK(table.find("compute capability:        9.0 (sm_90)") != std::string::npos);
   CHECK(table.find("3352 GB/s theoretical") != std::string::npos);
   CHECK(table.find("driver:                    CUDA 13.0") != std::string::npos);

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <regex>
+#include <string>
 #include <thread>
 
 #include "gpu_fixture.hpp"
@@ -337,6 +339,8 @@ TEST_CASE("device properties describe a real GPU and events time work") {
   CHECK(p.shared_memory_per_block == 48 * 1024);
   CHECK(p.shared_memory_per_block_optin > p.shared_memory_per_block);
   CHECK(p.theoretical_bandwidth_gb_per_s() > 100.0);
+  // NVML's form: 8 hex digits of domain, 2 of bus and 2 of device, function 0.
+  CHECK(std::regex_match(p.pci_bus_id, std::regex("[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\\.0")));
   CHECK(format_properties(p).find(p.name) != std::string::npos);
   MESSAGE(format_properties(p));
 

@@ -17,6 +17,9 @@ namespace ptxrt {
 struct PTXRT_API DeviceProperties {
   int ordinal = 0;
   std::string name;
+  // Where the device sits on PCI, as nvidia-smi and NVML write it ("00000000:65:00.0"): what
+  // matches a CUDA ordinal to the device in NVML and other tools, whose ordinals may differ.
+  std::string pci_bus_id;
   int cc_major = 0;
   int cc_minor = 0;
   int sm_count = 0;

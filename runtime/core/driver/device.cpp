@@ -1,5 +1,6 @@
 #include "ptxrt/core/device.hpp"
 
+#include <cstdio>
 #include <sstream>
 
 #include "driver/driver_api.hpp"
@@ -23,6 +24,13 @@ DeviceProperties read_properties(CUdevice device, int ordinal) {
   char name[256] = {};
   check(api.cuDeviceGetName(name, sizeof name, device), "cuDeviceGetName");
   p.name = name;
+  // NVML_DEVICE_PCI_BUS_ID_FMT; a device has function 0.
+  char pci_bus_id[32];
+  std::snprintf(pci_bus_id, sizeof pci_bus_id, "%08X:%02X:%02X.0",
+                static_cast<unsigned>(attribute(device, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, "PCI_DOMAIN_ID")),
+                static_cast<unsigned>(attribute(device, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, "PCI_BUS_ID")),
+                static_cast<unsigned>(attribute(device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, "PCI_DEVICE_ID")));
+  p.pci_bus_id = pci_bus_id;
 #define PTXRT_ATTRIBUTE(field, which) p.field = attribute(device, CU_DEVICE_ATTRIBUTE_##which, #which)
   PTXRT_ATTRIBUTE(cc_major, COMPUTE_CAPABILITY_MAJOR);
   PTXRT_ATTRIBUTE(cc_minor, COMPUTE_CAPABILITY_MINOR);
@@ -77,6 +85,7 @@ std::string format_properties(const DeviceProperties& p) {
   auto kib = [](long long bytes) { return std::to_string(bytes / 1024) + " KiB"; };
   auto yes_no = [](bool value) { return value ? "yes" : "no"; };
   out << "device " << p.ordinal << ": " << p.name << "\n"
+      << "  PCI bus id:                " << p.pci_bus_id << "\n"
       << "  compute capability:        " << p.compute_capability() << " (" << p.arch() << ")\n"
       << "  multiprocessors:           " << p.sm_count << "\n"
       << "  global memory:             " << p.global_memory_bytes / (1024 * 1024) << " MiB\n"
