@@ -50,7 +50,8 @@ TEST_CASE("every kernel file in ptx_src is embedded byte for byte") {
       CHECK(std::count(names.begin(), names.end(), file.substr(0, file.size() - 3)) == 1);
   }
   auto is_kernel = [](const std::string& file) { return file.ends_with(".cu"); };
-  CHECK(names.size() == static_cast<std::size_t>(std::count_if(files.begin(), files.end(), is_kernel)));
+  CHECK(names.size() ==
+        static_cast<std::size_t>(std::count_if(files.begin(), files.end(), is_kernel)));
 }
 
 TEST_CASE("every builtin kernel declares an entry point") {
@@ -144,8 +145,8 @@ std::vector<SampledCompile> sampled_compiles() {
   std::vector<SampledCompile> compiles;
   for (const std::string& kernel : kernels)
     for (std::vector<ptxrt::Define>& defines : configurations_of(kernel))
-      compiles.push_back({kernel, std::move(defines),
-                          architectures[compiles.size() % architectures.size()]});
+      compiles.push_back(
+          {kernel, std::move(defines), architectures[compiles.size() % architectures.size()]});
   return compiles;
 }
 
@@ -155,7 +156,8 @@ std::string sampled_cases() {
   std::sort(kernels.begin(), kernels.end());
   std::vector<std::string> cases;
   for (const std::string& kernel : kernels)
-    cases.push_back(kernel + ":" + std::to_string(sampled_case_count(configurations_of(kernel).size())));
+    cases.push_back(kernel + ":" +
+                    std::to_string(sampled_case_count(configurations_of(kernel).size())));
   return space_separated(cases);
 }
 
@@ -211,7 +213,8 @@ TEST_CASE("every builtin kernel compiles for a sample of its constant values and
         if (compile.kernel == kernel) of_kernel.push_back(&compile);
       const std::size_t cases = sampled_case_count(of_kernel.size());
       for (std::size_t part = 0; part < cases; ++part) {
-        const std::string name = "part " + std::to_string(part + 1) + " of " + std::to_string(cases);
+        const std::string name =
+            "part " + std::to_string(part + 1) + " of " + std::to_string(cases);
         SUBCASE(name.c_str()) {
           for (std::size_t i = part * sampled_compiles_per_case;
                i < std::min(of_kernel.size(), (part + 1) * sampled_compiles_per_case); ++i) {

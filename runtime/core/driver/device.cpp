@@ -25,11 +25,14 @@ DeviceProperties read_properties(CUdevice device, int ordinal) {
   check(api.cuDeviceGetName(name, sizeof name, device), "cuDeviceGetName");
   p.name = name;
   // NVML_DEVICE_PCI_BUS_ID_FMT; a device has function 0.
+  const auto pci = [&](CUdevice_attribute which, const char* attribute_name) {
+    return static_cast<unsigned>(attribute(device, which, attribute_name));
+  };
   char pci_bus_id[32];
   std::snprintf(pci_bus_id, sizeof pci_bus_id, "%08X:%02X:%02X.0",
-                static_cast<unsigned>(attribute(device, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, "PCI_DOMAIN_ID")),
-                static_cast<unsigned>(attribute(device, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, "PCI_BUS_ID")),
-                static_cast<unsigned>(attribute(device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, "PCI_DEVICE_ID")));
+                pci(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, "PCI_DOMAIN_ID"),
+                pci(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, "PCI_BUS_ID"),
+                pci(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, "PCI_DEVICE_ID"));
   p.pci_bus_id = pci_bus_id;
 #define PTXRT_ATTRIBUTE(field, which) p.field = attribute(device, CU_DEVICE_ATTRIBUTE_##which, #which)
   PTXRT_ATTRIBUTE(cc_major, COMPUTE_CAPABILITY_MAJOR);
