@@ -148,7 +148,9 @@ void add_bench_command(CLI::App& app) {
       ->add_option("--repeat", arguments->repeat,
                    "Timed runs after the warm-up (default 10, or 3 with --quick)")
       ->check(CLI::Range(1, 1000000));
-  command->add_option("--seed", arguments->seed, "Seed of the random inputs")
+  command
+      ->add_option("--seed", arguments->seed,
+                   "Seed of the random inputs (and of sgemm's --random shapes)")
       ->capture_default_str();
   command->add_option("--device", arguments->device, "Device ordinal")
       ->capture_default_str()

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "apps/matmul/sgemm_bench.hpp"
+#include "apps/matmul/sgemm_shapes.hpp"
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 #include "tools/cli.hpp"
@@ -15,7 +16,18 @@ namespace {
 
 constexpr int quick_repeat = 3;
 
-std::vector<apps::SgemmBenchSize> sizes_of(const SgemmBenchArguments& arguments) {
+std::vector<apps::SgemmDrawnShape> drawn_shapes(const SgemmBenchArguments& arguments) {
+  if (arguments.random == 0) return {};
+  return apps::draw_sgemm_shapes(arguments.random, arguments.seed);
+}
+
+std::vector<apps::SgemmBenchSize> sizes_of(const SgemmBenchArguments& arguments,
+                                           const std::vector<apps::SgemmDrawnShape>& drawn) {
+  if (!drawn.empty()) {
+    std::vector<apps::SgemmBenchSize> sizes;
+    for (const apps::SgemmDrawnShape& shape : drawn) sizes.push_back(shape.size);
+    return sizes;
+  }
   if (arguments.quick && arguments.shapes.empty()) return {{1024, 1024, 1024}, {2048, 2048, 2048}};
   if (arguments.shapes.empty()) return apps::sgemm_bench_sizes();
   std::vector<apps::SgemmBenchSize> sizes;
@@ -34,6 +46,12 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
         return apps::parse_sgemm_bench_size(text) ? std::string()
                                                   : "expected MxNxK with sizes from 1 to 2^31-1";
       });
+  command
+      .add_option("--random", arguments.random,
+                  "sgemm: N shapes drawn from --seed instead (half log-uniform M, N, K in [16, "
+                  "16384], half the classes in turn: deep K, skinny, flat, ragged, small squares)")
+      ->check(CLI::Range(1, 1000))
+      ->excludes("--shape");
   command.add_option("--rounds", arguments.rounds, "sgemm: rounds over the configs of a shape")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
@@ -45,7 +63,7 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
 }
 
 bool sgemm_bench_options_given(const CLI::App& command) {
-  for (const char* option : {"--shape", "--rounds", "--all", "--db"})
+  for (const char* option : {"--shape", "--random", "--rounds", "--all", "--db"})
     if (command.count(option)) return true;
   return false;
 }
@@ -61,11 +79,18 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
   options.database = &database;
   const Context context = Context::primary(arguments.device);
   std::ostringstream quiet;
+  const std::vector<apps::SgemmDrawnShape> drawn = drawn_shapes(arguments);
   std::vector<apps::SgemmBenchShape> shapes =
-      apps::run_sgemm_bench(context, Jit::shared(), sizes_of(arguments), options,
+      apps::run_sgemm_bench(context, Jit::shared(), sizes_of(arguments, drawn), options,
                             arguments.json ? static_cast<std::ostream&>(quiet) : std::cout);
   if (arguments.json) {
-    cli::print_json(std::cout, apps::sgemm_bench_json(context.device().properties(), shapes));
+    nlohmann::json report = apps::sgemm_bench_json(context.device().properties(), shapes);
+    if (!drawn.empty()) {
+      report["random"] = {{"count", arguments.random}, {"seed", arguments.seed}};
+      for (std::size_t i = 0; i < drawn.size(); ++i)
+        report["shapes"][i]["drawn"] = apps::to_string(drawn[i].drawn);
+    }
+    cli::print_json(std::cout, report);
   } else {
     std::cout << "\nsgemm against cuBLAS SGEMM in the same run:\n";
     apps::print_sgemm_bench_summary(std::cout, shapes);

@@ -1,7 +1,7 @@
-// `ptxrt bench sgemm`: the SGEMM family at each shape (--shape, repeatable; default the twelve
-// of docs/perf-notes.md) against cuBLAS in the same process: the family's default there, the
-// best listed config, and the tuning database's winner for the shape when there is one
-// (apps/matmul/sgemm_bench.hpp).
+// `ptxrt bench sgemm`: the SGEMM family at each shape (--shape, repeatable; --random N, drawn
+// from --seed; default the twelve of docs/perf-notes.md) against cuBLAS in the same process:
+// the family's default there, the best listed config, and the tuning database's winner for the
+// shape when there is one (apps/matmul/sgemm_bench.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,6 +13,7 @@ namespace ptxrt::tools {
 
 struct SgemmBenchArguments {
   std::vector<std::string> shapes;  // MxNxK; checked by check_sgemm_shape
+  int random = 0;                   // shapes drawn from seed (apps/matmul/sgemm_shapes.hpp)
   int rounds = 2;
   int repeat = 0;  // 0: 10, or 3 with quick
   bool every_listed = false;

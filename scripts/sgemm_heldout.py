@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The SGEMM family's default on shapes it was not fitted to: summarizes the JSON of
+`ptxrt bench sgemm --random N --seed S --json` (cuBLAS measured in the same run) as the held-out
+table of docs/perf-notes.md: the distribution of default/cuBLAS ratios (median, 10th percentile,
+worst five shapes), the same per drawn class, and how many shapes reach a goal.
+
+    build/ptxrt bench sgemm --random 40 --seed 101 --json > random-101.json   # on a GPU
+    scripts/sgemm_heldout.py random-101.json [--goal 0.90] [--markdown]
+"""
+import argparse
+import json
+import statistics
+import sys
+
+
+def percentile(values, share):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def rows_of(report, path):
+    rows = []
+    for shape in report.get("shapes", []):
+        default = next((row for row in shape["rows"] if "default" in row["roles"]), None)
+        if default is None or not default.get("ratio"):
+            sys.exit(f"{path}: {shape['m']}x{shape['n']}x{shape['k']} has no default row with a "
+                     "ratio to cuBLAS (was cuBLAS found?)")
+        timed = [row for row in shape["rows"] if row.get("ratio")]
+        best = max(timed, key=lambda row: row["ratio"])
+        rows.append({"shape": f"{shape['m']}x{shape['n']}x{shape['k']}",
+                     "drawn": shape.get("drawn", shape["class"]),
+                     "cublas": shape["cublas_tflops"], "default": default["ratio"],
+                     "best": best["ratio"], "config": default["describe"]})
+    return rows
+
+
+def summary_line(label, ratios, goal):
+    met = sum(ratio >= goal for ratio in ratios)
+    return (f"| {label} | {len(ratios)} | {statistics.median(ratios):.2f} | "
+            f"{percentile(ratios, 0.1):.2f} | {min(ratios):.2f} | {met} of {len(ratios)} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("reports", nargs="+",
+                        help="JSON of `ptxrt bench sgemm --random ... --json`")
+    parser.add_argument("--goal", type=float, default=0.90, help="the default/cuBLAS ratio to reach")
+    args = parser.parse_args()
+    for path in args.reports:
+        with open(path) as file:
+            report = json.load(file)
+        rows = rows_of(report, path)
+        if not rows:
+            sys.exit(f"{path}: no shapes")
+        drawn = report.get("random", {})
+        print(f"## {path}: {report.get('device', '?')}, {len(rows)} shapes"
+              + (f", seed {drawn['seed']}" if drawn else ""))
+        print()
+        print(f"| shapes | count | median | 10th percentile | worst | at least {args.goal:.2f}x |")
+        print("|---|---|---|---|---|---|")
+        print(summary_line("all", [row["default"] for row in rows], args.goal))
+        for label in dict.fromkeys(row["drawn"] for row in rows):
+            print(summary_line(label, [row["default"] for row in rows if row["drawn"] == label],
+                               args.goal))
+        print()
+        print("Worst five (default/cuBLAS; the best config the bench timed there):")
+        print()
+        print("| shape | drawn | cuBLAS TFLOP/s | default | best timed | default config |")
+        print("|---|---|---|---|---|---|")
+        for row in sorted(rows, key=lambda row: row["default"])[:5]:
+            print(f"| {row['shape']} | {row['drawn']} | {row['cublas']:.2f} | "
+                  f"{row['default']:.2f}x | {row['best']:.2f}x | {row['config']} |")
+        print()
+
+
+if __name__ == "__main__":
+    main()
