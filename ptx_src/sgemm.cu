@@ -16,7 +16,7 @@
 // SPLIT_K > 1 splits K into SPLIT_K slices of whole BK tiles, one per blockIdx.z, so that a
 // product with few tiles of C and a deep K fills the GPU: each slice's block writes its partial
 // product to slice z of a workspace of SPLIT_K stacked M×N matrices (passed as C), and
-// sgemm_split_reduce sums the slices in slice order into C. No atomics: the result is the same
+// sgemm_split_reduce sums the slices in one fixed order into C. No atomics: the result is the same
 // bits on every run.
 //
 // Three switches that change no result (docs/perf-notes.md predicts each):
@@ -46,7 +46,7 @@
 // ptxrt: define GROUP_M in {1, 8} default 1
 // ptxrt: define VECTOR_A in {0, 1} default 0
 // ptxrt: define SKIP_IDLE_WARPS in {0, 1} default 0
-// ptxrt: define SPLIT_K in {1, 2, 3, 4, 6, 8, 12, 16} default 1
+// ptxrt: define SPLIT_K in {1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128} default 1
 // ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS VECTOR_A SPLIT_K
 // ptxrt: constraint WARPS_M * WARPS_N >= 2 && WARPS_M * WARPS_N <= 8
 // ptxrt: constraint TM * TN >= 16 && BK >= 16 && STAGES >= 3
@@ -54,7 +54,7 @@
 // ptxrt: constraint WARPS_N * (32 / LANES_M) * TN >= 32 && WARPS_N * (32 / LANES_M) * TN <= 256
 // ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM), SPLIT_K) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment; with SPLIT_K > 1, C is the workspace of SPLIT_K partial products (SPLIT_K·M·N floats)
 // ptxrt: entry sgemm_aligned same launch as sgemm — needs N % 4 == 0 and B, C 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), 16-byte stores of C
-// ptxrt: entry sgemm_split_reduce grid=(any) block=256 — C = the sum of the SPLIT_K partial products in the workspace, slice by slice in order (float4 where C and the count allow)
+// ptxrt: entry sgemm_split_reduce grid=(any) block=256 — C = the sum of the SPLIT_K partial products in the workspace, added in one fixed order (float4 where C and the count allow)
 // clang-format on
 
 #if !defined(WARPS_M) || !defined(WARPS_N) || !defined(LANES_M)
@@ -468,36 +468,60 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
   sgemm_block<true>(a, b, c, m, n, k);
 }
 
-// C[i] = partials[i] + partials[count + i] + ... + partials[(SPLIT_K - 1)·count + i], always in
-// that order, so that a split product is the same bits on every run. A grid-stride loop: any
-// grid covers any count. By float4 where count % 4 == 0 and C and the workspace are 16-byte
+// C[i] = the sum of the SPLIT_K partials of element i, always added in the same order, so that a
+// split product is the same bits on every run. The deep splits of a small C leave few elements,
+// each with many partials: a block's threads form kReduceGroups groups side by side, group g
+// adding slices g, g + kReduceGroups, ... of the block's elements in order, and the first group
+// then adding the groups' sums in group order. A grid-stride loop over runs of
+// kReduceElements elements: any grid covers any count (the host launches one block a run,
+// sgemm_reduce_launch). By float4 where count % 4 == 0 and C and the workspace are 16-byte
 // aligned (a uniform branch), else by float.
-extern "C" __global__ void __launch_bounds__(256)
+constexpr int kReduceThreads = 256;
+// A power of two up to 8, at most SPLIT_K (sgemm_reduce_groups on the host says the same).
+constexpr int kReduceGroups = SPLIT_K >= 8 ? 8 : SPLIT_K >= 4 ? 4 : SPLIT_K >= 2 ? 2 : 1;
+constexpr int kReduceElements = kReduceThreads / kReduceGroups;
+
+__device__ inline void accumulate(float& sum, float part) { sum += part; }
+__device__ inline void accumulate(float4& sum, const float4& part) {
+  sum.x += part.x, sum.y += part.y, sum.z += part.z, sum.w += part.w;
+}
+
+template <typename Element>
+__device__ void reduce_slices(const Element* __restrict__ slices, Element* __restrict__ out,
+                              long long count, Element* sums) {
+  const int element = threadIdx.x % kReduceElements;
+  const int group = threadIdx.x / kReduceElements;
+  for (long long base = static_cast<long long>(blockIdx.x) * kReduceElements; base < count;
+       base += static_cast<long long>(gridDim.x) * kReduceElements) {
+    const long long i = base + element;
+    if (i < count) {
+      Element sum = slices[group * count + i];
+#pragma unroll 4
+      for (int z = group + kReduceGroups; z < SPLIT_K; z += kReduceGroups)
+        accumulate(sum, slices[z * count + i]);
+      sums[threadIdx.x] = sum;
+    }
+    __syncthreads();
+    if (group == 0 && i < count) {
+      Element total = sums[element];
+#pragma unroll
+      for (int g = 1; g < kReduceGroups; ++g)
+        accumulate(total, sums[g * kReduceElements + element]);
+      out[i] = total;
+    }
+    __syncthreads();  // the sums are written again by the next run
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(kReduceThreads)
     sgemm_split_reduce(const float* __restrict__ partials, float* __restrict__ c,
                        long long count) {
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  __shared__ float4 sums[kReduceThreads];
   const bool vectors = count % 4 == 0 && reinterpret_cast<unsigned long long>(c) % 16 == 0 &&
                        reinterpret_cast<unsigned long long>(partials) % 16 == 0;
-  if (vectors) {
-    const auto* slices = reinterpret_cast<const float4*>(partials);
-    auto* out = reinterpret_cast<float4*>(c);
-    const long long quads = count / 4;
-    for (long long i = first; i < quads; i += stride) {
-      float4 sum = slices[i];
-#pragma unroll
-      for (int z = 1; z < SPLIT_K; ++z) {
-        const float4 part = slices[z * quads + i];
-        sum.x += part.x, sum.y += part.y, sum.z += part.z, sum.w += part.w;
-      }
-      out[i] = sum;
-    }
-    return;
-  }
-  for (long long i = first; i < count; i += stride) {
-    float sum = partials[i];
-#pragma unroll
-    for (int z = 1; z < SPLIT_K; ++z) sum += partials[z * count + i];
-    c[i] = sum;
-  }
+  if (vectors)
+    reduce_slices(reinterpret_cast<const float4*>(partials), reinterpret_cast<float4*>(c),
+                  count / 4, sums);
+  else
+    reduce_slices(partials, c, count, reinterpret_cast<float*>(sums));
 }

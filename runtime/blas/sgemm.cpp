@@ -125,7 +125,7 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
   sgemm_kernel(jit, context, config, product.entry)
       .launch(product.launch, a, b, destination, m, n, k);
   if (config.split_k > 1) {
-    LaunchConfig reduce = sgemm_reduce_launch(device, m, n);
+    LaunchConfig reduce = sgemm_reduce_launch(config, device, m, n);
     reduce.stream = options.stream;
     sgemm_kernel(jit, context, config, "sgemm_split_reduce")
         .launch(reduce, destination, c, static_cast<long long>(m) * n);

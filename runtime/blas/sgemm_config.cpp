@@ -201,11 +201,17 @@ SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned) 
       aligned ? "sgemm_aligned" : "sgemm"};
 }
 
-LaunchConfig sgemm_reduce_launch(const DeviceProperties& device, int m, int n) {
+int sgemm_reduce_groups(int split_k) {
+  return split_k >= 8 ? 8 : split_k >= 4 ? 4 : split_k >= 2 ? 2 : 1;
+}
+
+LaunchConfig sgemm_reduce_launch(const SgemmConfig& config, const DeviceProperties& device, int m,
+                                 int n) {
   const long long quads = ceil_div(static_cast<long long>(m) * n, 4);
   const long long most =
       static_cast<long long>(std::max(device.sm_count, 1)) * reduce_blocks_per_sm;
-  const long long blocks = std::clamp(ceil_div(quads, reduce_threads), 1ll, most);
+  const long long quads_per_block = reduce_threads / sgemm_reduce_groups(config.split_k);
+  const long long blocks = std::clamp(ceil_div(quads, quads_per_block), 1ll, most);
   return {.grid = Dim3(static_cast<unsigned>(blocks)),
           .block = Dim3(static_cast<unsigned>(reduce_threads))};
 }

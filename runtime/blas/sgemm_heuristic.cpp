@@ -34,7 +34,7 @@ constexpr double reduce_launch_ms = 2.99e-3;
 constexpr double memory_efficiency = 2.97;
 constexpr double fallback_bandwidth_gb_per_s = 2000.0;
 // SPLIT_K's declared values (ptx_src/sgemm.cu).
-constexpr std::array<int, 8> split_values{1, 2, 3, 4, 6, 8, 12, 16};
+constexpr std::array<int, 11> split_values{1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128};
 
 double fill_ms(const SgemmConfig& config, int resident_blocks, int depth) {
   const int filled = std::min((config.stages - 1) * config.block_k, depth);
@@ -117,7 +117,11 @@ SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int regis
   // flop per ms of one SM at the config's full rate.
   const double sm_rate = tflops * 1e9 / h100_sm_count;
   const int depth = sgemm_slice_depth(config, k);
-  const double block_flop = 2.0 * config.block_m() * config.block_n() * static_cast<double>(depth);
+  // A block computes whole BK tiles of K, the last one padded with zeros: at K = 17, BK 32 does
+  // the FFMAs of 32.
+  const int computed_depth = (depth + config.block_k - 1) / config.block_k * config.block_k;
+  const double block_flop =
+      2.0 * config.block_m() * config.block_n() * static_cast<double>(computed_depth);
   const double overhead = round_overhead_ms + fill_ms(config, resident, depth);
   const long long full_rounds = estimate.blocks / estimate.slots;
   const long long rest = estimate.blocks % estimate.slots;

@@ -145,6 +145,26 @@ TEST_CASE("a split whose last slices are empty still sums to the product, on one
   CHECK(workspace.capacity_floats() >= 16u * 130u * 257u);
 }
 
+TEST_CASE("the deep splits of a small C sum every slice, in every group of the reduction") {
+  // Splits of 32 to 128 on a few tiles of C and a deep, odd K (slices of unequal length); C of
+  // N % 4 != 0 runs the reduction by float, N % 4 == 0 by float4; 3 and 6 leave groups of
+  // threads with one slice fewer than others.
+  using ptxrt::testing::full_or_sanitized;
+  SgemmWorkspace workspace(test_context());
+  unsigned seed = 401;
+  for (const Shape shape :
+       {full_or_sanitized<Shape>({63, 65, 40001}, {33, 35, 9001}),
+        full_or_sanitized<Shape>({64, 64, 65536}, {32, 64, 16384}), Shape{5, 130, 8195}}) {
+    const Problem problem(shape, seed += 2);
+    for (const int split : {3, 6, 32, 64, 128}) {
+      SgemmConfig config =
+          sgemm_heuristic_config(test_context().device().properties(), shape.m, shape.n, shape.k);
+      config.split_k = split;
+      CHECK(check_product(problem, given(config, &workspace)).split_k == split);
+    }
+  }
+}
+
 TEST_CASE("sgemm on addresses 4 bytes off 16 runs the any-alignment entry and matches") {
   // A, B and C one float into their allocations: the heuristic's vector A must be dropped and
   // the float-at-a-time entry run, with a split too.

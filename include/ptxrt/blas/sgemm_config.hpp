@@ -87,9 +87,15 @@ struct PTXRT_API SgemmLaunch {
 };
 PTXRT_API SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned);
 
-// The launch of sgemm_split_reduce over an m×n C: 256 threads a block, enough blocks for one
-// float4 each, at most 16 per SM of `device` (the kernel's grid-stride loop does the rest).
-PTXRT_API LaunchConfig sgemm_reduce_launch(const DeviceProperties& device, int m, int n);
+// How many groups of sgemm_split_reduce's threads add a split's slices side by side: the largest
+// power of two up to 8 that is at most split_k.
+PTXRT_API int sgemm_reduce_groups(int split_k);
+
+// The launch of sgemm_split_reduce for `config` over an m×n C: 256 threads a block, each group
+// of them (sgemm_reduce_groups) on one float4 of C, enough blocks for every float4, at most 16
+// per SM of `device` (the kernel's grid-stride loop does the rest).
+PTXRT_API LaunchConfig sgemm_reduce_launch(const SgemmConfig& config,
+                                           const DeviceProperties& device, int m, int n);
 
 // Whether sgemm_aligned may run `config` on these addresses, where `c` is what the product
 // writes (the workspace when split): n % 4 == 0 and B and C 16-byte aligned, and with
