@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Fits the SGEMM shape heuristic (runtime/blas/sgemm_heuristic.cpp) to a recorded bench.
+"""Fits the SGEMM shape heuristic (runtime/blas/sgemm_heuristic.cpp) to recorded benches.
 
-    scripts/fit_sgemm_heuristic.py docs/perf-data/sgemm-bench-h100.txt [--search N [--seed S]]
+    scripts/fit_sgemm_heuristic.py docs/perf-data/sgemm-bench-h100.txt \
+        docs/perf-data/sgemm-train-11-h100.json ... [--search N [--seed S]]
 
-The bench (`ptxrt bench sgemm --all`) times every listed config on each shape. This script
+Each bench (`ptxrt bench sgemm --all`, its text or its --json, e.g. of `--random 20 --seed 11`)
+times every listed config on each shape. This script
 mirrors the C++ model (rounds of resident blocks, each block's flop at its config's full rate, a
 per-round overhead and ring fill, the split's reduction) and prints, per shape, the config the
 model picks, its measured rate and the best measured. With --search N it runs N steps of a
@@ -13,6 +15,7 @@ best (the worst shape counted thrice), and prints the best set found. The C++ fi
 reference: copy a chosen set there by hand, then rerun this without --search to check it.
 """
 import argparse
+import json
 import math
 import random
 import re
@@ -20,24 +23,28 @@ import re
 SM_COUNT = 132
 DRAM_GB_PER_S = 3352.0  # the H100 SXM's theoretical: 2 x 2619 MHz x 5120 bits
 MIN_SLICE_DEPTH = 256
-SPLITS = [1, 2, 3, 4, 6, 8, 12, 16]
+SPLITS = [1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128]
 
 # The C++ constants (sgemm_heuristic.cpp) and their search bounds.
-CONSTANTS = dict(round_overhead_ms=0.931e-3, fill_bytes_per_ms=43.5e6, warps_for_full_rate=8.19,
-                 reduce_launch_ms=2.99e-3, memory_efficiency=2.97, split_penalty=1.043)
+CONSTANTS = dict(round_overhead_ms=0.389e-3, fill_bytes_per_ms=41.4e6, warps_for_full_rate=4.95,
+                 reduce_launch_ms=2.88e-3, memory_efficiency=2.90, split_penalty=1.02,
+                 store_bytes_per_ms=9.22e6)
 BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
               warps_for_full_rate=(4.0, 16.0), reduce_launch_ms=(1e-3, 3e-3),
-              memory_efficiency=(0.6, 3.0), split_penalty=(1.0, 1.05))
+              memory_efficiency=(0.6, 3.0), split_penalty=(1.0, 1.05),
+              store_bytes_per_ms=(5e6, 60e6))
 # The menu: (warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks,
 # vector_a), full rate aligned, any alignment (TFLOP/s), registers per thread (the larger of
 # sgemm's and sgemm_aligned's, ptxas sm_90, CUDA 13.0).
-MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 50.69, 45.67, 250),
-        ((2, 4, 4, 8, 8, 16, 4, 1, True), 50.64, 45.6, 128),
-        ((4, 2, 4, 8, 8, 16, 3, 2, False), 46.03, 41.65, 128),
-        ((2, 2, 8, 8, 8, 16, 3, 2, True), 48.82, 47.81, 153),
-        ((2, 2, 4, 8, 8, 16, 3, 3, True), 44.09, 39.7, 147),
-        ((2, 2, 4, 8, 4, 16, 3, 4, True), 42.06, 37.85, 96),
-        ((2, 2, 4, 4, 4, 16, 3, 4, True), 34.18, 30.78, 72)]
+MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 52.57, 47.36, 250),
+        ((2, 4, 4, 8, 8, 16, 4, 1, True), 49.53, 44.6, 128),
+        ((4, 2, 4, 8, 8, 16, 3, 2, False), 44.88, 40.61, 128),
+        ((2, 2, 8, 8, 8, 16, 3, 2, True), 47.13, 46.15, 153),
+        ((2, 2, 4, 8, 8, 16, 3, 3, True), 45.51, 40.98, 147),
+        ((2, 2, 4, 8, 4, 16, 3, 4, True), 42.64, 38.37, 96),
+        ((2, 2, 4, 4, 4, 16, 3, 4, True), 33.14, 29.85, 72),
+        ((4, 1, 4, 8, 8, 16, 3, 3, True), 45.27, 40.75, 151),
+        ((2, 2, 4, 8, 4, 8, 4, 4, True), 40.17, 36.15, 95)]
 # What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
 # sub-partitions, allocated per warp in units of 256; shared memory with 1 KiB reserved per
 # block, in units of 128.
@@ -59,7 +66,27 @@ def config_key(text):
             int(g[10]), 'vector A' in rest, split)
 
 
+DEFINES = ('WARPS_M', 'WARPS_N', 'LANES_M', 'TM', 'TN', 'BK', 'STAGES', 'MIN_BLOCKS')
+
+
+def read_bench_json(path):
+    shapes = {}
+    for record in json.load(open(path))['shapes']:
+        rows = {'cublas': record['cublas_tflops']}
+        for row in record['rows']:
+            config = row['config']
+            if row.get('failure') or config['GROUP_M'] != 1 or config['SKIP_IDLE_WARPS']:
+                continue
+            key = (tuple(config[name] for name in DEFINES) + (bool(config['VECTOR_A']),
+                                                               config['SPLIT_K']))
+            rows[key] = row['tflops']
+        shapes[(record['m'], record['n'], record['k'])] = rows
+    return shapes
+
+
 def read_bench(path):
+    if path.endswith('.json'):
+        return read_bench_json(path)
     shapes, shape = {}, None
     for line in open(path):
         header = re.match(r'== (\d+)x(\d+)x(\d+)', line)
@@ -106,9 +133,12 @@ def estimate_ms(config, split, tflops, registers, m, n, k, c):
     slots = SM_COUNT * resident
     sm_rate = tflops * 1e9 / SM_COUNT
     depth = slice_depth(config, split, k)
-    block_flop = 2.0 * block_m * block_n * depth
+    block_flop = 2.0 * block_m * block_n * ceil_div(depth, block_k) * block_k
     fill = resident * min((stages - 1) * block_k, depth) * (block_m + block_n) * 4
-    overhead = c['round_overhead_ms'] + fill / c['fill_bytes_per_ms']
+    # The round's tiles of C stored; the other resident blocks' main loops hide all but 1/resident
+    # of it.
+    store = block_m * block_n * 4 / c['store_bytes_per_ms']
+    overhead = c['round_overhead_ms'] + fill / c['fill_bytes_per_ms'] + store
     milliseconds = blocks // slots * (resident * block_flop / sm_rate + overhead)
     rest = blocks % slots
     if rest:
@@ -174,18 +204,25 @@ def search(shapes, steps, seed=1):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('bench')
+    parser.add_argument('benches', nargs='+')
     parser.add_argument('--search', type=int, default=0, metavar='N')
     parser.add_argument('--seed', type=int, default=1, metavar='S')
     arguments = parser.parse_args()
-    shapes = read_bench(arguments.bench)
+    shapes = {}
+    for path in arguments.benches:
+        shapes.update(read_bench(path))
     constants, menu = CONSTANTS, MENU
     if arguments.search:
         constants, menu = search(shapes, arguments.search, arguments.seed)
         print('constants:', {name: float(f'{value:.4g}') for name, value in constants.items()})
         print('menu rates:', [(round(entry[1], 2), round(entry[2], 2)) for entry in menu])
     at_best = near_best = 0
+    ratios, unmeasured = [], 0
     for shape, pick, got, best, cublas in picks(shapes, constants, menu):
+        if got:
+            ratios.append(got / cublas)
+        else:
+            unmeasured += 1
         block_m, block_n, block_k = tile(pick[:9])[:3]
         at_best += got == best
         near_best += bool(got) and got >= 0.98 * best
@@ -194,6 +231,10 @@ def main():
               f'{(got or float("nan")) / cublas:.3f}x cuBLAS')
     print(f'the pick is the measured best on {at_best} of {len(shapes)} shapes, within 2 % of it '
           f'on {near_best}')
+    ratios.sort()
+    print(f'measured picks against cuBLAS: median {ratios[len(ratios) // 2]:.3f}, 10th percentile '
+          f'{ratios[len(ratios) // 10]:.3f}, worst {ratios[0]:.3f}; {unmeasured} picks the benches '
+          'did not time')
 
 
 if __name__ == '__main__':

@@ -5,7 +5,7 @@ table of docs/perf-notes.md: the distribution of default/cuBLAS ratios (median, 
 worst five shapes), the same per drawn class, and how many shapes reach a goal.
 
     build/ptxrt bench sgemm --random 40 --seed 101 --json > random-101.json   # on a GPU
-    scripts/sgemm_heldout.py random-101.json [--goal 0.90] [--markdown]
+    scripts/sgemm_heldout.py random-101.json [--goal 0.90]
 """
 import argparse
 import json
@@ -44,7 +44,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+",
                         help="JSON of `ptxrt bench sgemm --random ... --json`")
-    parser.add_argument("--goal", type=float, default=0.90, help="the default/cuBLAS ratio to reach")
+    parser.add_argument("--goal", type=float, default=0.90,
+                        help="the default/cuBLAS ratio to reach")
     args = parser.parse_args()
     for path in args.reports:
         with open(path) as file:

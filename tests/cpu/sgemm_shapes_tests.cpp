@@ -44,7 +44,9 @@ TEST_CASE("each draw lies in its class's ranges, the classes in turn") {
   const auto shapes = ptxrt::apps::draw_sgemm_shapes(200, 3);
   std::set<std::tuple<int, int, int>> distinct;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const auto& [size, drawn] = shapes[i];
+    // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+    const ptxrt::apps::SgemmBenchSize& size = shapes[i].size;
+    const SgemmDrawnClass drawn = shapes[i].drawn;
     CAPTURE(size.name());
     distinct.insert({size.m, size.n, size.k});
     if (i % 2 == 0) {

@@ -5,18 +5,20 @@
 //   The product runs as tiles(C) × split_k blocks, in rounds of sm_count × the blocks an SM
 //   holds (the occupancy model's count from the config's registers, threads and shared memory:
 //   often more than its min_blocks). A full round takes those blocks' 2·BM·BN·depth flop each
-//   at the SM's share of the config's rate, plus an overhead (a fixed part, and the ring's first
-//   tiles arriving before the first FFMA: what makes deep rings and large tiles cost at short
-//   K); in the last, partial round the busiest SM holds ceil(rest / sm_count) blocks and runs at
-//   its occupancy's share of the rate (the square root of its resident warps over about 8, at
-//   most 1: two warps per scheduler hide the latencies of these tiles). A split adds its
+//   at the SM's share of the config's rate, plus an overhead (a fixed part, the ring's first
+//   tiles arriving before the first FFMA, and one block's tile of C stored, which the other
+//   resident blocks cannot hide: what makes deep rings and large tiles cost at short K); in the
+//   last, partial round the busiest SM holds ceil(rest / sm_count) blocks and runs at its
+//   occupancy's share of the rate (the square root of its resident warps over about 5, at most
+//   1). A split adds its
 //   reduction: the partial products written and read once at memory speed, and a second launch.
 //
 // The menu's rates are full-round throughputs on an H100, per device, fitted with the model's
-// constants to a bench of every menu config on twelve shapes (docs/perf-data/sgemm-bench-h100.txt,
-// scripts/fit_sgemm_heuristic.py; each entry says what its config measured on its own).
-// docs/perf-notes.md, "SGEMM on every shape", gives the derivation and the bench and tune commands that check
-// the choices; a CPU test checks the choice for a table of shapes. Pure functions; thread-safe.
+// constants to benches of every listed config on twelve shapes and forty drawn ones
+// (docs/perf-data/sgemm-*-h100.*, scripts/fit_sgemm_heuristic.py; each entry says what its config
+// measured on its own). docs/perf-notes.md, "SGEMM on every shape" and "SGEMM on shapes nobody
+// fitted", give the derivation, the held-out measurements and the commands that check the
+// choices; a CPU test checks the choice for a table of shapes. Pure functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -56,7 +58,7 @@ PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops,
 
 // How much slower than predicted sgemm_estimates counts a split, so that it must win clearly to
 // be chosen (it needs a workspace and a second launch).
-inline constexpr double sgemm_split_penalty = 1.04;
+inline constexpr double sgemm_split_penalty = 1.02;
 
 // Every menu config that suits `device` at every split worth trying (slices at least 256 deep),
 // predicted, fastest first, a split's time times sgemm_split_penalty.
