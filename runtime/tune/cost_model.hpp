@@ -58,8 +58,9 @@ class CostModel {
 };
 
 // The candidates ready to time, handed out one at a time: first the highest predicted occupancy
-// (then fewest registers), then a few at random so the model sees the space, then by the model:
-// the lowest predicted log time less a share of its uncertainty.
+// (then fewest registers), then a few at random among the register counts taken least often so
+// the model sees the space and every kind of compiled code, then by the model: the lowest
+// predicted log time less a share of its uncertainty.
 class ModelGuidedOrder {
  public:
   // `space_size`: how many configs the tune will time at most (sets the random start's length).
@@ -75,6 +76,7 @@ class ModelGuidedOrder {
 
  private:
   std::size_t pick_by_model();
+  std::size_t pick_unseen_code();
 
   std::vector<TuningParameter> parameters_;
   std::size_t initial_;
@@ -84,6 +86,7 @@ class ModelGuidedOrder {
   std::vector<std::vector<double>> waiting_features_;
   std::vector<std::vector<double>> seen_features_;
   std::vector<double> seen_log_ms_;
+  std::vector<int> taken_registers_;  // of every candidate handed out, in order
   std::size_t taken_ = 0;
   std::size_t fitted_at_ = 0;  // how many results the model was last fitted on
 };
