@@ -230,11 +230,14 @@ bool started_as_worker() {
 }
 
 // The worker command line of a problem (its file, or --name and the name) at `sizes` (none when
-// the problem declares no sizes) on device `ordinal`, as serve_tune_worker reads it.
-std::vector<std::string> problem_worker_command(const std::vector<std::string>& problem_words,
+// the problem declares no sizes) on device `ordinal`, as serve_tune_worker reads it; `program`
+// is the worker's executable (empty: this one).
+std::vector<std::string> problem_worker_command(const fs::path& program,
+                                                const std::vector<std::string>& problem_words,
                                                 const ProblemSizes& sizes, int ordinal) {
-  std::vector<std::string> command{fs::read_symlink("/proc/self/exe").string(),
-                                   std::string(worker_flag)};
+  std::vector<std::string> command{
+      program.empty() ? fs::read_symlink("/proc/self/exe").string() : program.string(),
+      std::string(worker_flag)};
   command.insert(command.end(), problem_words.begin(), problem_words.end());
   if (!sizes.empty()) command.insert(command.end(), {"--size", format_problem_sizes(sizes)});
   command.insert(command.end(), {"--device", std::to_string(ordinal)});
@@ -424,6 +427,11 @@ TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& given
     throw Error(ErrorKind::invalid_argument,
                 "this process was started as a tuning worker, yet tunes again: call "
                 "ptxrt::serve_tune_worker(argc, argv) at the top of main");
+  if (!options.worker_program.empty() && (!fs::is_regular_file(options.worker_program) ||
+                                          ::access(options.worker_program.c_str(), X_OK) != 0))
+    throw Error(ErrorKind::not_found, "ProblemTuneOptions::worker_program " +
+                                          detail::quoted_path(options.worker_program) +
+                                          " is not an executable file");
   const ProblemSizes sizes = problem.complete_sizes(given);
   const std::vector<DeviceProperties> devices = one_model_devices(
       options.devices.empty() ? std::vector<int>{options.device} : options.devices);
@@ -453,8 +461,8 @@ TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& given
     file.emplace(problem);
     problem_words = {file->path().string()};
   }
-  job.worker_command = [&problem_words, &sizes](int ordinal) {
-    return problem_worker_command(problem_words, sizes, ordinal);
+  job.worker_command = [&problem_words, &sizes, &options](int ordinal) {
+    return problem_worker_command(options.worker_program, problem_words, sizes, ordinal);
   };
   return tune_job(job, job_options, progress);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -401,4 +402,28 @@ TEST_CASE("the tuning key changes with the size and the device but not between c
   ptxrt::DeviceProperties other = device;
   other.name = "NVIDIA H200";
   CHECK(key(256, other).device == "NVIDIA H200");
+}
+
+TEST_CASE("tune_problem refuses a worker program that is not an executable file, before any GPU") {
+  const ptxrt::KernelProblem problem(
+      ptxrt::Program::from_string("extern \"C\" __global__ void k(float* x) {}", "k.cu"), "k");
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() /
+                                       ("ptxrt-worker-program-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  const std::filesystem::path plain_file = folder / "worker";
+  std::ofstream(plain_file) << "#!/bin/sh\n";
+  for (const std::filesystem::path& program : {folder, plain_file, folder / "absent"}) {
+    CAPTURE(program);
+    ptxrt::ProblemTuneOptions options;
+    options.worker_program = program;
+    try {
+      ptxrt::tune_problem(problem, {}, options);
+      FAIL("tune_problem took " << program);
+    } catch (const ptxrt::Error& error) {
+      CHECK(error.kind() == ptxrt::ErrorKind::not_found);
+      CHECK(std::string(error.what()) == "ProblemTuneOptions::worker_program '" + program.string() +
+                                             "' is not an executable file");
+    }
+  }
+  std::filesystem::remove_all(folder);
 }

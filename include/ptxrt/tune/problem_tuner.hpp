@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <optional>
 
@@ -101,6 +102,10 @@ struct PTXRT_API ProblemTuneOptions {
   // The worker's serve_tune_worker has a resolver that rebuilds this problem from its name:
   // then a problem with C++ callbacks, which cannot be sent, is isolated too.
   bool rebuilt_by_name = false;
+  // The program started as each worker: empty for this process's own executable. A host that
+  // cannot answer as a worker itself (an interpreter, a plugin) names a program that calls
+  // serve_tune_worker at the top of main and does nothing else.
+  std::filesystem::path worker_program;
 };
 
 // Tunes `problem` at `sizes` on options.devices (else options.device): check_problem and
