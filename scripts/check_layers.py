@@ -4,9 +4,10 @@
     support <- driver <- {jit, inspect} <- tune <- blas,  tune <- mpi      (the components)
     apps: the public headers of core, tune and blas, support/, and apps/ itself
     tools: everything public, apps/, support/, and tools/ itself
+    python: the public headers of core and tune, and python/ itself (the extension module)
 
 Each file belongs to a layer by its folder: runtime/core/<layer>/, runtime/<layer>/, apps/*/,
-tools/ (with tools/mpi/). A public header include/ptxrt/<component>/X.hpp belongs to the layer
+tools/ (with tools/mpi/), python/ (with python/src/). A public header include/ptxrt/<component>/X.hpp belongs to the layer
 whose folder holds X.cpp (ptxrt::core's headers without one to "core", above jit and inspect); the
 umbrellas ptxrt/core.hpp, ptxrt/tune.hpp, ptxrt/blas.hpp and ptxrt/mpi.hpp to their component. An
 internal header is included by its layer's path ("driver/kernel_state.hpp"). Prints every include
@@ -33,10 +34,12 @@ ALLOWED = {
     "mpi": {"mpi", "tune", "core", "jit", "inspect", "driver", "support"},
     "apps": {"apps", "blas", "tune", "core", "jit", "inspect", "driver", "support"},
     "tools": {"tools", "apps", "mpi", "blas", "tune", "core", "jit", "inspect", "driver", "support"},
+    "python": {"python", "tune", "core", "jit", "inspect", "driver", "support"},
 }
 # The internal headers an application or the CLI may include: besides their own, only support/,
 # the foundation through which everything reads files, echoes input and starts processes.
-INTERNALS_ALLOWED = {"apps": {"apps", "support"}, "tools": {"tools", "apps", "support"}}
+INTERNALS_ALLOWED = {"apps": {"apps", "support"}, "tools": {"tools", "apps", "support"},
+                     "python": {"python"}}
 UMBRELLAS = {"ptxrt/core.hpp": "core", "ptxrt/ptxrt.hpp": "core", "ptxrt/tune.hpp": "tune",
              "ptxrt/blas.hpp": "blas", "ptxrt/mpi.hpp": "mpi", "ptxrt/export.hpp": "support"}
 
@@ -53,6 +56,8 @@ class Layout:
             self.folders[folder] = "apps"
         self.folders[root / "tools"] = "tools"
         self.folders[root / "tools" / "mpi"] = "tools"
+        self.folders[root / "python"] = "python"
+        self.folders[root / "python" / "src"] = "python"
         self.layer_of_stem = {}
         for folder, layer in self.folders.items():
             if layer in CORE_LAYERS:

@@ -9,7 +9,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
-  "") cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXRT_WERROR=ON >/dev/null ;;
+  # The Python package's extension where python3 has nanobind (scripts/setup.sh installs it).
+  "") python=$(command -v python3 || true)
+      with_python=OFF
+      [ -n "$python" ] && "$python" -c "import nanobind" 2>/dev/null && with_python=ON
+      cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTXRT_WERROR=ON \
+        -DPTXRT_PYTHON=$with_python ${python:+-DPython_EXECUTABLE="$python"} >/dev/null ;;
   # -O1 (as the sanitizers' authors advise) with line tables only (-g1): a report's stack needs no
   # more, and it compiles in about half of -O2 -g's time. No MPI: its tests run in the whole suite.
   --asan) cmake -S . -B build-asan -G Ninja -DCMAKE_CXX_COMPILER=clang++ \

@@ -44,6 +44,17 @@ if ! python3 -c "import matplotlib" 2>/dev/null; then
   python3 -m pip install --quiet matplotlib
 fi
 
+# The Python package: its build (scikit-build-core, nanobind), NumPy, and its tests (pytest, and
+# mypy for the stubs).
+python_packages=()
+for module in scikit_build_core:scikit-build-core nanobind numpy pytest mypy; do
+  python3 -c "import ${module%%:*}" 2>/dev/null || python_packages+=("${module##*:}")
+done
+if [ ${#python_packages[@]} -gt 0 ]; then
+  echo "setup: installing ${python_packages[*]} (pip)"
+  python3 -m pip install --quiet "${python_packages[@]}"
+fi
+
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ] && [ -z "${CUDAToolkit_ROOT:-}" ]; then
   echo "setup: no CUDA toolkit found (expected /usr/local/cuda); install it, or set CUDAToolkit_ROOT" >&2
   exit 1
