@@ -150,15 +150,16 @@ void bind_programs(nb::module_& m) {
           [](Program& p, std::string name, std::string content) -> Program& {
             return p.add_header(std::move(name), std::move(content));
           },
-          nb::arg("include_name"), nb::arg("content"), nb::rv_policy::reference,
+          nb::arg("include_name"), nb::arg("content"), nb::rv_policy::reference_internal,
           "A header the source includes by this name.")
       .def(
           "add_source",
           [](Program& p, std::string source, std::string name) -> Program& {
             return p.add_source(std::move(source), std::move(name));
           },
-          nb::arg("source"), nb::arg("name"), nb::rv_policy::reference)
-      .def("add_source_file", &Program::add_source_file, nb::arg("path"), nb::rv_policy::reference)
+          nb::arg("source"), nb::arg("name"), nb::rv_policy::reference_internal)
+      .def("add_source_file", &Program::add_source_file, nb::arg("path"),
+           nb::rv_policy::reference_internal)
       .def(
           "add_device_object",
           [](Program& p, nb::handle object, std::string name) -> Program& {
@@ -170,7 +171,7 @@ void bind_programs(nb::module_& m) {
             return p.add_device_object(
                 DeviceObject::from_file(nb::cast<std::filesystem::path>(object)));
           },
-          nb::arg("object"), nb::arg("name") = "device_object", nb::rv_policy::reference,
+          nb::arg("object"), nb::arg("name") = "device_object", nb::rv_policy::reference_internal,
           "A CUBIN, PTX, LTO-IR, fatbin or library (nvcc -dc, nvcc -lib) to link, from a path "
           "or bytes.")
       .def_prop_ro("name", &Program::name)

@@ -9,7 +9,10 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
+#include <future>
 
 #include "bindings.hpp"
 #include "ptxrt/core/architecture.hpp"
@@ -195,6 +198,33 @@ nb::dict outcome_dict(const TuneOutcome& outcome) {
   return d;
 }
 
+// tune_problem on a thread of its own while this one, the interpreter's, checks for Ctrl-C every
+// 100 ms: then the tune stops after the config in progress (every measurement stays recorded in
+// the database) and KeyboardInterrupt goes on once it has.
+TuneOutcome run_interruptibly(const KernelProblem& problem, const ProblemSizes& sizes,
+                              ProblemTuneOptions options) {
+  std::atomic<bool> stop{false};
+  options.tune.stop = &stop;
+  std::future<TuneOutcome> running =
+      std::async(std::launch::async, [&] { return tune_problem(problem, sizes, options); });
+  std::optional<nb::python_error> interrupt;
+  for (;;) {
+    std::future_status status;
+    {
+      nb::gil_scoped_release unlocked;
+      status = running.wait_for(std::chrono::milliseconds(100));
+    }
+    if (status == std::future_status::ready) break;
+    if (!interrupt && PyErr_CheckSignals() != 0) {
+      interrupt.emplace();  // takes the pending KeyboardInterrupt
+      stop = true;
+    }
+  }
+  TuneOutcome outcome = running.get();
+  if (interrupt) throw *interrupt;
+  return outcome;
+}
+
 nb::dict tune(const KernelProblem& problem, nb::handle sizes, const TuneArguments& arguments) {
   const ProblemSizes given = sizes_from(sizes);
   ProblemTuneOptions options;
@@ -210,12 +240,7 @@ nb::dict tune(const KernelProblem& problem, nb::handle sizes, const TuneArgument
   options.worker_program = worker_program();
   const TuningDatabase database(database_path(arguments.database));
   options.tune.database = &database;
-  TuneOutcome outcome;
-  {
-    nb::gil_scoped_release unlocked;
-    outcome = tune_problem(problem, given, options);
-  }
-  return outcome_dict(outcome);
+  return outcome_dict(run_interruptibly(problem, given, options));
 }
 
 void bind_problem(nb::module_& m) {
@@ -295,6 +320,8 @@ void bind_tunes(nb::module_& m) {
       "measurement recorded in `database` (default: $PTXRT_TUNING_DB, else the cache folder's "
       "tuning.json). strategy: 'model' (default), 'exhaustive', 'random', 'occupancy'; l2: "
       "'flush' or 'warm'; objective: 'time', 'energy', 'power' or a metric of the problem. "
+      "Ctrl-C stops it after the config in progress (KeyboardInterrupt, every measurement "
+      "recorded). "
       "Returns the report as a dict: winner, results (each config's measurement, resources "
       "and occupancy), what was pruned and why, and where the time went.");
 }

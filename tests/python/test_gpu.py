@@ -227,3 +227,34 @@ def test_the_python_examples_run(example, private_cache):
                             capture_output=True, text=True, env=environment, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert ("max error 0" if example == "saxpy.py" else "48 configs on") in result.stdout
+
+
+def test_ctrl_c_stops_a_tune_after_the_config_in_progress(private_cache):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    database = private_cache / "interrupted.json"
+    script = f"""
+import sys, ptxrt
+problem = ptxrt.Problem.from_file({str(KERNEL_TUNER_SET / "vector_add.json")!r},
+                                  {str(KERNEL_TUNER_SET / "vector_add.cu")!r})
+print("tuning", flush=True)
+try:
+    ptxrt.tune(problem, strategy="exhaustive", database={str(database)!r})
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(3)
+"""
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    assert process.stdout.readline().strip() == "tuning"
+    time.sleep(5)
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 3, out + err
+    assert time.monotonic() - started < 30  # the config in progress, not the other configs
+    recorded = database.read_text().count('"median_ms"')
+    assert 0 < recorded < 48  # what was timed before Ctrl-C stays recorded
