@@ -149,3 +149,19 @@ def test_grids_follow_kernel_tuners_divisors():
     assert kernel_tuner.grid_of((1000, 9), params, names,
                                 (["block_size_x", "tile_size_x"], None, None)) == (4, 3)
     assert kernel_tuner.grid_of("block_size_x * 3", params, names, ([], None, None)) == (384,)
+
+
+def test_a_tune_without_a_driver_raises_no_driver_from_its_thread(private_cache):
+    from conftest import HAS_GPU
+    if HAS_GPU:
+        pytest.skip("a driver is present")
+    with pytest.raises(ptxrt.Error) as raised:
+        ptxrt.tune(ptxrt.Problem(vector_add_spec(), VECTOR_ADD), database=private_cache / "db.json")
+    assert raised.value.kind == "no_driver"
+
+
+def test_a_tune_refuses_an_unknown_strategy_before_it_starts(private_cache):
+    with pytest.raises(ptxrt.Error, match="exhaustive") as raised:
+        ptxrt.tune(ptxrt.Problem(vector_add_spec(), VECTOR_ADD), strategy="annealing",
+                   database=private_cache / "db.json")
+    assert raised.value.kind == "invalid_argument"
