@@ -35,11 +35,9 @@ StreamRef stream_from(nb::handle stream);
 // it in the error.
 Dim3 dim3_from(nb::handle value, std::string_view what);
 
-// The defines as a dict ({"TILE": 16, "FAST": True, "NAME": None}) or a list of "NAME=VALUE"
-// strings; True and False become 1 and 0, None a bare -DNAME.
-std::vector<Define> defines_from(nb::handle defines);
-
-// CompileOptions from the keyword arguments every compiling call takes. An empty `arch` leaves
+// CompileOptions from the keyword arguments every compiling call takes: the defines as a dict
+// ({"TILE": 16, "FAST": True, "NAME": None}: True and False are 1 and 0, None a bare -DNAME) or
+// a list of "NAME=VALUE" strings. An empty `arch` leaves
 // the target unset (the context's device decides).
 CompileOptions compile_options_from(nb::handle defines, const std::vector<std::string>& options,
                                     const std::vector<std::string>& include_paths,

@@ -54,6 +54,29 @@ std::string define_value(nb::handle value, const std::string& name) {
               "defines['" + name + "'] must be an int, float, str, bool or None");
 }
 
+std::vector<Define> defines_from(nb::handle defines) {
+  std::vector<Define> result;
+  if (defines.is_none()) return result;
+  if (nb::isinstance<nb::dict>(defines)) {
+    for (auto [key, value] : nb::borrow<nb::dict>(defines)) {
+      const std::string name = nb::cast<std::string>(nb::str(key));
+      result.push_back({name, define_value(value, name)});
+    }
+    return result;
+  }
+  for (nb::handle item : defines) {
+    if (!nb::isinstance<nb::str>(item))
+      throw Error(ErrorKind::invalid_argument,
+                  "defines must be a dict or a list of 'NAME=VALUE' strings");
+    const std::string text = nb::cast<std::string>(item);
+    const std::size_t equals = text.find('=');
+    result.push_back(equals == std::string::npos
+                         ? Define{text, {}}
+                         : Define{text.substr(0, equals), text.substr(equals + 1)});
+  }
+  return result;
+}
+
 }  // namespace
 
 nb::dict resources_dict(const KernelResources& r) {
@@ -373,29 +396,6 @@ void bind_modules(nb::module_& m) {
 }
 
 }  // namespace
-
-std::vector<Define> defines_from(nb::handle defines) {
-  std::vector<Define> result;
-  if (defines.is_none()) return result;
-  if (nb::isinstance<nb::dict>(defines)) {
-    for (auto [key, value] : nb::borrow<nb::dict>(defines)) {
-      const std::string name = nb::cast<std::string>(nb::str(key));
-      result.push_back({name, define_value(value, name)});
-    }
-    return result;
-  }
-  for (nb::handle item : defines) {
-    if (!nb::isinstance<nb::str>(item))
-      throw Error(ErrorKind::invalid_argument,
-                  "defines must be a dict or a list of 'NAME=VALUE' strings");
-    const std::string text = nb::cast<std::string>(item);
-    const std::size_t equals = text.find('=');
-    result.push_back(equals == std::string::npos
-                         ? Define{text, {}}
-                         : Define{text.substr(0, equals), text.substr(equals + 1)});
-  }
-  return result;
-}
 
 CompileOptions compile_options_from(nb::handle defines, const std::vector<std::string>& options,
                                     const std::vector<std::string>& include_paths,

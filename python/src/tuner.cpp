@@ -10,7 +10,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <future>
 
@@ -31,11 +30,8 @@ nb::object json_module() { return nb::module_::import_("json"); }
 nb::dict config_dict(const TuningConfig& config) {
   nb::dict d;
   for (const Define& define : config.defines()) {
-    std::int64_t number = 0;
-    const char* end = define.value.data() + define.value.size();
-    const auto [stop, error] = std::from_chars(define.value.data(), end, number);
-    if (error == std::errc() && stop == end)
-      d[define.name.c_str()] = number;
+    if (const std::optional<std::int64_t> number = config.find(define.name))
+      d[define.name.c_str()] = *number;
     else
       d[define.name.c_str()] = define.value;
   }
