@@ -15,6 +15,7 @@
 #include "bindings.hpp"
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/memory.hpp"
+#include "ptxrt/core/stream.hpp"
 
 namespace ptxrt::python {
 namespace {
@@ -47,16 +48,65 @@ std::string where(const Kernel& kernel, std::size_t index) {
   return kernel.name() + ": argument " + std::to_string(index);
 }
 
+// Where a launch goes, and the streams of other libraries that wrote its arrays: the launch
+// waits for them (the CUDA array interface's "stream"; DLPack producers order their own).
+struct LaunchStreams {
+  const Context& context;
+  StreamRef launch;
+  std::vector<StreamRef> writers;
+  std::optional<bool> capturing_known = std::nullopt;
+
+  bool capturing() {
+    if (!capturing_known) capturing_known = stream_is_capturing(context, launch);
+    return *capturing_known;
+  }
+};
+
+// The stream number DLPack's __dlpack__(stream=) takes for `stream`: 1 for the legacy default
+// stream, -1 (do not synchronize) while it captures, as a captured launch runs later.
+std::int64_t dlpack_stream(LaunchStreams& streams) {
+  if (streams.capturing()) return -1;
+  const auto handle = reinterpret_cast<std::intptr_t>(streams.launch.handle());
+  return handle == 0 ? 1 : handle;
+}
+
 // The device address of an array from another library, or nothing when `value` is none.
-std::optional<std::uint64_t> device_address(nb::handle value, const std::string& who) {
+std::optional<std::uint64_t> device_address(nb::handle value, const std::string& who,
+                                            LaunchStreams& streams) {
   if (nb::hasattr(value, "__cuda_array_interface__")) {
     nb::dict interface = nb::cast<nb::dict>(value.attr("__cuda_array_interface__"));
+    if (interface.contains("stream") && !interface["stream"].is_none()) {
+      const auto writer = nb::cast<std::uint64_t>(interface["stream"]);
+      if (writer == 0)
+        throw Error(ErrorKind::invalid_argument,
+                    who + " (" + python_type_name(value) +
+                        "): __cuda_array_interface__ names stream 0, which the interface forbids "
+                        "(1 is the legacy default stream)");
+      streams.writers.emplace_back(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(writer)));
+    }
     nb::tuple data = nb::cast<nb::tuple>(interface["data"]);
     return nb::cast<std::uint64_t>(data[0]);
   }
   if (!nb::hasattr(value, "__dlpack__")) return std::nullopt;
+  if (nb::hasattr(value, "__dlpack_device__")) {
+    nb::tuple device = nb::cast<nb::tuple>(value.attr("__dlpack_device__")());
+    const int type = nb::cast<int>(device[0]);
+    if (type != dlpack_cuda && type != dlpack_cuda_managed)
+      throw Error(ErrorKind::invalid_argument,
+                  who + " is a host array (" + python_type_name(value) +
+                      "): pass a device array (CuPy, PyTorch, ptxrt.DeviceArray)");
+  }
+  // The producer makes the launch's stream wait for the array's writes; one that predates the
+  // stream argument orders nothing.
+  nb::object capsule;
+  try {
+    capsule = value.attr("__dlpack__")(nb::arg("stream") = dlpack_stream(streams));
+  } catch (nb::python_error& error) {
+    if (!error.matches(PyExc_TypeError)) throw;
+    capsule = value.attr("__dlpack__")();
+  }
   nb::ndarray<> array;
-  if (!nb::try_cast(value, array))
+  if (!nb::try_cast(capsule, array))
     throw Error(ErrorKind::invalid_argument, who + " (" + python_type_name(value) +
                                                  ") offers __dlpack__ but could not be imported");
   if (array.device_type() != dlpack_cuda && array.device_type() != dlpack_cuda_managed)
@@ -111,7 +161,7 @@ void add_float(PackedArguments& packed, double value, std::size_t bytes, const s
 }
 
 void add_argument(PackedArguments& packed, nb::handle value, std::optional<std::size_t> bytes,
-                  const std::string& who) {
+                  const std::string& who, LaunchStreams& streams) {
   const auto need = [&](std::size_t given) {
     if (bytes && *bytes != given)
       throw Error(ErrorKind::invalid_argument,
@@ -123,7 +173,7 @@ void add_argument(PackedArguments& packed, nb::handle value, std::optional<std::
     need(8);
     return packed.add(&address, 8);
   }
-  if (std::optional<std::uint64_t> address = device_address(value, who)) {
+  if (std::optional<std::uint64_t> address = device_address(value, who, streams)) {
     need(8);
     return packed.add(&*address, 8);
   }
@@ -161,7 +211,7 @@ void add_argument(PackedArguments& packed, nb::handle value, std::optional<std::
                   ": pass a device array, ptxrt memory, a number, a NumPy scalar or bytes");
 }
 
-PackedArguments pack(const Kernel& kernel, nb::handle arguments) {
+PackedArguments pack(const Kernel& kernel, nb::handle arguments, LaunchStreams& streams) {
   if (!nb::isinstance<nb::tuple>(arguments) && !nb::isinstance<nb::list>(arguments))
     throw Error(ErrorKind::invalid_argument,
                 kernel.name() + ": the arguments must be a tuple or a list");
@@ -176,7 +226,7 @@ PackedArguments pack(const Kernel& kernel, nb::handle arguments) {
   std::size_t index = 0;
   for (nb::handle value : arguments) {
     add_argument(packed, value, known ? std::optional(layout[index].bytes) : std::nullopt,
-                 where(kernel, index));
+                 where(kernel, index), streams);
     ++index;
   }
   packed.finish();
@@ -208,8 +258,11 @@ void launch(const Kernel& kernel, nb::handle grid, nb::handle block, nb::handle 
 }  // namespace
 
 void launch_with(const Kernel& kernel, const LaunchConfig& config, nb::handle arguments) {
-  const PackedArguments packed = pack(kernel, arguments);
+  LaunchStreams streams{kernel.context(), config.stream, {}};
+  const PackedArguments packed = pack(kernel, arguments, streams);
   nb::gil_scoped_release unlocked;
+  for (const StreamRef writer : streams.writers)
+    wait_for_stream(kernel.context(), config.stream, writer);
   kernel.launch_untyped(config, packed.pointers, packed.sizes);
 }
 

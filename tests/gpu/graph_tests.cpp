@@ -211,8 +211,7 @@ TEST_CASE("a graph built node by node runs its diamond of dependencies and check
               ErrorKind::invalid_argument,
               scale.describe() + ": takes 4 argument(s), but 3 were given");
   check_error([&] { graph.add_kernel(scale, {.grid = 1, .block = 2048}, {}, x, doubled, 2.0f, n); },
-              ErrorKind::invalid_argument,
-              "block 2048x1x1 has x = 2048, over the device's max");
+              ErrorKind::invalid_argument, "block 2048x1x1 has x = 2048, over the device's max");
   LaunchConfig dependent = config;
   dependent.programmatic_serialization = true;
   check_error([&] { graph.add_kernel(scale, dependent, {}, x, doubled, 2.0f, n); },
@@ -253,4 +252,40 @@ TEST_CASE("a cooperative kernel node synchronizes its grid at every replay") {
       },
       ErrorKind::invalid_argument,
       kernel.describe() + ": cooperative grid " + std::to_string(grid + 1) + "x1x1");
+}
+
+TEST_CASE("a stream waits for another library's stream, and not while it captures") {
+  const Context& context = test_context();
+  // late_fill spins ~25 ms before it writes: a copy on another stream that did not wait for it
+  // would read the zeros.
+  const Module module = ptxrt::testing::test_jit().module(
+      Program::from_file(std::string(PTXRT_SOURCE_DIR) + "/tests/data/kernels/late_fill.cu"), {},
+      context);
+  const Kernel late_fill = module.kernel("late_fill");
+  const Kernel copy = module.kernel("copy");
+  DeviceBuffer<float> written(context, n), out(context, n);
+  written.memory().fill_words(0);
+  out.memory().fill_words(poison_word);
+  context.synchronize();
+  Stream writer(context), reader(context);
+  const long long cycles = 50'000'000;
+  late_fill.launch({.grid = blocks_for(n, block), .block = block, .stream = writer.handle()},
+                   written, n, cycles, 7.0f);
+  wait_for_stream(context, reader, writer);
+  copy.launch({.grid = blocks_for(n, block), .block = block, .stream = reader.handle()}, out,
+              written, n);
+  reader.synchronize();
+  const std::vector<float> copied = out.download();
+  CHECK(std::all_of(copied.begin(), copied.end(), [](float v) { return v == 7.0f; }));
+
+  // A capturing stream is left as it is (its launches run when the graph does), and its capture
+  // survives the call.
+  reader.begin_capture(CaptureMode::global);
+  late_fill.launch({.grid = blocks_for(n, block), .block = block, .stream = writer.handle()},
+                   written, n, 0LL, 1.0f);
+  wait_for_stream(context, reader, writer);
+  copy.launch({.grid = blocks_for(n, block), .block = block, .stream = reader.handle()}, out,
+              written, n);
+  CHECK(reader.is_capturing());
+  CHECK(reader.end_capture().nodes(GraphNodeType::kernel).size() == 1);
 }

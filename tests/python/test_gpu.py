@@ -9,7 +9,7 @@ import pytest
 
 import ptxrt
 from ptxrt import kernel_tuner
-from conftest import KERNEL_TUNER_SET
+from conftest import KERNEL_TUNER_SET, REPOSITORY
 
 pytestmark = pytest.mark.gpu
 
@@ -22,6 +22,7 @@ extern "C" __global__ void saxpy(float* out, const float* x, const float* y, flo
 extern "C" __global__ void increment(int* counter) { atomicAdd(counter, 1); }
 '''
 N = 100_003  # not a multiple of any block
+KERNELS = REPOSITORY / "tests" / "data" / "kernels"
 
 
 @pytest.fixture
@@ -100,6 +101,73 @@ def test_dlpack_arrays_and_ptxrt_arrays_launch_alike(rng):
     np.testing.assert_allclose(cupy.asarray(out).get(), expected(x, y, 3.0), rtol=1e-6)
 
 
+CYCLES = 50_000_000  # about 25 ms: far longer than the copy
+
+
+def late_kernels():
+    module = ptxrt.Jit.shared().module(ptxrt.Program.from_file(KERNELS / "late_fill.cu"))
+    return module.kernel("late_fill"), module.kernel("copy")
+
+
+def test_a_launch_waits_for_the_stream_that_wrote_a_cupy_array():
+    cupy = pytest.importorskip("cupy")
+    late_fill, copy = late_kernels()
+    written = cupy.zeros(N, cupy.float32)
+    out = ptxrt.DeviceArray(N, np.float32)
+    out.fill_bytes(0xFF)
+    cupy.cuda.Device().synchronize()
+    writer, reader = cupy.cuda.Stream(non_blocking=True), ptxrt.Stream()
+    with writer:  # CuPy's arrays name the current stream in __cuda_array_interface__
+        late_fill(ptxrt.blocks_for(N, 256), 256, (written, N, CYCLES, 7.0), stream=writer)
+        copy(ptxrt.blocks_for(N, 256), 256, (out, written, N), stream=reader)
+    reader.synchronize()
+    assert (out.to_numpy() == 7.0).all()
+
+
+def test_a_launch_on_numba_arrays_waits_for_their_stream_and_matches_numpy(rng):
+    numba_cuda = pytest.importorskip("numba.cuda")
+    if not numba_cuda.is_available():
+        pytest.skip("Numba sees no CUDA device")
+    late_fill, copy = late_kernels()
+    x, y = rng.random(N, np.float32), rng.random(N, np.float32)
+    module, saxpy = saxpy_kernel()
+    module.symbol("offsets").set(np.zeros(4, np.float32))
+    out = numba_cuda.to_device(np.full(N, np.nan, np.float32))
+    saxpy(ptxrt.blocks_for(N, 256), 256,
+          (out, numba_cuda.to_device(x), numba_cuda.to_device(y), 2.5, N))
+    numba_cuda.synchronize()
+    np.testing.assert_allclose(out.copy_to_host(), expected(x, y, 2.5), rtol=1e-6)
+    # A Numba array bound to a stream names it; a launch elsewhere waits for that stream.
+    writer = numba_cuda.stream()
+    written = numba_cuda.device_array(N, np.float32, stream=writer)
+    handle = writer.handle  # a ctypes pointer, or a CUstream of NVIDIA's bindings
+    late_fill(ptxrt.blocks_for(N, 256), 256, (written, N, CYCLES, 5.0),
+              stream=handle.value if hasattr(handle, "value") else int(handle))
+    copied = ptxrt.DeviceArray(N, np.float32)
+    copied.fill_bytes(0xFF)
+    copy(ptxrt.blocks_for(N, 256), 256, (copied, written, N))
+    assert (copied.to_numpy() == 5.0).all()
+
+
+def test_a_pytorch_tensor_from_dlpack_is_read_after_its_stream_wrote_it():
+    torch = pytest.importorskip("torch")
+    late_fill, copy = late_kernels()
+    written = torch.zeros(N, dtype=torch.float32, device="cuda")
+    torch.cuda.synchronize()
+    writer = torch.cuda.Stream()
+    out = ptxrt.DeviceArray(N, np.float32)
+    out.fill_bytes(0xFF)
+    with torch.cuda.stream(writer):  # __dlpack__(stream=) orders PyTorch's current stream
+        late_fill(ptxrt.blocks_for(N, 256), 256, (written, N, CYCLES, 3.0), stream=writer)
+        copy(ptxrt.blocks_for(N, 256), 256, (out, OnlyDLPack(written), N))
+    assert (out.to_numpy() == 3.0).all()
+
+
+class StreamZero:
+    __cuda_array_interface__ = {"shape": (16,), "typestr": "<f4", "data": (0, False),
+                                "version": 3, "stream": 0}
+
+
 def test_launches_are_checked_before_the_driver_sees_them():
     _, saxpy = saxpy_kernel()
     buffer = ptxrt.DeviceArray(16, np.float32)
@@ -112,6 +180,8 @@ def test_launches_are_checked_before_the_driver_sees_them():
         saxpy(1, 32, (buffer, buffer, buffer, 1.0, 2**40))
     with pytest.raises(ptxrt.Error, match="2048"):
         saxpy(1, 2048, (buffer, buffer, buffer, 1.0, 16))
+    with pytest.raises(ptxrt.Error, match="stream 0, which the interface forbids"):
+        saxpy(1, 32, (buffer, StreamZero(), buffer, 1.0, 16))
 
 
 def test_a_graph_captured_from_launches_replays_them():

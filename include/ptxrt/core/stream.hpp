@@ -76,4 +76,15 @@ class PTXRT_API Event {
   CUevent event_ = nullptr;
 };
 
+// Whether `stream` (a stream of `context`'s device; none: its legacy default stream) records into
+// a graph instead of running.
+PTXRT_API bool stream_is_capturing(const Context& context, StreamRef stream);
+
+// Makes the work enqueued on `consumer` from now on wait for the work enqueued so far on
+// `producer` (a stream of another library that wrote the data a launch reads; 1 names the legacy
+// default stream, as the CUDA array interface and DLPack do), on the device, the host not waiting.
+// Nothing when both are one stream, or when `consumer` is capturing: a captured launch runs when
+// its graph does, which the application orders.
+PTXRT_API void wait_for_stream(const Context& context, StreamRef consumer, StreamRef producer);
+
 }  // namespace ptxrt

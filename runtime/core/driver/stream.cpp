@@ -52,9 +52,12 @@ void Stream::wait(const Event& event) const {
             " after an event");
 }
 
-bool Stream::is_capturing() const {
+bool Stream::is_capturing() const { return stream_is_capturing(context_, stream_); }
+
+bool stream_is_capturing(const Context& context, StreamRef stream) {
+  ContextGuard guard(context);
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  check(detail::driver().cuStreamIsCapturing(stream_, &status), "cuStreamIsCapturing");
+  check(detail::driver().cuStreamIsCapturing(stream.handle(), &status), "cuStreamIsCapturing");
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
@@ -114,6 +117,22 @@ void Event::record(StreamRef stream) {
 
 void Event::synchronize() const {
   check(detail::driver().cuEventSynchronize(event_), "cuEventSynchronize");
+}
+
+namespace {
+
+// The legacy default stream has two names: none (0) and CU_STREAM_LEGACY.
+CUstream canonical(CUstream stream) { return stream == nullptr ? CU_STREAM_LEGACY : stream; }
+
+}  // namespace
+
+void wait_for_stream(const Context& context, StreamRef consumer, StreamRef producer) {
+  if (canonical(consumer.handle()) == canonical(producer.handle())) return;
+  if (stream_is_capturing(context, consumer)) return;
+  Event written(context);
+  written.record(producer);
+  check(detail::driver().cuStreamWaitEvent(consumer.handle(), written.handle(), 0),
+        "cuStreamWaitEvent", "ordering a launch after the stream that wrote its arrays");
 }
 
 float Event::elapsed_ms(const Event& start, const Event& end) {
