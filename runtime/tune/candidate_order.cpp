@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -90,7 +92,9 @@ class OccupancyOrder final : public CandidateOrder {
 // free and learns from every measurement. Compiles land slower than configs are timed, so picking
 // from the first to land would be picking at random: the first pick waits for about 32 rounds
 // of the compile threads (the whole of a space that small, which compiling inline always does),
-// and later picks take what has landed since.
+// or a tenth of the time limit, whichever ends first, and later picks take what has landed since.
+// The limit's share matters where a compile takes seconds: 32 rounds of SGEMM configs take longer
+// than a minute's tune, which then timed one config.
 class ModelOrder final : public CandidateOrder {
  public:
   ModelOrder(const TuningSpace& space, std::vector<TuningConfig> configs,
@@ -99,6 +103,7 @@ class ModelOrder final : public CandidateOrder {
         compile_(compile),
         compile_threads_(options.compile_threads),
         stop_(options.stop),
+        first_pick_deadline_(first_pick_deadline(options)),
         order_(space.parameters(), configs_.size(), options.seed) {}
 
   std::optional<Candidate> next() override {
@@ -139,11 +144,20 @@ class ModelOrder final : public CandidateOrder {
     return configs;
   }
 
+  static std::optional<std::chrono::steady_clock::time_point> first_pick_deadline(
+      const TuneOptions& options) {
+    if (!options.time_limit_seconds) return std::nullopt;
+    const std::chrono::duration<double> share(*options.time_limit_seconds / 10.0);
+    return std::chrono::steady_clock::now() +
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(share);
+  }
+
   void wait_for_first_pick() {
     const std::size_t rounds = 32;
     const std::size_t wanted = std::min(configs_.size(), rounds * compile_threads_);
     for (std::size_t landed = 0; landed < wanted && !(stop_ && *stop_); ++landed) {
-      std::optional<Candidate> candidate = pool_->next();
+      std::optional<Candidate> candidate =
+          first_pick_deadline_ ? pool_->next_until(*first_pick_deadline_) : pool_->next();
       if (!candidate) break;
       take(std::move(*candidate));
     }
@@ -160,6 +174,7 @@ class ModelOrder final : public CandidateOrder {
   const CandidateCompiler& compile_;
   const unsigned compile_threads_;
   const std::atomic<bool>* stop_;
+  const std::optional<std::chrono::steady_clock::time_point> first_pick_deadline_;
   ModelGuidedOrder order_;
   std::deque<Candidate> not_ready_;  // pruned or failed, landed and not yet handed out
   bool compiled_inline_ = false;

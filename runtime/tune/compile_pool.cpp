@@ -37,14 +37,25 @@ CompilePool::~CompilePool() {
   for (std::jthread& thread : threads_) thread.request_stop();
 }
 
-std::optional<Candidate> CompilePool::next() {
-  std::unique_lock lock(mutex_);
-  if (delivered_ == configs_.size()) return std::nullopt;
-  finished_.wait(lock, [&] { return !done_.empty(); });
+Candidate CompilePool::take_first() {
   Candidate candidate = std::move(done_.front());
   done_.pop_front();
   ++delivered_;
   return candidate;
+}
+
+std::optional<Candidate> CompilePool::next() {
+  std::unique_lock lock(mutex_);
+  if (delivered_ == configs_.size()) return std::nullopt;
+  finished_.wait(lock, [&] { return !done_.empty(); });
+  return take_first();
+}
+
+std::optional<Candidate> CompilePool::next_until(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  if (delivered_ == configs_.size()) return std::nullopt;
+  if (!finished_.wait_until(lock, deadline, [&] { return !done_.empty(); })) return std::nullopt;
+  return take_first();
 }
 
 std::vector<Candidate> CompilePool::finished_now() {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -37,11 +38,14 @@ class CompilePool {
 
   // The next finished compile, or nothing once every config has been handed over.
   std::optional<Candidate> next();
+  // The same, or nothing when none finishes before `deadline`.
+  std::optional<Candidate> next_until(std::chrono::steady_clock::time_point deadline);
   // The compiles finished by now, without waiting.
   std::vector<Candidate> finished_now();
 
  private:
   void work(std::stop_token stop);
+  Candidate take_first();  // of done_, which holds one; under mutex_
 
   const std::vector<TuningConfig>& configs_;
   const CandidateCompiler& compile_;

@@ -175,6 +175,43 @@ TEST_CASE("compiling on threads, the model's first pick is from the whole of a s
   CHECK(timed.front().ends_with("ITEMS=1 UNROLL=1"));
 }
 
+TEST_CASE("with a time limit, the model's first pick waits for compiles a tenth of it at most") {
+  // 120 configs of 50 ms compiles on two threads: the 32 rounds the first pick otherwise waits
+  // for take 1.6 s, most of this 2 s tune; a tenth of it is 0.2 s.
+  const RecordedTune tune = landscape(11);
+  const auto start = std::chrono::steady_clock::now();
+  struct FirstTime : ptxrt::Measurer {
+    std::optional<double> first_seconds;
+    std::chrono::steady_clock::time_point start;
+    ptxrt::Measurement measure(const ptxrt::Candidate& candidate, std::optional<double>) override {
+      if (!first_seconds)
+        first_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return {.config = candidate.config, .status = ptxrt::MeasurementStatus::ok, .median_ms = 1.0};
+    }
+  } recorder;
+  recorder.start = start;
+  ptxrt::TuningSpace space;
+  space.add_parameter("ALGORITHM", {0, 1, 2})
+      .add_parameter("BLOCK", {64, 128, 256, 512, 1024})
+      .add_parameter("ITEMS", {1, 2, 4, 8})
+      .add_parameter("UNROLL", {1, 2});
+  ptxrt::TuneOptions options;
+  options.strategy = ptxrt::TuningStrategy::model;
+  options.time_limit_seconds = 2.0;
+  options.compile_threads = 2;
+  const ptxrt::TuneReport report = ptxrt::tune(
+      space,
+      [&](const ptxrt::TuningConfig& config) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        return recorded_candidate(tune, config);
+      },
+      recorder, options);
+  REQUIRE(recorder.first_seconds);
+  CHECK(*recorder.first_seconds < 0.8);
+  CHECK(report.results.size() > 1);
+}
+
 TEST_CASE("the model strategy orders better than the enumeration and a random order") {
   // Summed over landscapes and seeds, so one lucky draw decides nothing.
   std::size_t model = 0, random = 0, exhaustive = 0;
