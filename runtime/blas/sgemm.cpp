@@ -15,9 +15,7 @@ namespace {
 
 Kernel sgemm_kernel(Jit& jit, const Context& context, const SgemmConfig& config,
                     const std::string& entry) {
-  CompileOptions options;
-  options.defines = config.defines();
-  return jit.kernel(sgemm_program(), options, context, entry);
+  return jit.kernel(sgemm_program(), sgemm_compile_options(config), context, entry);
 }
 
 void require_sizes(int m, int n, int k) {
@@ -135,9 +133,7 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
 }
 
 void sgemm_prepare(const Context& context, const SgemmConfig& config, Jit& jit) {
-  CompileOptions options;
-  options.defines = config.defines();
-  jit.module(sgemm_program(), options, context);
+  jit.module(sgemm_program(), sgemm_compile_options(config), context);
 }
 
 }  // namespace ptxrt

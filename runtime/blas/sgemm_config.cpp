@@ -103,6 +103,13 @@ int SgemmConfig::register_cap(const DeviceProperties& device) const {
   return std::min(255, per_thread / 8 * 8);
 }
 
+CompileOptions sgemm_compile_options(const SgemmConfig& config) {
+  CompileOptions options;
+  options.defines = config.defines();
+  options.name_expressions.emplace_back(sgemm_tuned_entry);
+  return options;
+}
+
 std::vector<Define> SgemmConfig::defines() const {
   std::vector<Define> defines;
   for (const auto& [name, value] : named_values(*this))

@@ -86,7 +86,7 @@ KernelProblem sgemm_problem(const DeviceProperties& device) {
   // The tile sides as sgemm.cu derives them from the tunables.
   constexpr std::string_view block_m = "WARPS_M * LANES_M * TM";
   constexpr std::string_view block_n = "WARPS_N * (32 / LANES_M) * TN";
-  KernelProblem problem(sgemm_program(), "sgemm_aligned");
+  KernelProblem problem(sgemm_program(), std::string(sgemm_tuned_entry));
   problem.name("sgemm")
       .size("m", 1024)
       .size("n", 1024)

@@ -9,12 +9,17 @@
 
 #include "apps/common/builtin_kernels.hpp"
 #include "apps/matmul/sgemm.hpp"
+#include "blas/sgemm_family.hpp"
 #include "device_profiles.hpp"
 #include "ptxrt/blas/sgemm_config.hpp"
 #include "ptxrt/blas/sgemm_heuristic.hpp"
+#include "ptxrt/blas/sgemm_tuning.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/core/jit.hpp"
 #include "ptxrt/core/program.hpp"
 #include "ptxrt/core/resources.hpp"
+#include "ptxrt/core/target.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 
 using ptxrt::SgemmConfig;
 using ptxrt::testing::h100;
@@ -278,4 +283,24 @@ TEST_CASE("every listed sgemm config builds for sm_90 without spills and within 
       }
     }
   }
+}
+
+TEST_CASE("a tune compiles an sgemm config under the key the library then loads it by") {
+  // A tune's worker runs each config through ptxrt::sgemm: under a key of its own, every config
+  // would compile twice, the second time in the worker, one config at a time.
+  const ptxrt::DeviceProperties device = h100();
+  const ptxrt::KernelProblem problem = ptxrt::sgemm_problem(device);
+  const ptxrt::ProblemSizes sizes = problem.complete_sizes({{"m", 427}, {"n", 658}, {"k", 2257}});
+  const ptxrt::TuningConfig tuned = problem.fallback_config(sizes);
+  const ptxrt::Target target = ptxrt::select_target(device.cc_major, device.cc_minor);
+  ptxrt::Jit jit(ptxrt::JitOptions{.cache_directory = {}});
+  const ptxrt::Candidate candidate =
+      ptxrt::problem_compiler(jit, problem, sizes, target, device)(tuned);
+  REQUIRE(candidate.state == ptxrt::Candidate::State::ready);
+  REQUIRE(jit.stats().compiles == 1);
+  ptxrt::CompileOptions library =
+      ptxrt::sgemm_compile_options(ptxrt::sgemm_config_with(SgemmConfig{}, tuned.defines()));
+  library.target = target;
+  jit.image(ptxrt::sgemm_program(), library);
+  CHECK(jit.stats().compiles == 1);
 }
