@@ -30,8 +30,7 @@ void show_resources(const Target& target) {
     const auto start = std::chrono::steady_clock::now();
     const Image image = compile(program, options);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    const KernelResources kernel =
-        merge(read_cubin_resources(image.data), parse_ptxas_info(image.compile_log)).at(0);
+    const KernelResources kernel = image_resources(image).at(0);
     const Occupancy occupancy = compute_occupancy(arch_limits(major, minor), kernel, tile * tile, 0);
     char compile_ms[32], percent[32];
     std::snprintf(compile_ms, sizeof compile_ms, "%.0f ms", ms);

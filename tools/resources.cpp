@@ -173,8 +173,7 @@ std::vector<Row> rows_for(const Image& image, const ArchLimits& limits,
   std::vector<apps::KernelInstructions> instructions;
   if (sass) instructions = apps::count_instructions(apps::disassemble(image.data));
   std::vector<Row> rows;
-  for (const KernelResources& kernel :
-       merge(read_cubin_resources(image.data), parse_ptxas_info(image.compile_log))) {
+  for (const KernelResources& kernel : image_resources(image)) {
     std::optional<apps::KernelInstructions> counted;
     for (const apps::KernelInstructions& candidate : instructions)
       if (candidate.kernel == kernel.name) counted = candidate;

@@ -113,12 +113,12 @@ nb::dict occupancy_dict(const Occupancy& o, int block_threads, std::size_t dynam
 
 namespace {
 
-std::vector<KernelResources> image_resources(const Image& image) {
+std::vector<KernelResources> cubin_resources(const Image& image) {
   if (image.format != ImageFormat::cubin)
     throw Error(ErrorKind::invalid_argument,
                 "resources are read from a CUBIN; image " + image.name + " is " +
                     std::string(to_string(image.format)) + " (compile with format='cubin')");
-  return merge(read_cubin_resources(image.data), parse_ptxas_info(image.compile_log));
+  return image_resources(image);
 }
 
 const ArchLimits& limits_of(const Image& image) {
@@ -133,7 +133,7 @@ nb::list resource_report(const Image& image, const std::vector<int>& block_threa
                          std::size_t dynamic_shared_bytes) {
   const ArchLimits& limits = limits_of(image);
   nb::list report;
-  for (const KernelResources& kernel : image_resources(image)) {
+  for (const KernelResources& kernel : cubin_resources(image)) {
     nb::dict row = resources_dict(kernel);
     nb::list occupancies;
     for (int block : block_threads)

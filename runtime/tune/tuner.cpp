@@ -307,9 +307,7 @@ CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptio
           config, cancelled ? Candidate::State::compile_timeout : Candidate::State::compile_failed,
           error.what(), std::nullopt, std::nullopt};
     }
-    std::vector<KernelResources> kernels = parse_ptxas_info(image->compile_log);
-    if (image->format == ImageFormat::cubin)
-      kernels = merge(read_cubin_resources(image->data), kernels);
+    std::vector<KernelResources> kernels = image_resources(*image);
     std::string_view symbol = entry;
     for (const auto& [expression, lowered] : image->lowered_names)
       if (expression == entry) symbol = lowered;

@@ -44,7 +44,7 @@ TEST_CASE("the resource report and occupancy match the driver for every built-in
       CompileOptions options{.defines = defines};
       const Module module = test_jit().module(program, options, test_context());
       const auto image = test_jit().image(program, Jit::target_for(options, test_context()));
-      const auto report = merge(read_cubin_resources(image->data), parse_ptxas_info(image->compile_log));
+      const auto report = image_resources(*image);
       for (const KernelResources& resources : report) {
         INFO(name << " [" << format_defines(image->defines) << "] " << resources.name);
         const Kernel kernel = module.kernel(resources.name);

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ptxrt/core/image.hpp"
 #include "ptxrt/export.hpp"
 
 namespace ptxrt {
@@ -63,5 +64,9 @@ PTXRT_API std::vector<KernelResources> parse_ptxas_info(std::string_view log);
 // log has them.
 PTXRT_API std::vector<KernelResources> merge(std::vector<KernelResources> from_cubin,
                                              const std::vector<KernelResources>& from_log);
+
+// An image's kernels: a CUBIN's records merged with its compile log's; for any other format,
+// what the log reports.
+PTXRT_API std::vector<KernelResources> image_resources(const Image& image);
 
 }  // namespace ptxrt

@@ -249,4 +249,10 @@ std::vector<KernelResources> merge(std::vector<KernelResources> from_cubin,
   return from_cubin;
 }
 
+std::vector<KernelResources> image_resources(const Image& image) {
+  std::vector<KernelResources> from_log = parse_ptxas_info(image.compile_log);
+  if (image.format != ImageFormat::cubin) return from_log;
+  return merge(read_cubin_resources(image.data), from_log);
+}
+
 }  // namespace ptxrt
