@@ -31,8 +31,8 @@
 // The tuner searches 64- to 256-thread blocks with 32 to 256 rows and columns, at least 4×4
 // results per thread, BK 16 or 32, 3 or 4 stages, both ways of loading A, and the splits of K;
 // BK 8 and GROUP_M 8 measured slower (perf-notes). The host narrows that per shape and adds the
-// device's limits (sgemm_tuning_space in include/ptxrt/blas/sgemm.hpp): small tiles only where large
-// ones cannot fill the GPU, splits only where K is deep enough to share.
+// device's limits (sgemm_tuning_space in include/ptxrt/blas/sgemm.hpp): small tiles only where
+// large ones cannot fill the GPU, splits only where K is deep enough to share.
 //
 // clang-format off
 // ptxrt: define WARPS_M in {1, 2, 4, 8} default 4
@@ -54,7 +54,9 @@
 // ptxrt: constraint WARPS_N * (32 / LANES_M) * TN >= 32 && WARPS_N * (32 / LANES_M) * TN <= 256
 // ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM), SPLIT_K) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment; with SPLIT_K > 1, C is the workspace of SPLIT_K partial products (SPLIT_K·M·N floats)
 // ptxrt: entry sgemm_aligned same launch as sgemm — needs N % 4 == 0 and B, C 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), 16-byte stores of C
+// ptxrt: entry sgemm_pitched_b same launch as sgemm, one more argument ldb — B's rows ldb floats apart, ldb % 4 == 0 and B 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), C stored a float at a time at any alignment
 // ptxrt: entry sgemm_split_reduce grid=(any) block=256 — C = the sum of the SPLIT_K partial products in the workspace, added in one fixed order (float4 where C and the count allow)
+// ptxrt: entry sgemm_pad_rows grid=(any, any) block=256 — copies a rows×n B to rows of pitch floats (pitch % 4 == 0, 16-byte aligned), zeros past n: a B that sgemm_pitched_b loads by float4
 // clang-format on
 
 #if !defined(WARPS_M) || !defined(WARPS_N) || !defined(LANES_M)
@@ -158,9 +160,10 @@ __device__ __forceinline__ void store_column(float* destination, const float4* v
     *destination = pick(values[0]);
 }
 
-// Where each thread's share of a tile comes from and goes to. Rows past M and columns past N
-// are clamped to the last one (their results are never stored, so any finite data will do and
-// no address leaves the matrix); k past K is zero-filled, since it enters every dot product.
+// Where each thread's share of a tile comes from and goes to. Rows past M are clamped to the last
+// one, columns past N to the last unit of B's row (a padded B's pad holds zeros): their results
+// are never stored, so any finite data will do and no address leaves the matrix; k past K is
+// zero-filled, since it enters every dot product.
 // Per copy a thread keeps one int (its clamped row or column) and rebuilds the 64-bit address
 // each tile with one wide multiply-add: 64-bit pointers per copy would cost registers that the
 // TM×TN accumulators need.
@@ -206,7 +209,8 @@ struct TileLoader {
   // vector_a: the A of the tile in flight, between fetch() and store(); unused otherwise.
   float4 staged_a[vector_a ? kCopiesA * kRowsA : 1];
 
-  __device__ TileLoader(int m, int n, int block_m, int block_n) {
+  // `ldb`: B's row pitch in floats (N, or a padded copy's multiple of 4).
+  __device__ TileLoader(int m, int ldb, int block_m, int block_n) {
     const int thread = static_cast<int>(threadIdx.x);
     const int first_row = thread / kLanesPerRowA * kRowsA;  // < kRowsPerPassA
     const int tile_row = first_row % kBlockM;
@@ -223,15 +227,16 @@ struct TileLoader {
     shared_b = BK * kStrideA + k_b * kBlockN + unit * kWidthB;
 #pragma unroll
     for (int pass = 0; pass < kPassesB; ++pass)
-      column_b[pass] = min(block_n + (unit + pass * kThreads) * kWidthB, n - kWidthB);
+      column_b[pass] = min(block_n + (unit + pass * kThreads) * kWidthB, ldb - kWidthB);
   }
 
   // Starts the tile whose first k is k_first on its way to `stage`: cp.async for B, and for A
   // either cp.async too or (vector_a) loads into staged_a, which store() then puts in place.
-  // `k` is A's row length; `check_k` only for a slice's last tile, where k may reach k_end.
+  // `k` is A's row length, `ldb` B's; `check_k` only for a slice's last tile, where k may reach
+  // k_end.
   template <bool check_k>
-  __device__ __forceinline__ void fetch(float* stage, const float* a, const float* b, int n, int k,
-                                        int k_end, int k_first) {
+  __device__ __forceinline__ void fetch(float* stage, const float* a, const float* b, int ldb,
+                                        int k, int k_end, int k_first) {
 #pragma unroll
     for (int i = 0; i < kCopiesA; ++i) {
       const int pass = i % kPassesA;
@@ -260,7 +265,7 @@ struct TileLoader {
       if (kExactB || k_b + k_offset < BK) {
         const int k_global = k_first + k_b + k_offset;
         const bool valid = !check_k || k_global < k_end;
-        const float* source = b + static_cast<long long>(k_global) * n + column_b[pass];
+        const float* source = b + static_cast<long long>(k_global) * ldb + column_b[pass];
         float* destination = stage + shared_b + k_offset * kBlockN + pass * kThreads * kWidthB;
         if (vector_b)
           copy_float4(destination, valid ? source : b, valid);
@@ -371,10 +376,15 @@ __device__ __forceinline__ KRange k_range(int k) {
                                                         static_cast<long long>(k)))};
 }
 
-template <bool aligned>
+// `vector_b`: B's rows are `ldb` floats apart, ldb % 4 == 0 and B 16-byte aligned (and with
+// VECTOR_A, K % 4 == 0 and A 16-byte aligned); otherwise ldb == n and any 4-byte alignment.
+// `vector_c`: N % 4 == 0 and C (or the workspace) 16-byte aligned. Both are template parameters,
+// not runtime flags: a uniform branch between two epilogues made ptxas branch around each row's
+// stores instead of predicating them, 5-15 % slower where the epilogue dominates (short K).
+template <bool vector_b, bool vector_c>
 __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
                                             const float* __restrict__ b, float* __restrict__ c,
-                                            int m, int n, int k) {
+                                            int m, int n, int k, int ldb) {
   extern __shared__ float4 shared_words[];
   float* shared = reinterpret_cast<float*>(shared_words);
 
@@ -391,7 +401,7 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   const bool warp_computes =
       !SKIP_IDLE_WARPS || (block_m + warp_row < m && block_n + warp_column < n);
 
-  TileLoader<aligned && VECTOR_A, aligned> loader(m, n, block_m, block_n);
+  TileLoader<vector_b && VECTOR_A, vector_b> loader(m, ldb, block_m, block_n);
   const KRange slice = k_range(k);
   const int length = slice.end - slice.begin;
   // Written as a quotient plus a remainder test so that k close to INT_MAX cannot overflow.
@@ -400,9 +410,9 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   auto fetch_tile = [&](int tile, float* stage) {
     const int k_first = slice.begin + tile * BK;
     if (tile < full_tiles)
-      loader.template fetch<false>(stage, a, b, n, k, slice.end, k_first);
+      loader.template fetch<false>(stage, a, b, ldb, k, slice.end, k_first);
     else
-      loader.template fetch<true>(stage, a, b, n, k, slice.end, k_first);
+      loader.template fetch<true>(stage, a, b, ldb, k, slice.end, k_first);
   };
 
 #pragma unroll
@@ -448,10 +458,10 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
     write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
   }
 
-  // Slice z's partial product is matrix z of the workspace; n % 4 == 0 on the aligned path keeps
-  // each matrix 16-byte aligned.
+  // Slice z's partial product is matrix z of the workspace; n % 4 == 0 where vector_c keeps each
+  // matrix 16-byte aligned.
   float* destination = SPLIT_K == 1 ? c : c + static_cast<long long>(m) * n * blockIdx.z;
-  store_tile<aligned>(destination, m, n, block_m + thread_row, block_n + thread_column, sum);
+  store_tile<vector_c>(destination, m, n, block_m + thread_row, block_n + thread_column, sum);
 }
 
 }  // namespace
@@ -459,13 +469,41 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
 extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
     sgemm(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m,
           int n, int k) {
-  sgemm_block<false>(a, b, c, m, n, k);
+  sgemm_block<false, false>(a, b, c, m, n, k, n);
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
     sgemm_aligned(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                   int m, int n, int k) {
-  sgemm_block<true>(a, b, c, m, n, k);
+  sgemm_block<true, true>(a, b, c, m, n, k, n);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
+    sgemm_pitched_b(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                    int m, int n, int k, int ldb) {
+  sgemm_block<true, false>(a, b, c, m, n, k, ldb);
+}
+
+// B (rows × n, any 4-byte alignment) copied to `padded`, whose rows are `pitch` floats apart
+// (pitch % 4 == 0, padded 16-byte aligned), with zeros past column n, for sgemm_pitched_b: a
+// ragged N would otherwise make sgemm load B 4 bytes at a time. Each thread writes float4s of the
+// copy, blockIdx.y walking the rows and x their float4s.
+extern "C" __global__ void __launch_bounds__(256)
+    sgemm_pad_rows(const float* __restrict__ b, float* __restrict__ padded, int rows, int n,
+                   int pitch) {
+  const int quads = pitch / 4;
+  for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
+    const float* source = b + row * n;
+    float4* destination = reinterpret_cast<float4*>(padded + row * pitch);
+    for (int quad = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); quad < quads;
+         quad += static_cast<int>(gridDim.x * blockDim.x)) {
+      const int column = 4 * quad;
+      float values[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) values[q] = column + q < n ? source[column + q] : 0.0f;
+      destination[quad] = make_float4(values[0], values[1], values[2], values[3]);
+    }
+  }
 }
 
 // C[i] = the sum of the SPLIT_K partials of element i, always added in the same order, so that a

@@ -24,6 +24,12 @@ SM_COUNT = 132
 DRAM_GB_PER_S = 3352.0  # the H100 SXM's theoretical: 2 x 2619 MHz x 5120 bits
 MIN_SLICE_DEPTH = 256
 SPLITS = [1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128]
+# sgemm_pad_b_min_rows and _min_flop: from this many rows of C and flop a ragged B is copied to
+# padded rows (sgemm_path), at this share of the DRAM bandwidth after a launch of pad_launch_ms.
+PAD_B_MIN_ROWS = 1024
+PAD_B_MIN_FLOP = 4e9
+PAD_COPY_EFFICIENCY = 0.8
+PAD_LAUNCH_MS = 6e-3
 
 # The C++ constants (sgemm_heuristic.cpp) and their search bounds.
 CONSTANTS = dict(round_overhead_ms=0.389e-3, fill_bytes_per_ms=41.4e6, warps_for_full_rate=4.95,
@@ -153,19 +159,38 @@ def estimate_ms(config, split, tflops, registers, m, n, k, c):
     return milliseconds
 
 
+def path(m, n, k, vector_a):
+    """sgemm_path on 16-byte aligned addresses: 'vectors', 'padded_b' or 'any_alignment'."""
+    if vector_a and k % 4 != 0:
+        return 'any_alignment'
+    if n % 4 == 0:
+        return 'vectors'
+    padded = m >= PAD_B_MIN_ROWS and 2.0 * m * n * k >= PAD_B_MIN_FLOP
+    return 'padded_b' if padded else 'any_alignment'
+
+
+def pad_ms(n, k):
+    pitch = ceil_div(n, 4) * 4
+    return k * (n + pitch) * 4 / (DRAM_GB_PER_S * PAD_COPY_EFFICIENCY * 1e6) + PAD_LAUNCH_MS
+
+
 def choose(m, n, k, c, menu):
     best = None
     for config, tflops, any_alignment_tflops, registers in menu:
         for split in SPLITS:
             if split > 1 and slice_depth(config, split, k) < MIN_SLICE_DEPTH:
                 break
-            rate = tflops if n % 4 == 0 else any_alignment_tflops
-            cost = estimate_ms(config, split, rate, registers, m, n, k, c) * (
-                c['split_penalty'] if split > 1 else 1.0)
+            # The pick drops vector A where it cannot run, so the rate is its path's without.
+            route = path(m, n, k, False)
+            rate = any_alignment_tflops if route == 'any_alignment' else tflops
+            milliseconds = estimate_ms(config, split, rate, registers, m, n, k, c)
+            if route == 'padded_b':
+                milliseconds += pad_ms(n, k)
+            cost = milliseconds * (c['split_penalty'] if split > 1 else 1.0)
             if best is None or cost < best[0]:
                 best = (cost, config, split)
     config, split = best[1], best[2]
-    return config[:8] + (config[8] and k % 4 == 0 and n % 4 == 0, split)
+    return config[:8] + (config[8] and path(m, n, k, True) != 'any_alignment', split)
 
 
 def picks(shapes, c, menu):

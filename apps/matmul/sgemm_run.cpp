@@ -88,13 +88,13 @@ SgemmRun run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
   const SgemmOptions given{
       .choice = SgemmChoice::given, .config = config, .workspace = &workspace, .jit = &jit};
 
-  const SgemmLaunch launch =
-      sgemm_launch(config, plan.m, plan.n,
-                   sgemm_alignment_allows_vectors(config, device_a.address(), device_b.address(),
-                                                  device_c.address(), plan.n, plan.k));
+  const SgemmPath path =
+      sgemm_path(config, plan.m, plan.n, plan.k, device_a.address(), device_b.address(),
+                 config.split_k > 1 ? 0 : device_c.address());
+  const SgemmLaunch launch = sgemm_launch(config, plan.m, plan.n, path);
   Run run = describe_launch("sgemm", launch.entry, config.defines(), launch.launch.grid,
                             launch.launch.block);
-  run.launches = config.split_k > 1 ? 2 : 1;
+  run.launches = 1 + (config.split_k > 1 ? 1 : 0) + (path == SgemmPath::padded_b ? 1 : 0);
   run.median_ms = median_launch_ms(
       context, options.repeats, [&] { device_c.memory().fill_words(poison_word); },
       [&] { sgemm(context, plan.m, plan.n, plan.k, device_a, device_b, device_c, given); });

@@ -41,13 +41,11 @@ void require_address(const char* matrix, CUdeviceptr address, long long rows, lo
                     std::to_string(rows) + "x" + std::to_string(columns) + " matrix");
 }
 
-// C, or the workspace the split's partial products go to: options.workspace's, or one made for
-// this call (returned in `temporary`, which the caller keeps until the reduction has run).
-CUdeviceptr product_destination(const Context& context, const SgemmConfig& config, int m, int n,
-                                CUdeviceptr c, const SgemmOptions& options,
-                                std::optional<DeviceMemory>& temporary) {
-  const std::size_t floats = sgemm_workspace_floats(config, m, n);
-  if (floats == 0) return c;
+// `floats` of scratch (0: none): options.workspace's, or memory made for this call (returned in
+// `temporary`, which the caller keeps until the product's kernels have run).
+CUdeviceptr reserve_scratch(const Context& context, std::size_t floats, const SgemmOptions& options,
+                            std::optional<DeviceMemory>& temporary) {
+  if (floats == 0) return 0;
   if (options.workspace) return options.workspace->reserve(floats);
   temporary.emplace(context, floats * sizeof(float));
   return temporary->address();
@@ -115,13 +113,32 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
   if (m == 0 || n == 0) return config;
 
   Jit& jit = options.jit ? *options.jit : Jit::shared();
+  // A split writes the workspace, whose partial products are 16-byte aligned (below).
+  const CUdeviceptr written = config.split_k > 1 ? 0 : c;
+  const SgemmPath path = sgemm_path(config, m, n, k, a, b, written, options.padding);
+  const int ldb = sgemm_b_pitch(path, n);
+  // The scratch holds the padded B first (16-byte aligned, as every allocation), then the split's
+  // partial products (aligned too: ldb % 4 == 0).
+  const std::size_t padded_floats =
+      path == SgemmPath::padded_b ? static_cast<std::size_t>(k) * static_cast<std::size_t>(ldb) : 0;
   std::optional<DeviceMemory> temporary;
-  const CUdeviceptr destination = product_destination(context, config, m, n, c, options, temporary);
-  SgemmLaunch product =
-      sgemm_launch(config, m, n, sgemm_alignment_allows_vectors(config, a, b, destination, n, k));
+  const CUdeviceptr scratch = reserve_scratch(
+      context, padded_floats + sgemm_workspace_floats(config, m, n), options, temporary);
+  CUdeviceptr b_read = b;
+  if (path == SgemmPath::padded_b) {
+    b_read = scratch;
+    LaunchConfig pad = sgemm_pad_launch(device, k, ldb);
+    pad.stream = options.stream;
+    sgemm_kernel(jit, context, config, "sgemm_pad_rows").launch(pad, b, b_read, k, n, ldb);
+  }
+  const CUdeviceptr destination = config.split_k > 1 ? scratch + padded_floats * sizeof(float) : c;
+  SgemmLaunch product = sgemm_launch(config, m, n, path);
   product.launch.stream = options.stream;
-  sgemm_kernel(jit, context, config, product.entry)
-      .launch(product.launch, a, b, destination, m, n, k);
+  const Kernel kernel = sgemm_kernel(jit, context, config, product.entry);
+  if (path == SgemmPath::any_alignment || path == SgemmPath::vectors)
+    kernel.launch(product.launch, a, b_read, destination, m, n, k);
+  else
+    kernel.launch(product.launch, a, b_read, destination, m, n, k, ldb);
   if (config.split_k > 1) {
     LaunchConfig reduce = sgemm_reduce_launch(config, device, m, n);
     reduce.stream = options.stream;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -39,9 +40,12 @@ constexpr std::size_t reserved_shared_memory_per_block = 1024;
 // Registers a thread needs besides its accumulators and fragments: loader rows and columns,
 // shared-memory offsets, loop counters, pointers. The default config uses about 22.
 constexpr int bookkeeping_registers = 16;
-// sgemm_split_reduce's block, fixed by its __launch_bounds__.
+// sgemm_split_reduce's and sgemm_pad_rows' block (their __launch_bounds__), and how many blocks
+// per SM their grids use at most (the kernels' grid-stride loops do the rest).
 constexpr int reduce_threads = 256;
 constexpr int reduce_blocks_per_sm = 16;
+// gridDim.y's limit on every architecture.
+constexpr long long max_grid_y = 65535;
 
 // The int fields by define name; the two switches are bools and go separately.
 std::array<std::pair<const char*, int SgemmConfig::*>, 10> int_fields() {
@@ -197,7 +201,22 @@ std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, int n) {
          static_cast<std::size_t>(n);
 }
 
-SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned) {
+SgemmPath sgemm_path(const SgemmConfig& config, int m, int n, int k, CUdeviceptr a, CUdeviceptr b,
+                     CUdeviceptr c, SgemmPadding padding) {
+  if (config.vector_a && (k % 4 != 0 || a % 16 != 0)) return SgemmPath::any_alignment;
+  if (n % 4 == 0 && b % 16 == 0) return c % 16 == 0 ? SgemmPath::vectors : SgemmPath::vector_b;
+  const bool pitch_fits = n <= std::numeric_limits<int>::max() - 3;
+  const bool pays =
+      m >= sgemm_pad_b_min_rows && 2.0 * m * static_cast<double>(n) * k >= sgemm_pad_b_min_flop;
+  const bool pads = padding == SgemmPadding::always || (padding == SgemmPadding::automatic && pays);
+  return pads && k > 0 && pitch_fits ? SgemmPath::padded_b : SgemmPath::any_alignment;
+}
+
+int sgemm_b_pitch(SgemmPath path, int n) {
+  return path == SgemmPath::padded_b ? static_cast<int>(ceil_div(n, 4) * 4) : n;
+}
+
+SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, SgemmPath path) {
   return {
       {.grid = Dim3(
            blocks_for(static_cast<unsigned long long>(n), static_cast<unsigned>(config.block_n())),
@@ -205,7 +224,19 @@ SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned) 
            static_cast<unsigned>(config.split_k)),
        .block = Dim3(static_cast<unsigned>(config.threads())),
        .dynamic_shared_bytes = config.shared_bytes()},
-      aligned ? "sgemm_aligned" : "sgemm"};
+      path == SgemmPath::any_alignment ? "sgemm"
+      : path == SgemmPath::vectors     ? "sgemm_aligned"
+                                       : "sgemm_pitched_b"};
+}
+
+LaunchConfig sgemm_pad_launch(const DeviceProperties& device, int rows, int pitch) {
+  const long long row_blocks = ceil_div(ceil_div(static_cast<long long>(pitch), 4), reduce_threads);
+  const long long most =
+      static_cast<long long>(std::max(device.sm_count, 1)) * reduce_blocks_per_sm;
+  const long long rows_at_once =
+      std::clamp(most / row_blocks, 1ll, std::min<long long>(std::max(rows, 1), max_grid_y));
+  return {.grid = Dim3(static_cast<unsigned>(row_blocks), static_cast<unsigned>(rows_at_once)),
+          .block = Dim3(static_cast<unsigned>(reduce_threads))};
 }
 
 int sgemm_reduce_groups(int split_k) {
@@ -221,12 +252,6 @@ LaunchConfig sgemm_reduce_launch(const SgemmConfig& config, const DeviceProperti
   const long long blocks = std::clamp(ceil_div(quads, quads_per_block), 1ll, most);
   return {.grid = Dim3(static_cast<unsigned>(blocks)),
           .block = Dim3(static_cast<unsigned>(reduce_threads))};
-}
-
-bool sgemm_alignment_allows_vectors(const SgemmConfig& config, CUdeviceptr a, CUdeviceptr b,
-                                    CUdeviceptr c, int n, int k) {
-  const bool a_allows = !config.vector_a || (k % 4 == 0 && a % 16 == 0);
-  return n % 4 == 0 && b % 16 == 0 && c % 16 == 0 && a_allows;
 }
 
 }  // namespace ptxrt

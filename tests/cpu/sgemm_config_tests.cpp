@@ -132,7 +132,7 @@ TEST_CASE("no sgemm config suiting a device is an error naming the device") {
 
 TEST_CASE("the sgemm grid covers C with one block per tile, x along N and y along M") {
   const SgemmConfig config;
-  const auto edge = ptxrt::sgemm_launch(config, 4097, 4097, false);
+  const auto edge = ptxrt::sgemm_launch(config, 4097, 4097, ptxrt::SgemmPath::any_alignment);
   CHECK(edge.launch.grid.x == 33);
   CHECK(edge.launch.grid.y == 33);
   CHECK(edge.launch.grid.z == 1);
@@ -144,33 +144,84 @@ TEST_CASE("the sgemm grid covers C with one block per tile, x along N and y alon
   SgemmConfig wide;
   wide.thread_n = 16;  // 128x256
   wide.min_blocks = 1;
-  const auto skinny = ptxrt::sgemm_launch(wide, 8192, 8192, true);
+  const auto skinny = ptxrt::sgemm_launch(wide, 8192, 8192, ptxrt::SgemmPath::vectors);
   CHECK(skinny.launch.grid.x == 32);
   CHECK(skinny.launch.grid.y == 64);
   CHECK(skinny.entry == "sgemm_aligned");
 
-  const auto single = ptxrt::sgemm_launch(config, 1, 1, false);
+  const auto single = ptxrt::sgemm_launch(config, 1, 1, ptxrt::SgemmPath::any_alignment);
   CHECK(single.launch.grid.count() == 1);
 }
 
-TEST_CASE("the aligned sgemm entry needs N a multiple of 4 and B and C on 16 bytes") {
-  using ptxrt::sgemm_alignment_allows_vectors;
+TEST_CASE(
+    "B loads by vectors where N is a multiple of 4 and B on 16 bytes, else padded where the "
+    "product is large") {
+  using ptxrt::sgemm_path;
+  using ptxrt::SgemmPadding;
+  using ptxrt::SgemmPath;
   const SgemmConfig config;
-  CHECK(sgemm_alignment_allows_vectors(config, 0x3004, 0x1000, 0x2000, 4096, 4097));
-  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2000, 4097, 4096));
-  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1004, 0x2000, 4096, 4096));
-  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2008, 4096, 4096));
+  constexpr int tall = ptxrt::sgemm_pad_b_min_rows;
+  // A's alignment and K do not matter without vector A; C's decides how C is stored.
+  CHECK(sgemm_path(config, 100, 4096, 4097, 0x3004, 0x1000, 0x2000) == SgemmPath::vectors);
+  CHECK(sgemm_path(config, 100, 4096, 4097, 0x3004, 0x1000, 0x2004) == SgemmPath::vector_b);
+  CHECK(sgemm_path(config, tall, 4097, 4096, 0x3000, 0x1000, 0x2004) == SgemmPath::padded_b);
+  CHECK(sgemm_path(config, tall, 4097, 4096, 0x3000, 0x1000, 0x2000) == SgemmPath::padded_b);
+  CHECK(sgemm_path(config, tall, 4096, 4096, 0x3000, 0x1004, 0x2000) == SgemmPath::padded_b);
+  CHECK(sgemm_path(config, tall - 1, 4097, 4096, 0x3000, 0x1000, 0x2000) ==
+        SgemmPath::any_alignment);
+  CHECK(sgemm_path(config, tall, 4097, 0, 0x3000, 0x1000, 0x2000) == SgemmPath::any_alignment);
+  // Too few flop to win back the copy's launch (H100: 0.22 and 5.97 GFLOP).
+  CHECK(sgemm_path(config, 3223, 437, 78, 0x3000, 0x1000, 0x2000) == SgemmPath::any_alignment);
+  CHECK(sgemm_path(config, 6270, 3399, 140, 0x3000, 0x1000, 0x2000) == SgemmPath::padded_b);
+  // Forced either way; never with k = 0 (nothing to copy).
+  CHECK(sgemm_path(config, 37, 37, 9, 0x3000, 0x1000, 0x2000, SgemmPadding::always) ==
+        SgemmPath::padded_b);
+  CHECK(sgemm_path(config, 37, 36, 9, 0x3000, 0x1000, 0x2000, SgemmPadding::always) ==
+        SgemmPath::vectors);
+  CHECK(sgemm_path(config, 37, 37, 0, 0x3000, 0x1000, 0x2000, SgemmPadding::always) ==
+        SgemmPath::any_alignment);
+  CHECK(sgemm_path(config, 6270, 3399, 140, 0x3000, 0x1000, 0x2000, SgemmPadding::never) ==
+        SgemmPath::any_alignment);
+  // A pitch past INT_MAX cannot be passed to the kernel.
+  CHECK(sgemm_path(config, tall, 2147483645, 1, 0x3000, 0x1000, 0x2000) ==
+        SgemmPath::any_alignment);
+  CHECK(sgemm_path(config, tall, 2147483644, 1, 0x3000, 0x1004, 0x2000) == SgemmPath::padded_b);
+
+  CHECK(ptxrt::sgemm_b_pitch(SgemmPath::padded_b, 4097) == 4100);
+  CHECK(ptxrt::sgemm_b_pitch(SgemmPath::padded_b, 2147483644) == 2147483644);
+  CHECK(ptxrt::sgemm_b_pitch(SgemmPath::any_alignment, 4097) == 4097);
+  CHECK(ptxrt::sgemm_b_pitch(SgemmPath::vectors, 4096) == 4096);
+  CHECK(ptxrt::sgemm_launch(config, tall, 4097, SgemmPath::padded_b).entry == "sgemm_pitched_b");
+  CHECK(ptxrt::sgemm_launch(config, 64, 64, SgemmPath::vector_b).entry == "sgemm_pitched_b");
 }
 
-TEST_CASE("with vector A the aligned entry also needs K a multiple of 4 and A on 16 bytes") {
-  using ptxrt::sgemm_alignment_allows_vectors;
+TEST_CASE("with vector A the vector paths also need K a multiple of 4 and A on 16 bytes") {
+  using ptxrt::sgemm_path;
+  using ptxrt::SgemmPath;
   SgemmConfig config;
   config.vector_a = true;
-  CHECK(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2000, 4096, 4096));
-  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3000, 0x1000, 0x2000, 4096, 4097));
-  CHECK_FALSE(sgemm_alignment_allows_vectors(config, 0x3004, 0x1000, 0x2000, 4096, 4096));
-  const auto plan = ptxrt::sgemm_launch(config, 4096, 4096, false);
+  constexpr int tall = ptxrt::sgemm_pad_b_min_rows;
+  CHECK(sgemm_path(config, 4096, 4096, 4096, 0x3000, 0x1000, 0x2000) == SgemmPath::vectors);
+  CHECK(sgemm_path(config, 4096, 4096, 4097, 0x3000, 0x1000, 0x2000) == SgemmPath::any_alignment);
+  CHECK(sgemm_path(config, 4096, 4096, 4096, 0x3004, 0x1000, 0x2000) == SgemmPath::any_alignment);
+  CHECK(sgemm_path(config, tall, 4097, 4096, 0x3000, 0x1000, 0x2000) == SgemmPath::padded_b);
+  CHECK(sgemm_path(config, tall, 4097, 4097, 0x3000, 0x1000, 0x2000) == SgemmPath::any_alignment);
+  const auto plan = ptxrt::sgemm_launch(config, 4096, 4096, SgemmPath::any_alignment);
   CHECK(plan.entry == "sgemm");
+}
+
+TEST_CASE("the pad's grid covers a row's float4s along x and spreads the rows along y") {
+  const ptxrt::DeviceProperties device = h100();  // 132 SMs
+  const ptxrt::LaunchConfig wide = ptxrt::sgemm_pad_launch(device, 3223, 4584);
+  CHECK(wide.grid.x == 5);  // 1146 float4s, 256 a block
+  CHECK(wide.grid.y == 132 * 16 / 5);
+  CHECK(wide.block.x == 256);
+  CHECK(ptxrt::sgemm_pad_launch(device, 3, 4584).grid.y == 3);
+  CHECK(ptxrt::sgemm_pad_launch(device, 100000, 4).grid.y == 2112);
+  // A row wider than the grid's budget still gets one block of rows at a time.
+  const ptxrt::LaunchConfig huge = ptxrt::sgemm_pad_launch(device, 10, 2147483644);
+  CHECK(huge.grid.x == 2097152);
+  CHECK(huge.grid.y == 1);
 }
 
 TEST_CASE("the switches that change no result are defines and show in the description") {
@@ -270,7 +321,8 @@ TEST_CASE("every listed sgemm config builds for sm_90 without spills and within 
         options.target = {"sm_90", ptxrt::ImageFormat::cubin, {}};
         const ptxrt::Image image = ptxrt::compile(program, options);
         const auto kernels = ptxrt::parse_ptxas_info(image.compile_log);
-        REQUIRE(kernels.size() == 3);  // sgemm, sgemm_aligned, sgemm_split_reduce
+        REQUIRE(kernels.size() ==
+                5);  // sgemm, sgemm_aligned, sgemm_pitched_b, the reduction, the pad
         for (const ptxrt::KernelResources& kernel : kernels) {
           CAPTURE(kernel.name);
           CHECK(kernel.spill_store_bytes.value_or(1) == 0);

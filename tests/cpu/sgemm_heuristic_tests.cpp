@@ -225,7 +225,7 @@ TEST_CASE("a split cuts K into whole tiles as even as they allow, the last slice
   CHECK(ptxrt::sgemm_slice_depth(config, 64) == 16);
   CHECK(ptxrt::sgemm_slice_depth(config, 3) == 3);
   CHECK(ptxrt::sgemm_workspace_floats(config, 100, 7) == 2800);
-  const auto launch = ptxrt::sgemm_launch(config, 300, 200, false);
+  const auto launch = ptxrt::sgemm_launch(config, 300, 200, ptxrt::SgemmPath::any_alignment);
   CHECK(launch.launch.grid.x == 2);
   CHECK(launch.launch.grid.y == 3);
   CHECK(launch.launch.grid.z == 4);

@@ -55,6 +55,13 @@ struct Problem {
         device_b(test_context(), std::span<const float>(b)) {}
 };
 
+// `values` on the device one float into their allocation (4 bytes off 16).
+DeviceBuffer<float> one_float_in(const std::vector<float>& values) {
+  std::vector<float> shifted{0.0f};
+  shifted.insert(shifted.end(), values.begin(), values.end());
+  return DeviceBuffer<float>(test_context(), std::span<const float>(shifted));
+}
+
 SgemmOptions given(const SgemmConfig& config, SgemmWorkspace* workspace = nullptr) {
   return {
       .choice = SgemmChoice::given, .config = config, .workspace = workspace, .jit = &test_jit()};
@@ -170,11 +177,6 @@ TEST_CASE("sgemm on addresses 4 bytes off 16 runs the any-alignment entry and ma
   // the float-at-a-time entry run, with a split too.
   const Shape shape{200, 256, 4096};
   const Problem problem(shape, 301);
-  const auto one_float_in = [](const std::vector<float>& values) {
-    std::vector<float> shifted{0.0f};
-    shifted.insert(shifted.end(), values.begin(), values.end());
-    return DeviceBuffer<float>(test_context(), std::span<const float>(shifted));
-  };
   const DeviceBuffer<float> a = one_float_in(problem.a), b = one_float_in(problem.b);
   DeviceBuffer<float> c(test_context(), elements(shape.m, shape.n) + 1);
   c.memory().fill_words(poison_word);
@@ -187,6 +189,79 @@ TEST_CASE("sgemm on addresses 4 bytes off 16 runs the any-alignment entry and ma
   CHECK(is_poison(values.front()));
   const std::vector<float> product(values.begin() + 1, values.end());
   CHECK(apps::max_relative_error(product, problem.expected) <= 1e-4);
+}
+
+TEST_CASE("a B of ragged rows copied to 16-byte rows gives the product, split or not") {
+  // sgemm_pad_rows copies B to rows of a multiple of 4 floats (zeros past N) and the vector entry
+  // stores C a float at a time. Padding is forced: the sizes where it pays on its own (billions
+  // of flop) are too large for the fp64 reference; sgemm_path's choice is a CPU test. N % 4 of
+  // 1, 3 and 1; K below one tile of k, a multiple of 4 (vector A) and odd; on the call's own
+  // scratch and on a workspace that already holds a split's partials.
+  using ptxrt::testing::full_or_sanitized;
+  const std::vector<Shape> shapes = {
+      {37, 37, 9}, {130, 131, 36}, full_or_sanitized<Shape>({1031, 1001, 515}, {200, 5, 515})};
+  const DeviceProperties& device = test_context().device().properties();
+  SgemmWorkspace workspace(test_context());
+  const unsigned seed = static_cast<unsigned>(ptxrt::testing::fresh_seed());
+  CAPTURE(seed);
+  for (const Shape& shape : shapes) {
+    const Problem problem(shape, seed);
+    SgemmConfig chosen = sgemm_heuristic_config(device, shape.m, shape.n, shape.k);
+    SgemmConfig split = chosen;
+    split.split_k = 3;
+    SgemmConfig vector_a;
+    vector_a.vector_a = true;
+    for (const SgemmConfig& config : {chosen, split, vector_a}) {
+      CAPTURE(config.describe());
+      const SgemmPath path =
+          sgemm_path(config, shape.m, shape.n, shape.k, problem.device_a.address(),
+                     problem.device_b.address(), 0, SgemmPadding::always);
+      CHECK(path ==
+            (config.vector_a && shape.k % 4 != 0 ? SgemmPath::any_alignment : SgemmPath::padded_b));
+      for (SgemmWorkspace* scratch : {&workspace, static_cast<SgemmWorkspace*>(nullptr)}) {
+        SgemmOptions options = given(config, scratch);
+        options.padding = SgemmPadding::always;
+        check_product(problem, options);
+      }
+    }
+  }
+}
+
+TEST_CASE("B on 16 bytes loads by vectors whatever C's alignment; B off 16 is padded") {
+  // C one float into its allocation: B still loads by float4, C is stored a float at a time
+  // (vector_b). B one float in, N % 4 == 0: padded (forced: this product is too small to pay for
+  // the copy on its own). Each with C aligned and not.
+  const Shape shape{1027, 256, 300};
+  const unsigned seed = static_cast<unsigned>(ptxrt::testing::fresh_seed());
+  CAPTURE(seed);
+  const Problem problem(shape, seed);
+  const DeviceBuffer<float> shifted_b = one_float_in(problem.b);
+  SgemmOptions options = given(SgemmConfig{});
+  options.padding = SgemmPadding::always;
+  for (const bool b_shifted : {false, true}) {
+    for (const std::size_t c_offset : {std::size_t{0}, sizeof(float)}) {
+      CAPTURE(b_shifted);
+      CAPTURE(c_offset);
+      const CUdeviceptr b =
+          b_shifted ? shifted_b.address() + sizeof(float) : problem.device_b.address();
+      DeviceBuffer<float> c(test_context(), elements(shape.m, shape.n) + 2);
+      c.memory().fill_words(poison_word);
+      const CUdeviceptr written = c.address() + c_offset;
+      const SgemmPath expected = b_shifted  ? SgemmPath::padded_b
+                                 : c_offset ? SgemmPath::vector_b
+                                            : SgemmPath::vectors;
+      CHECK(sgemm_path(options.config, shape.m, shape.n, shape.k, problem.device_a.address(), b,
+                       written, options.padding) == expected);
+      sgemm(test_context(), shape.m, shape.n, shape.k, problem.device_a.address(), b, written,
+            options);
+      const std::vector<float> values = c.download();
+      const auto first = values.begin() + static_cast<std::ptrdiff_t>(c_offset / sizeof(float));
+      const auto last = first + static_cast<std::ptrdiff_t>(elements(shape.m, shape.n));
+      CHECK(std::all_of(values.begin(), first, is_poison));
+      CHECK(std::all_of(last, values.end(), is_poison));
+      CHECK(apps::max_relative_error(std::vector<float>(first, last), problem.expected) <= 1e-4);
+    }
+  }
 }
 
 TEST_CASE("sgemm with k = 0 writes a zero matrix, split or not") {

@@ -27,8 +27,9 @@
 
 namespace ptxrt {
 
-// Scratch memory for the partial products of a split K (sgemm_workspace_floats): kept between
-// calls so that a split product allocates nothing. Grows when a product needs more, waiting for
+// Scratch memory for the partial products of a split K (sgemm_workspace_floats) and the padded
+// copy of a B whose rows are not 16-byte aligned (sgemm_path): kept between calls so that such
+// a product allocates nothing. Grows when a product needs more, waiting for
 // the context's work first (the old allocation may still be in use). Move-only; one stream at a
 // time, since products on two streams would write the same partials.
 class PTXRT_API SgemmWorkspace {
@@ -55,7 +56,8 @@ struct PTXRT_API SgemmOptions {
   SgemmConfig config;                        // with SgemmChoice::given
   const TuningDatabase* database = nullptr;  // tuned: null reads TuningDatabase::default_path()
   StreamRef stream;                          // none: the context's default stream
-  SgemmWorkspace* workspace = nullptr;       // null: a split allocates for the call and waits
+  SgemmWorkspace* workspace = nullptr;       // null: scratch is allocated for the call, waited on
+  SgemmPadding padding = SgemmPadding::automatic;  // a B whose rows are not 16-byte aligned
   Jit* jit = nullptr;                        // null: Jit::shared()
 };
 
@@ -64,10 +66,11 @@ struct PTXRT_API SgemmOptions {
 PTXRT_API SgemmConfig sgemm_choose_config(const DeviceProperties& device, int m, int n, int k,
                                           const SgemmOptions& options = {});
 
-// C = A·B, asynchronously on options.stream, except that a split product without a workspace
-// waits for its temporary one to be read. Returns the config that ran. A chosen (not given)
-// config loads A by vectors only where A is 16-byte aligned; the 16-byte entry runs where
-// sgemm_alignment_allows_vectors says. Throws Error (invalid_argument) for a negative size, a
+// C = A·B, asynchronously on options.stream, except that a product needing scratch (a split, or
+// a padded B) without a workspace waits for its temporary scratch to be read. Returns the config
+// that ran. A chosen (not given) config loads A by vectors only where A is 16-byte aligned; how
+// B is loaded is sgemm_path's choice (a B of ragged rows under a tall C is first copied to padded
+// rows, so that it loads by 16 bytes). Throws Error (invalid_argument) for a negative size, a
 // buffer smaller than its matrix (naming it, its size and the size needed), or a config with a
 // problem on the context's device; does nothing when m or n is 0; with k == 0 writes zeros.
 PTXRT_API SgemmConfig sgemm(const Context& context, int m, int n, int k,

@@ -78,14 +78,54 @@ PTXRT_API int sgemm_slice_depth(const SgemmConfig& config, int k);
 // products, or none without a split.
 PTXRT_API std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, int n);
 
+// Which of the family's entries a product runs, and on which B.
+enum class SgemmPath {
+  any_alignment,  // "sgemm": A and B loaded a float at a time, C stored a float at a time
+  vectors,        // "sgemm_aligned": B (and A with vector_a) by 16-byte loads, C by 16-byte stores
+  vector_b,       // "sgemm_pitched_b" on B as it is: B by 16-byte loads, C a float at a time
+  padded_b,       // "sgemm_pad_rows" copies B to rows of sgemm_b_pitch, then as vector_b
+};
+
+// From how many rows of C, and how many flop (2·m·n·k), a product whose B rows are not 16-byte
+// aligned copies B to padded rows first: the 16-byte loads gain 3-9 % of the product (H100), the
+// copy costs 2·k·n floats of traffic (against 2·m·n·k flop: a share of about 50/m) and a launch
+// (about 6 µs: a product under a few GFLOP loses; docs/perf-notes.md, "Ragged sides").
+inline constexpr int sgemm_pad_b_min_rows = 1024;
+inline constexpr double sgemm_pad_b_min_flop = 4e9;
+
+// Whether a B whose rows are not 16-byte aligned is copied to padded rows.
+enum class SgemmPadding {
+  automatic,  // where the product is large enough to win the copy back (sgemm_pad_b_min_*)
+  always,     // whenever B's rows are not 16-byte aligned and k > 0
+  never,      // B then loads a float at a time
+};
+
+// The path sgemm() takes for `config` on these addresses, where `c` is what the product writes
+// (C, or with a split the workspace): where n % 4 == 0 and B is 16-byte aligned, vectors if C is
+// too, else vector_b; otherwise padded_b where `padding` allows (automatic: m >=
+// sgemm_pad_b_min_rows and 2·m·n·k >= sgemm_pad_b_min_flop), k > 0 and n leaves room for the
+// pitch; else any_alignment. With config.vector_a every path but any_alignment also needs
+// k % 4 == 0 and A 16-byte aligned (any_alignment otherwise).
+PTXRT_API SgemmPath sgemm_path(const SgemmConfig& config, int m, int n, int k, CUdeviceptr a,
+                               CUdeviceptr b, CUdeviceptr c,
+                               SgemmPadding padding = SgemmPadding::automatic);
+
+// B's row pitch in floats on `path`: n, or n rounded up to a multiple of 4 for padded_b.
+PTXRT_API int sgemm_b_pitch(SgemmPath path, int n);
+
 // The launch for an m×n product (K is walked inside a block): one block per block_m()×block_n()
 // tile of C (x along N, y along M) and slice of K (z), threads() threads, shared_bytes() of
-// dynamic shared memory, and the entry point: "sgemm_aligned" when `aligned`, else "sgemm".
+// dynamic shared memory, and the entry point: "sgemm", "sgemm_aligned" on the vectors path, or
+// "sgemm_pitched_b" (which takes B's pitch after k) on vector_b and padded_b.
 struct PTXRT_API SgemmLaunch {
   LaunchConfig launch;
   std::string entry;
 };
-PTXRT_API SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, bool aligned);
+PTXRT_API SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, SgemmPath path);
+
+// The launch of sgemm_pad_rows for a rows×n B padded to `pitch`: 256 threads a block along a
+// row's float4s, rows spread over at most 16 blocks per SM of `device` in all.
+PTXRT_API LaunchConfig sgemm_pad_launch(const DeviceProperties& device, int rows, int pitch);
 
 // How many groups of sgemm_split_reduce's threads add a split's slices side by side: the largest
 // power of two up to 8 that is at most split_k.
@@ -96,12 +136,5 @@ PTXRT_API int sgemm_reduce_groups(int split_k);
 // per SM of `device` (the kernel's grid-stride loop does the rest).
 PTXRT_API LaunchConfig sgemm_reduce_launch(const SgemmConfig& config,
                                            const DeviceProperties& device, int m, int n);
-
-// Whether sgemm_aligned may run `config` on these addresses, where `c` is what the product
-// writes (the workspace when split): n % 4 == 0 and B and C 16-byte aligned, and with
-// config.vector_a also k % 4 == 0 and A 16-byte aligned (otherwise A is read a float at a time,
-// so its alignment does not matter).
-PTXRT_API bool sgemm_alignment_allows_vectors(const SgemmConfig& config, CUdeviceptr a,
-                                              CUdeviceptr b, CUdeviceptr c, int n, int k);
 
 }  // namespace ptxrt

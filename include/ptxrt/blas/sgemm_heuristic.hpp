@@ -61,12 +61,15 @@ PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops,
 inline constexpr double sgemm_split_penalty = 1.02;
 
 // Every menu config that suits `device` at every split worth trying (slices at least 256 deep),
-// predicted, fastest first, a split's time times sgemm_split_penalty.
+// predicted on 16-byte aligned addresses (the path sgemm_path takes there: the aligned rate where
+// B loads by vectors, the copy's time added where B is padded), fastest first, a split's time
+// times sgemm_split_penalty.
 PTXRT_API std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m, int n,
                                                      int k);
 
-// The first of sgemm_estimates, with VECTOR_A only where K and N are multiples of 4 (elsewhere
-// the any-alignment entry runs, which never loads A by vectors). Sizes below 1 count as 1.
+// The first of sgemm_estimates, with VECTOR_A only where the vector entry runs on aligned
+// addresses (sgemm_path: K a multiple of 4, and N one too or B padded; elsewhere the
+// any-alignment entry runs, which never loads A by vectors). Sizes below 1 count as 1.
 // Throws Error (invalid_argument) naming the device when no menu config suits it.
 PTXRT_API SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n, int k);
 
