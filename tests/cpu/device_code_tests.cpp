@@ -251,6 +251,14 @@ TEST_CASE("a section nvJitLink finds by name must have the type of that name") {
   changed = cubin;
   put<std::uint32_t>(changed, relocations.offset, 0);  // sh_name: "", shorter than ".rela"
   check_refused(changed, "a.cubin", "not to the section they are named after");
+  // Flagged as code, whose sh_info is not a section index: still checked as relocations' is.
+  changed = cubin;
+  const auto count = get<std::uint16_t>(cubin, 0x3c);
+  put<std::uint64_t>(changed, relocations.offset + 0x8, 0x4);  // sh_flags: SHF_EXECINSTR
+  put<std::uint32_t>(changed, relocations.offset + 0x2c, 0x7fffffff);
+  check_refused(changed, "a.cubin",
+                "(.rela.debug_frame) refers (sh_info) to section 2147483647, but there are " +
+                    std::to_string(count) + " sections");
 }
 
 TEST_CASE("a fatbin whose header or entries claim more bytes than there are is refused") {

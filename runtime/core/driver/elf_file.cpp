@@ -276,10 +276,12 @@ void ElfFile::check_section_links() const {
     const bool relocations = section.type == kSectionRel || section.type == kSectionRela;
     // In a CUBIN every sh_info but the symbol table's and code's (checked with the symbols) is a
     // section index or 0; in other ELF files, that of relocations and SHF_INFO_LINK sections.
+    // Relocations' is one whatever their flags say: it is followed to the section they apply to.
     const bool info_is_section =
-        machine_ == elf_machine_cuda
-            ? !is_symbol_table(section.type) && (section.flags & kFlagExecutable) == 0
-            : relocations || (section.flags & kFlagInfoLink) != 0;
+        relocations ||
+        (machine_ == elf_machine_cuda
+             ? !is_symbol_table(section.type) && (section.flags & kFlagExecutable) == 0
+             : (section.flags & kFlagInfoLink) != 0);
     if (info_is_section && section.info >= count)
       malformed(describe(index) + " refers (sh_info) to section " + std::to_string(section.info) +
                 ", but there are " + std::to_string(count) + " sections");
