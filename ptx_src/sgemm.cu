@@ -19,12 +19,16 @@
 // sgemm_split_reduce sums the slices in one fixed order into C. No atomics: the result is the same
 // bits on every run.
 //
+// Rows of B that are not 16-byte aligned (N % 4 != 0) make `sgemm` load B a float at a time; for
+// products large enough to pay for it the host first copies B to padded rows (sgemm_pad_rows) and
+// runs sgemm_pitched_b, which loads them by 16 bytes and stores C a float at a time.
+//
 // Three switches that change no result (docs/perf-notes.md predicts each):
 // - GROUP_M > 1: consecutive blocks walk down GROUP_M tile rows before the next column, so that
 //   the blocks resident at one time share fewer panels of A and B in L2;
-// - VECTOR_A (aligned entry only, where the host also checked K % 4 == 0 and A's alignment): A
-//   comes through registers with 16-byte loads and is stored transposed after the tile's
-//   compute, instead of one 4-byte cp.async per element;
+// - VECTOR_A (the entries that load B by 16 bytes, where the host also checked K % 4 == 0 and
+//   A's alignment): A comes through registers with 16-byte loads and is stored transposed after
+//   the tile's compute, instead of one 4-byte cp.async per element;
 // - SKIP_IDLE_WARPS: in the edge tiles, a warp whose rows all lie past M (or columns past N)
 //   skips its FFMAs; it still copies and waits at the barrier.
 //
@@ -379,8 +383,8 @@ __device__ __forceinline__ KRange k_range(int k) {
 // `vector_b`: B's rows are `ldb` floats apart, ldb % 4 == 0 and B 16-byte aligned (and with
 // VECTOR_A, K % 4 == 0 and A 16-byte aligned); otherwise ldb == n and any 4-byte alignment.
 // `vector_c`: N % 4 == 0 and C (or the workspace) 16-byte aligned. Both are template parameters,
-// not runtime flags: a uniform branch between two epilogues made ptxas branch around each row's
-// stores instead of predicating them, 5-15 % slower where the epilogue dominates (short K).
+// not runtime flags: with a uniform runtime branch between the two epilogues ptxas branches around
+// each row's stores instead of predicating them, 5-15 % slower where the epilogue dominates.
 template <bool vector_b, bool vector_c>
 __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
                                             const float* __restrict__ b, float* __restrict__ c,
