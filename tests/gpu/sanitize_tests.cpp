@@ -147,20 +147,25 @@ TEST_CASE("sanitize: closest pair, every GPU method and the smallest and largest
   }
 }
 
-TEST_CASE("sanitize: every listed sgemm config, aligned and any-alignment entries") {
+TEST_CASE("sanitize: every listed sgemm config, on each entry and on a padded B") {
   for (const ptxrt::SgemmConfig& config :
        apps::sgemm_configs(test_context().device().properties())) {
     CAPTURE(config.describe());
-    // K % 4 == 0 with N % 4 == 0: the vector-A path, its last tile partial.
-    for (const auto [m, n, k] :
-         {std::array{67, 132, 33}, std::array{67, 131, 33}, std::array{67, 132, 36}}) {
+    // K % 4 == 0 with N % 4 == 0: the vector-A path, its last tile partial. N % 4 != 0 with the
+    // padding forced: sgemm_pad_rows and sgemm_pitched_b, the pad's columns read.
+    for (const auto [m, n, k, padded] :
+         {std::array{67, 132, 33, 0}, std::array{67, 131, 33, 0}, std::array{67, 132, 36, 0},
+          std::array{67, 131, 33, 1}, std::array{67, 131, 36, 1}}) {
       const auto a = ptxrt::testing::random_floats(static_cast<std::size_t>(m * k), 3);
       const auto b = ptxrt::testing::random_floats(static_cast<std::size_t>(k * n), 4);
       DeviceBuffer<float> device_a(test_context(), std::span<const float>(a));
       DeviceBuffer<float> device_b(test_context(), std::span<const float>(b));
       DeviceBuffer<float> device_c(test_context(), static_cast<std::size_t>(m * n));
       ptxrt::sgemm(test_context(), m, n, k, device_a, device_b, device_c,
-                   {.choice = ptxrt::SgemmChoice::given, .config = config, .jit = &test_jit()});
+                   {.choice = ptxrt::SgemmChoice::given,
+                    .config = config,
+                    .padding = padded ? ptxrt::SgemmPadding::always : ptxrt::SgemmPadding::never,
+                    .jit = &test_jit()});
       const auto expected = apps::matmul(a, b, static_cast<std::size_t>(m),
                                          static_cast<std::size_t>(n), static_cast<std::size_t>(k));
       CHECK(apps::max_relative_error(device_c.download(), expected) <= 1e-4);
