@@ -274,14 +274,12 @@ void ElfFile::check_section_links() const {
       malformed(describe(index) + " links to section " + std::to_string(section.link) +
                 ", but there are " + std::to_string(count) + " sections");
     const bool relocations = section.type == kSectionRel || section.type == kSectionRela;
-    // In a CUBIN every sh_info but the symbol table's and code's (checked with the symbols) is a
-    // section index or 0; in other ELF files, that of relocations and SHF_INFO_LINK sections.
-    // Relocations' is one whatever their flags say: it is followed to the section they apply to.
-    const bool info_is_section =
-        relocations ||
-        (machine_ == elf_machine_cuda
-             ? !is_symbol_table(section.type) && (section.flags & kFlagExecutable) == 0
-             : (section.flags & kFlagInfoLink) != 0);
+    // sh_info is a section index in relocations (whatever their flags say: it is followed to
+    // the section they apply to) and in SHF_INFO_LINK sections. Elsewhere it may be a symbol's:
+    // code's (checked with the symbols) and, from sm_100, that of the Mercury copies of code
+    // (.nv.capmerc.text.*) and of their symbol table, past the section count in a module of a
+    // few kernels.
+    const bool info_is_section = relocations || (section.flags & kFlagInfoLink) != 0;
     if (info_is_section && section.info >= count)
       malformed(describe(index) + " refers (sh_info) to section " + std::to_string(section.info) +
                 ", but there are " + std::to_string(count) + " sections");
