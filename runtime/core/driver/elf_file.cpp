@@ -34,6 +34,11 @@ constexpr std::uint32_t kSectionPrototype = 0x70000002;  // .nv.prototype: symbo
 // in the file (their sh_offset points anywhere).
 constexpr std::uint32_t kSectionCudaGlobal = 0x70000007;
 constexpr std::uint32_t kSectionCudaShared = 0x7000000a;
+// From sm_100: the Mercury copy of a kernel's code (.nv.capmerc.text.<kernel>) and the Mercury
+// symbol table (.nv.merc.symtab), whose sh_info, like code's and a symbol table's, is a symbol's
+// index (past the section count in a module of a few kernels).
+constexpr std::uint32_t kSectionMercuryCode = 0x70000016;
+constexpr std::uint32_t kSectionMercurySymbols = 0x70000085;
 constexpr std::uint64_t kFlagExecutable = 0x4;  // SHF_EXECINSTR
 constexpr std::uint64_t kFlagInfoLink = 0x40;   // SHF_INFO_LINK: sh_info is a section index
 // Device code aligns sections to 128 bytes at most; nvJitLink fails to allocate for 2^40.
@@ -274,12 +279,17 @@ void ElfFile::check_section_links() const {
       malformed(describe(index) + " links to section " + std::to_string(section.link) +
                 ", but there are " + std::to_string(count) + " sections");
     const bool relocations = section.type == kSectionRel || section.type == kSectionRela;
-    // sh_info is a section index in relocations (whatever their flags say: it is followed to
-    // the section they apply to) and in SHF_INFO_LINK sections. Elsewhere it may be a symbol's:
-    // code's (checked with the symbols) and, from sm_100, that of the Mercury copies of code
-    // (.nv.capmerc.text.*) and of their symbol table, past the section count in a module of a
-    // few kernels.
-    const bool info_is_section = relocations || (section.flags & kFlagInfoLink) != 0;
+    // In a CUBIN every sh_info but the symbol tables' and code's (checked with the symbols) is a
+    // section index or 0: nvJitLink follows others and crashes past the sections. In other ELF
+    // files, that of relocations and SHF_INFO_LINK sections. Relocations' is one whatever their
+    // flags say: it is followed to the section they apply to.
+    const bool symbol_index = is_symbol_table(section.type) ||
+                              section.type == kSectionMercurySymbols ||
+                              section.type == kSectionMercuryCode ||
+                              (section.flags & kFlagExecutable) != 0;
+    const bool info_is_section =
+        relocations || (machine_ == elf_machine_cuda ? !symbol_index
+                                                     : (section.flags & kFlagInfoLink) != 0);
     if (info_is_section && section.info >= count)
       malformed(describe(index) + " refers (sh_info) to section " + std::to_string(section.info) +
                 ", but there are " + std::to_string(count) + " sections");
