@@ -90,7 +90,7 @@ SgemmRun run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
 
   const SgemmPath path =
       sgemm_path(config, plan.m, plan.n, plan.k, device_a.address(), device_b.address(),
-                 config.split_k > 1 ? 0 : device_c.address());
+                 device_c.address());
   const SgemmLaunch launch = sgemm_launch(config, plan.m, plan.n, path);
   Run run = describe_launch("sgemm", launch.entry, config.defines(), launch.launch.grid,
                             launch.launch.block);

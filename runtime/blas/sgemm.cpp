@@ -113,9 +113,7 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
   if (m == 0 || n == 0) return config;
 
   Jit& jit = options.jit ? *options.jit : Jit::shared();
-  // A split writes the workspace, whose partial products are 16-byte aligned (below).
-  const CUdeviceptr written = config.split_k > 1 ? 0 : c;
-  const SgemmPath path = sgemm_path(config, m, n, k, a, b, written, options.padding);
+  const SgemmPath path = sgemm_path(config, m, n, k, a, b, c, options.padding);
   const int ldb = sgemm_b_pitch(path, n);
   // The scratch holds the padded B first (16-byte aligned, as every allocation), then the split's
   // partial products (aligned too: ldb % 4 == 0).

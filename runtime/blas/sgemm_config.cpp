@@ -204,7 +204,9 @@ std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, int n) {
 SgemmPath sgemm_path(const SgemmConfig& config, int m, int n, int k, CUdeviceptr a, CUdeviceptr b,
                      CUdeviceptr c, SgemmPadding padding) {
   if (config.vector_a && (k % 4 != 0 || a % 16 != 0)) return SgemmPath::any_alignment;
-  if (n % 4 == 0 && b % 16 == 0) return c % 16 == 0 ? SgemmPath::vectors : SgemmPath::vector_b;
+  // A split writes its partials to the workspace, 16-byte aligned wherever C is.
+  const bool c_aligned = config.split_k > 1 || c % 16 == 0;
+  if (n % 4 == 0 && b % 16 == 0) return c_aligned ? SgemmPath::vectors : SgemmPath::vector_b;
   const bool pitch_fits = n <= std::numeric_limits<int>::max() - 3;
   const bool pays =
       m >= sgemm_pad_b_min_rows && 2.0 * m * static_cast<double>(n) * k >= sgemm_pad_b_min_flop;

@@ -172,16 +172,17 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
   std::vector<SgemmEstimate> estimates;
   for (const SgemmMenuEntry& entry : sgemm_heuristic_menu()) {
     if (!sgemm_config_fits(entry.config, device)) continue;
+    // The pick drops vector A where it cannot run (below), so the rate is its path's without;
+    // the path does not depend on the split.
+    SgemmConfig plain = entry.config;
+    plain.vector_a = false;
+    const SgemmPath path = sgemm_path(plain, m, n, k, 0, 0, 0);
+    const double tflops =
+        path == SgemmPath::any_alignment ? entry.any_alignment_tflops : entry.tflops;
     for (const int split : split_values) {
       SgemmConfig config = entry.config;
       config.split_k = split;
       if (split > 1 && sgemm_slice_depth(config, k) < sgemm_min_slice_depth) break;
-      // The pick drops vector A where it cannot run (below), so the rate is its path's without.
-      SgemmConfig plain = config;
-      plain.vector_a = false;
-      const SgemmPath path = sgemm_path(plain, m, n, k, 0, 0, 0);
-      const double tflops =
-          path == SgemmPath::any_alignment ? entry.any_alignment_tflops : entry.tflops;
       estimates.push_back(sgemm_estimate(config, tflops, entry.registers, device, m, n, k));
       if (path == SgemmPath::padded_b) estimates.back().milliseconds += pad_ms(device, n, k);
     }

@@ -100,9 +100,9 @@ enum class SgemmPadding {
   never,      // B then loads a float at a time
 };
 
-// The path sgemm() takes for `config` on these addresses, where `c` is what the product writes
-// (C, or with a split the workspace): where n % 4 == 0 and B is 16-byte aligned, vectors if C is
-// too, else vector_b; otherwise padded_b where `padding` allows (automatic: m >=
+// The path sgemm() takes for `config` on these addresses: where n % 4 == 0 and B is 16-byte
+// aligned, vectors if what the product writes is too (C, or with a split the workspace, always
+// aligned), else vector_b; otherwise padded_b where `padding` allows (automatic: m >=
 // sgemm_pad_b_min_rows and 2·m·n·k >= sgemm_pad_b_min_flop), k > 0 and n leaves room for the
 // pitch; else any_alignment. With config.vector_a every path but any_alignment also needs
 // k % 4 == 0 and A 16-byte aligned (any_alignment otherwise).
@@ -123,7 +123,7 @@ struct PTXRT_API SgemmLaunch {
 };
 PTXRT_API SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, SgemmPath path);
 
-// The launch of sgemm_pad_rows for a rows×n B padded to `pitch`: 256 threads a block along a
+// The launch of sgemm_pad_rows for a B of `rows` rows padded to `pitch` floats: 256 threads a block along a
 // row's float4s, rows spread over at most 16 blocks per SM of `device` in all.
 PTXRT_API LaunchConfig sgemm_pad_launch(const DeviceProperties& device, int rows, int pitch);
 
