@@ -46,10 +46,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 
 # --asan: the host side of the GPU paths under AddressSanitizer + UBSan, instead of the rest, in a
 # build of its own with only what it runs, so that build and run fit one 10-minute call: every
-# GPU test (CTest, several at once, stopped 7.5 minutes into the call so that the tunes still
-# run), the CLI's tune on every device, and where the build has ptxrt::mpi and mpirun is there,
-# an MPI tune as scripts/mpi-check.sh runs one (sgemm, 2 ranks sharing GPU 0; at 1024³ and 40
-# configs, the default model strategy, which fit the call).
+# GPU test (CTest, several at once), the CLI's tune on every device, and where the build has
+# ptxrt::mpi and mpirun is there, an MPI tune as scripts/mpi-check.sh runs one (sgemm, 2 ranks
+# sharing GPU 0; at 1024³ and 40 configs, the default model strategy). The build's time varies
+# with the machine (1.5 to 3.5 minutes seen), so every step after it runs against one deadline,
+# PTXRT_GPU_CHECK_SECONDS after the start (default 570): the tests stop two minutes before it,
+# the tunes at it, and the summary says which step the deadline cut.
 # protect_shadow_gap=0 lets ASan's shadow memory coexist with the driver's mappings;
 # allocator_may_return_null=1 keeps a refused huge allocation the bad_alloc the tests expect;
 # leaks inside the driver, the toolkit and MPI are suppressed (scripts/lsan.supp). A process that
@@ -86,7 +88,10 @@ if [ "$asan" = 1 ]; then
   else
     ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=0/detect_leaks=1}
   fi
-  (cd "$build" && ctest -j 8 --timeout 300 --stop-time "$(date -d "@$((started + 450))" +%H:%M:%S)" \
+  deadline=$((started + ${PTXRT_GPU_CHECK_SECONDS:-570}))
+  seconds_left() { local left=$((deadline - $(date +%s) - ${1:-0})); echo $((left > 1 ? left : 1)); }
+  cut_note() { [ "$1" = 124 ] && echo " (stopped at the deadline)"; }
+  (cd "$build" && ctest -j 8 --timeout 300 --stop-time "$(date -d "@$((deadline - 120))" +%H:%M:%S)" \
      --output-on-failure -R '^gpu:') >"$logs/asan-ctest.log" 2>&1
   asan_rc=$?
   grep -E "tests passed|\*\*\*Failed|Timeout|Exception" "$logs/asan-ctest.log" | tail -30
@@ -98,10 +103,11 @@ if [ "$asan" = 1 ]; then
   line="asan (build $built s, $leaks): gpu tests $(( ${total:-0} - ${failed:-0} - skipped )) passed,"
   line+=" ${failed:-?} failed, $skipped skipped of ${total:-?}"
 
-  PTXRT_CACHE_DIR="$build/tune-cache" "$build/ptxrt" tune matmul --size 256 --devices all \
-    --db "$logs/asan-tune-db.json" --json >"$logs/asan-tune.json" 2>"$logs/asan-tune.log"
+  PTXRT_CACHE_DIR="$build/tune-cache" timeout "$(seconds_left 60)" "$build/ptxrt" tune matmul \
+    --size 256 --devices all --db "$logs/asan-tune-db.json" --json \
+    >"$logs/asan-tune.json" 2>"$logs/asan-tune.log"
   tune_rc=$?
-  line+="; tune --devices all rc $tune_rc"
+  line+="; tune --devices all rc $tune_rc$(cut_note "$tune_rc")"
   [ "$tune_rc" = 0 ] || asan_rc=1
 
   mpirun_command=${MPIRUN:-mpirun}
@@ -111,12 +117,12 @@ if [ "$asan" = 1 ]; then
     # check (ASan's and UBSan's other checks stay on).
     ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0} \
       OMPI_MCA_btl_vader_single_copy_mechanism=none PTXRT_CACHE_DIR="$build/tune-cache" \
-      "$mpirun_command" --allow-run-as-root --oversubscribe --bind-to none \
+      timeout "$(seconds_left)" "$mpirun_command" --allow-run-as-root --oversubscribe --bind-to none \
       -x ASAN_OPTIONS -x UBSAN_OPTIONS -x LSAN_OPTIONS -x PTXRT_CACHE_DIR -n 2 \
       "$build/ptxrt" tune sgemm --size 1024 --budget 40 --mpi \
       --db "$logs/asan-mpi-tune-db.json" --json >"$logs/asan-mpi-tune.json" 2>"$logs/asan-mpi-tune.log"
     mpi_rc=$?
-    line+="; mpi tune rc $mpi_rc (leak check off in the ranks)"
+    line+="; mpi tune rc $mpi_rc$(cut_note "$mpi_rc") (leak check off in the ranks)"
     [ "$mpi_rc" = 0 ] || asan_rc=1
   else
     line+="; mpi tune not run (no ptxrt::mpi in the build or no $mpirun_command)"

@@ -46,15 +46,16 @@ export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 # AddressSanitizer + UBSan, in the clang build that scripts/fuzz.sh builds its fuzz targets in
 # (their components are built once, for both): the CPU test program and the CLI it runs, no MPI,
-# benchmarks, GPU tests or examples. Every CPU test but the sweeps compiling every kernel for every
-# arch, the other cases labelled `nvrtc`, which are NVRTC's time (not instrumented), and the
-# device-object mutation loops (`mutants`, tests/cpu_case_properties.cmake); all of them run in the
-# whole suite below. One case more than cores, as in the whole suite.
+# benchmarks, GPU tests or examples. Every CPU test but the sweeps of the builtin kernels (labels
+# `sampled` and `exhaustive`) and the other cases labelled `nvrtc`, which are NVRTC's time (not
+# instrumented), the device-object mutation loops (`mutants`) and the strategy cases that replay
+# dozens of tunes (`replays`, tests/cpu_case_properties.cmake); all of them run in the whole suite
+# below. One case more than cores, as in the whole suite.
 scripts/setup.sh --fuzz
 scripts/configure.sh --asan
 cmake --build build-asan -j "$jobs" --target ptxrt_cpu_tests
-(cd build-asan && ctest -j "$((jobs + 1))" --timeout 600 --output-on-failure --label-exclude 'nvrtc|mutants' -R '^cpu:' \
-  -E 'every builtin kernel compiles for every constant value')
+(cd build-asan && ctest -j "$((jobs + 1))" --timeout 600 --output-on-failure -R '^cpu:' \
+  --label-exclude 'sampled|exhaustive|nvrtc|mutants|replays')
 
 # ThreadSanitizer: the caches and their single flight, and the tuner's compile pool and measurers,
 # where the threads are.

@@ -21,6 +21,14 @@ list(JOIN nvrtc_bound_cases "|" nvrtc_bound_cases)
 # sanitizer each run costs seconds, and the readers they drive are fuzzed under AddressSanitizer
 # (fuzz_device_object) and tested case by case, so a sanitized build leaves them out too.
 set(mutant_loop_cases "ptxrt [a-z]+ (--lto )?--link ends cleanly on every mutant")
+# The strategy cases that replay dozens of whole tunes for their statistics (label `replays`):
+# under AddressSanitizer each takes half a minute, and the cases that replay one tune run the same
+# code there.
+set(replay_statistics_cases
+    "the model strategy comes within 3 % of the best after timing a tenth of a space"
+    "the model strategy orders better than the enumeration and a random order"
+    "on the Kernel Tuner set's H100 tunes, the model comes within 3 % in 30 configs")
+list(JOIN replay_statistics_cases "|" replay_statistics_cases)
 # Those take seconds each: they start first (COST, as tests/CMakeLists.txt says).
 foreach(test IN LISTS ptxrt_cpu_tests_TESTS)
   if(test MATCHES "^cpu: ?(${cases_in_parallel})")
@@ -31,5 +39,8 @@ foreach(test IN LISTS ptxrt_cpu_tests_TESTS)
   endif()
   if(test MATCHES "^cpu: ?(${mutant_loop_cases})")
     set_tests_properties("${test}" PROPERTIES LABELS mutants COST 10)
+  endif()
+  if(test MATCHES "^cpu: ?(${replay_statistics_cases})")
+    set_tests_properties("${test}" PROPERTIES LABELS replays COST 10)
   endif()
 endforeach()
