@@ -5,7 +5,9 @@
         docs/perf-data/sgemm-train-11-h100.json ... [--search N [--seed S]]
 
 Each bench (`ptxrt bench sgemm --all`, its text or its --json, e.g. of `--random 20 --seed 11`)
-times every listed config on each shape. This script
+times every listed config on each shape; with `--menu` also every menu config at every split
+whose slices are 64 deep or more, so that no pick of a model refitted here goes untimed. This
+script
 mirrors the C++ model (rounds of resident blocks, each block's flop at its config's full rate, a
 per-round overhead and ring fill, the split's reduction) and prints, per shape, the config the
 model picks, its measured rate and the best measured. With --search N it runs N steps of a

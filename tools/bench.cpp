@@ -96,8 +96,9 @@ void execute(const CLI::App& command, BenchArguments arguments) {
   const auto sgemm = std::find(arguments.works.begin(), arguments.works.end(), "sgemm");
   const bool with_sgemm = sgemm != arguments.works.end();
   if (!with_sgemm && ptxrt::tools::sgemm_bench_options_given(command))
-    throw ptxrt::Error(ptxrt::ErrorKind::invalid_argument,
-                       "--shape, --random, --rounds, --all and --db apply to the sgemm work");
+    throw ptxrt::Error(
+        ptxrt::ErrorKind::invalid_argument,
+        "--shape, --random, --rounds, --all, --menu and --db apply to the sgemm work");
   if (with_sgemm) {
     arguments.works.erase(sgemm);
     if (arguments.json && !arguments.works.empty())

@@ -15,6 +15,9 @@ namespace ptxrt::tools {
 namespace {
 
 constexpr int quick_repeat = 3;
+// --menu's shallowest slice: four BK tiles of 16, where the measured winners of products with K
+// of a few hundred lie (docs/perf-notes.md, the H200's held-out seed).
+constexpr int menu_min_slice_depth = 64;
 
 std::vector<apps::SgemmDrawnShape> drawn_shapes(const SgemmBenchArguments& arguments) {
   if (arguments.random == 0) return {};
@@ -57,13 +60,16 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
       ->capture_default_str();
   command.add_flag("--all", arguments.every_listed,
                    "sgemm: every listed config at every shape, not just the shape's candidates");
+  command.add_flag("--menu", arguments.menu,
+                   "sgemm: also every config the shape heuristic chooses among, at every split "
+                   "whose slices are 64 deep or more (data for refitting it)");
   command.add_option("--db", arguments.database,
                      "sgemm: the tuning database whose winner for each shape joins as 'tuned' "
                      "(default: $PTXRT_TUNING_DB, else tuning.json in the cache folder)");
 }
 
 bool sgemm_bench_options_given(const CLI::App& command) {
-  for (const char* option : {"--shape", "--random", "--rounds", "--all", "--db"})
+  for (const char* option : {"--shape", "--random", "--rounds", "--all", "--menu", "--db"})
     if (command.count(option)) return true;
   return false;
 }
@@ -75,6 +81,7 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
   options.rounds = arguments.quick ? 1 : arguments.rounds;
   options.repeat = arguments.repeat > 0 ? arguments.repeat : arguments.quick ? quick_repeat : 10;
   options.every_listed = arguments.every_listed;
+  options.menu_min_slice_depth = arguments.menu ? menu_min_slice_depth : 0;
   options.seed = arguments.seed;
   options.database = &database;
   const Context context = Context::primary(arguments.device);

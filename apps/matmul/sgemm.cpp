@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
 
+#include "apps/common/builtin_kernels.hpp"
 #include "ptxrt/blas/sgemm_heuristic.hpp"
+#include "ptxrt/core/manifest.hpp"
+#include "ptxrt/core/program.hpp"
 
 namespace ptxrt::apps {
 
@@ -165,6 +169,29 @@ std::vector<SgemmConfig> sgemm_candidates(const DeviceProperties& device, int m,
         sgemm_config_fits(listed.config, device))
       add(listed.config);
   return candidates;
+}
+
+std::vector<SgemmConfig> sgemm_menu_configs(const DeviceProperties& device, int m, int n, int k,
+                                            int min_slice_depth) {
+  m = std::max(m, 1), n = std::max(n, 1), k = std::max(k, 1);
+  const Program program = builtin_program("sgemm");
+  std::vector<int> splits;
+  for (const ManifestDefine& declared : program.manifest().defines)
+    if (declared.name == "SPLIT_K")
+      for (const std::string& value : declared.values) splits.push_back(std::stoi(value));
+  std::vector<SgemmConfig> configs;
+  for (const SgemmMenuEntry& entry : sgemm_heuristic_menu()) {
+    if (!sgemm_config_fits(entry.config, device)) continue;
+    SgemmConfig config = entry.config;
+    config.vector_a =
+        config.vector_a && sgemm_path(config, m, n, k, 0, 0, 0) != SgemmPath::any_alignment;
+    for (const int split : splits) {
+      config.split_k = split;
+      if (split > 1 && sgemm_slice_depth(config, k) < min_slice_depth) break;
+      configs.push_back(config);
+    }
+  }
+  return configs;
 }
 
 }  // namespace ptxrt::apps

@@ -52,7 +52,8 @@ double median_or_zero(const std::vector<double>& values) {
   return values.empty() ? 0.0 : median(values);
 }
 
-// The rows of one shape: the default, the candidates (or every listed config), the tuned one.
+// The rows of one shape: the default, the candidates (or every listed config), the menu's
+// configs on request, the tuned one.
 std::vector<SgemmBenchRow> rows_for(const DeviceProperties& device, const SgemmBenchSize& size,
                                     const SgemmBenchOptions& options) {
   std::vector<SgemmBenchRow> rows;
@@ -69,6 +70,10 @@ std::vector<SgemmBenchRow> rows_for(const DeviceProperties& device, const SgemmB
                                        ? sgemm_configs(device)
                                        : sgemm_candidates(device, size.m, size.n, size.k))
     add(config, SgemmBenchRole::listed);
+  if (options.menu_min_slice_depth > 0)
+    for (const SgemmConfig& config :
+         sgemm_menu_configs(device, size.m, size.n, size.k, options.menu_min_slice_depth))
+      add(config, SgemmBenchRole::listed);
   if (options.database) {
     const TunedChoice choice =
         sgemm_tuned_choice(device, size.m, size.n, size.k, *options.database);

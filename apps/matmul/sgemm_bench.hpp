@@ -2,8 +2,9 @@
 // SGEMM (default math: fp32, no TF32) and SGEMM configs measured in the same process, in
 // rounds, each round's order of configs reversed from the last so that drift (clocks,
 // temperature) favours none. The configs: the family's default at the shape (the heuristic's
-// choice), the shape's candidates (sgemm_candidates; or every listed config), and the tuning
-// database's winner for exactly this shape when it has one.
+// choice), the shape's candidates (sgemm_candidates; or every listed config), on request the
+// heuristic's whole menu at every split (sgemm_menu_configs), and the tuning database's winner
+// for exactly this shape when it has one.
 //
 // Every output is checked once before it is timed: against cuBLAS's C (max-abs-normalized error
 // <= 1e-4) when cuBLAS's own C passes at 64 fp64 samples, else at those samples. Per config: the
@@ -46,6 +47,9 @@ struct SgemmBenchOptions {
   int repeat = 10;              // timed samples per config and round, after a warm-up
   int launches_per_sample = 0;  // 0: enough for about 2 ms at 40 TFLOP/s
   bool every_listed = false;    // every config of sgemm_configs, not just the candidates
+  // Also every config of the heuristic's menu at every split with slices at least this deep
+  // (sgemm_menu_configs), as "listed" rows; 0 for none.
+  int menu_min_slice_depth = 0;
   std::uint64_t seed = 1;
   const TuningDatabase* database = nullptr;  // its exact winners join as "tuned" rows
 };
@@ -53,7 +57,7 @@ struct SgemmBenchOptions {
 // Why a config is timed at a shape; a config may be several of them.
 enum class SgemmBenchRole {
   default_config,  // the family's default there (the heuristic's choice)
-  listed,          // a candidate of sgemm_candidates (or any listed config)
+  listed,          // a candidate of sgemm_candidates (or any listed or menu config)
   tuned,           // the tuning database's winner for exactly this shape
 };
 const char* to_string(SgemmBenchRole role);  // "default", "listed", "tuned"

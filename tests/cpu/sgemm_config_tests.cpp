@@ -301,6 +301,59 @@ TEST_CASE("the ragged sweep skips idle warps and the square one loads A by vecto
   CHECK(has(square, [](const SgemmConfig& c) { return c.block_k == 32; }));
 }
 
+TEST_CASE("the menu's configs at every split hold every config the heuristic can pick") {
+  const auto contains = [](const std::vector<SgemmConfig>& configs, const SgemmConfig& config) {
+    return std::find(configs.begin(), configs.end(), config) != configs.end();
+  };
+  // Deep, ragged at small M·N·K (no padding: no vector A), flat, square with K % 4 != 0.
+  for (const std::array<int, 3>& shape :
+       {std::array{3180, 35, 849}, std::array{223, 153, 10201}, std::array{6270, 3399, 140},
+        std::array{4096, 4096, 4097}, std::array{1, 1, 1}}) {
+    const int m = shape[0], n = shape[1], k = shape[2];
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    const auto menu = ptxrt::apps::sgemm_menu_configs(h100(), m, n, k, 64);
+    for (const SgemmConfig& config : menu) {
+      CAPTURE(config.describe());
+      CHECK(std::count(menu.begin(), menu.end(), config) == 1);
+      CHECK(problem_of(config, h100()).empty());
+      CHECK((config.split_k == 1 || ptxrt::sgemm_slice_depth(config, k) >= 64));
+      CHECK((!config.vector_a ||
+             ptxrt::sgemm_path(config, m, n, k, 0, 0, 0) != ptxrt::SgemmPath::any_alignment));
+    }
+    // Every entry of the menu unsplit, and whatever the model rates, with vector A as the pick
+    // keeps it.
+    for (const ptxrt::SgemmMenuEntry& entry : ptxrt::sgemm_heuristic_menu()) {
+      SgemmConfig unsplit = entry.config;
+      unsplit.vector_a = unsplit.vector_a && ptxrt::sgemm_path(unsplit, m, n, k, 0, 0, 0) !=
+                                                 ptxrt::SgemmPath::any_alignment;
+      CHECK(contains(menu, unsplit));
+    }
+    for (const ptxrt::SgemmEstimate& estimate : ptxrt::sgemm_estimates(h100(), m, n, k)) {
+      SgemmConfig config = estimate.config;
+      config.vector_a = config.vector_a && ptxrt::sgemm_path(config, m, n, k, 0, 0, 0) !=
+                                               ptxrt::SgemmPath::any_alignment;
+      CAPTURE(config.describe());
+      CHECK(contains(menu, config));
+    }
+    CHECK(contains(menu, ptxrt::sgemm_heuristic_config(h100(), m, n, k)));
+  }
+  // Slices of 64 reach splits the model's 256 do not: 849 deep, 128x64 tiles split 4 (the
+  // winner measured there) and 16, not 32 (slices of 32).
+  const auto menu = ptxrt::apps::sgemm_menu_configs(h100(), 3180, 35, 849, 64);
+  const auto split_of_128x64 = [&](int split_k) {
+    return std::any_of(menu.begin(), menu.end(), [&](const SgemmConfig& config) {
+      return config.block_m() == 128 && config.block_n() == 64 && config.lanes_m == 8 &&
+             config.split_k == split_k;
+    });
+  };
+  CHECK(split_of_128x64(4));
+  CHECK(split_of_128x64(16));
+  CHECK_FALSE(split_of_128x64(32));
+  CHECK(ptxrt::apps::sgemm_menu_configs(h100(), 3180, 35, 849, 256).size() < menu.size());
+}
+
 // ptxas' own report, from the NVRTC log: the main configs must not touch local memory. Each
 // compile takes seconds, so CTest checks the list in parts, each its own case selecting one
 // subcase (tests/CMakeLists.txt registers PTXRT_SGEMM_SPILL_CHECK_PARTS of them): part N holds
