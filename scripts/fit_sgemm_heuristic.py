@@ -15,6 +15,12 @@ seeded random search over the model's constants and the menu's rates, each kept 
 that preserve its physical meaning, scoring the measured rate of each pick against the shape's
 best (the worst shape counted thrice), and prints the best set found. The C++ file is the
 reference: copy a chosen set there by hand, then rerun this without --search to check it.
+
+Two switches try a change to the model before the C++ takes it: --min-slice-depth N rates
+splits whose slices are N deep or more (the C++: 256), and --share-by results counts a partial
+round's occupancy share in warps times each thread's TM·TN results (full at the constant
+results_for_full_rate) instead of warps alone, since a thread of 4×4 results has a quarter of
+the independent FMAs of one of 8×8 to hide latency with (docs/perf-notes.md, "On an H200").
 """
 import argparse
 import json
@@ -34,11 +40,15 @@ PAD_COPY_EFFICIENCY = 0.8
 PAD_LAUNCH_MS = 6e-3
 
 # The C++ constants (sgemm_heuristic.cpp) and their search bounds.
+# How a partial round's occupancy share is counted: 'warps' (the C++) or 'results' (--share-by).
+SHARE_BY = 'warps'
 CONSTANTS = dict(round_overhead_ms=0.389e-3, fill_bytes_per_ms=41.4e6, warps_for_full_rate=4.95,
+                 results_for_full_rate=256.0,
                  reduce_launch_ms=2.88e-3, memory_efficiency=2.90, split_penalty=1.02,
                  store_bytes_per_ms=9.22e6)
 BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
-              warps_for_full_rate=(4.0, 16.0), reduce_launch_ms=(1e-3, 3e-3),
+              warps_for_full_rate=(4.0, 16.0), results_for_full_rate=(64.0, 2048.0),
+              reduce_launch_ms=(1e-3, 3e-3),
               memory_efficiency=(0.6, 3.0), split_penalty=(1.0, 1.05),
               store_bytes_per_ms=(5e6, 60e6))
 # The menu: (warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks,
@@ -151,6 +161,9 @@ def estimate_ms(config, split, tflops, registers, m, n, k, c):
     rest = blocks % slots
     if rest:
         def share(resident_warps):
+            if SHARE_BY == 'results':
+                results = resident_warps * config[3] * config[4]
+                return min(1.0, math.sqrt(results / c['results_for_full_rate']))
             return min(1.0, math.sqrt(resident_warps / c['warps_for_full_rate']))
         busiest = math.ceil(rest / SM_COUNT)
         milliseconds += (busiest * block_flop /
@@ -216,7 +229,8 @@ def search(shapes, steps, seed=1):
     for _ in range(steps):
         trial_constants, trial_menu = dict(constants), [list(entry) for entry in menu]
         if rng.random() < 0.6:
-            name = rng.choice(list(BOUNDS))
+            unused = 'warps_for_full_rate' if SHARE_BY == 'results' else 'results_for_full_rate'
+            name = rng.choice([name for name in BOUNDS if name != unused])
             trial_constants[name] = rng.uniform(*BOUNDS[name])
         else:
             index = rng.randrange(len(MENU))
@@ -230,11 +244,28 @@ def search(shapes, steps, seed=1):
 
 
 def main():
+    global MIN_SLICE_DEPTH, SHARE_BY
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('benches', nargs='+')
+    parser.add_argument('benches', nargs='*')
+    parser.add_argument('--pick', action='append', default=[], metavar='MxNxK',
+                        help='print the model\'s pick at each shape (no benches): a CPU test '
+                             'holds them equal to the C++ heuristic\'s on an H100')
     parser.add_argument('--search', type=int, default=0, metavar='N')
     parser.add_argument('--seed', type=int, default=1, metavar='S')
+    parser.add_argument('--min-slice-depth', type=int, default=MIN_SLICE_DEPTH, metavar='N')
+    parser.add_argument('--share-by', choices=('warps', 'results'), default=SHARE_BY)
     arguments = parser.parse_args()
+    MIN_SLICE_DEPTH, SHARE_BY = arguments.min_slice_depth, arguments.share_by
+    if arguments.pick:
+        for text in arguments.pick:
+            m, n, k = (int(size) for size in text.split('x'))
+            pick = choose(m, n, k, CONSTANTS, MENU)
+            values = pick[:8] + (int(pick[8]), pick[9])
+            print(text, ' '.join(f'{name}={value}' for name, value in
+                                 zip(DEFINES + ('VECTOR_A', 'SPLIT_K'), values)))
+        return
+    if not arguments.benches:
+        parser.error('give benches to fit, or --pick shapes')
     shapes = {}
     for path in arguments.benches:
         shapes.update(read_bench(path))

@@ -117,7 +117,8 @@ std::string compile_outcome(const std::string& kernel, const std::vector<ptxrt::
   try {
     ptxrt::CompileOptions options;
     options.defines = defines;
-    if (optimisation == Optimisation::fast_compile)
+    // The option is NVRTC's from 12.8; an older one compiles as the library does.
+    if (optimisation == Optimisation::fast_compile && ptxrt::nvrtc_version() >= 12080)
       options.extra_options.push_back("--Ofast-compile=max");
     options.target = {sm_name(sm), ptxrt::ImageFormat::cubin, {}};
     const ptxrt::Image image = ptxrt::compile(ptxrt::apps::builtin_program(kernel), options);

@@ -4,14 +4,19 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps/common/builtin_kernels.hpp"
+#include "apps/matmul/sgemm_bench.hpp"
+#include "apps/matmul/sgemm_shapes.hpp"
 #include "apps/tune/tune_problems.hpp"
 #include "device_profiles.hpp"
 #include "disk_cache_test_support.hpp"
+#include "process.hpp"
 #include "ptxrt/blas/sgemm.hpp"
 #include "ptxrt/blas/sgemm_config.hpp"
 #include "ptxrt/blas/sgemm_heuristic.hpp"
@@ -349,4 +354,40 @@ TEST_CASE("a given config is run as it is, and the default choice is the heurist
   const ptxrt::SgemmOptions options{.choice = ptxrt::SgemmChoice::given, .config = given};
   CHECK(ptxrt::sgemm_choose_config(h100(), 4096, 4096, 4096, options) == given);
   CHECK(ptxrt::sgemm_choose_config(h100(), 1536, 1536, 12288) == chosen({1536, 1536, 12288}));
+}
+
+// The fit script mirrors this model (its docstring says so), and a refit is copied from it by
+// hand: at the bench's twelve shapes and eighty drawn ones its pick must be the C++ pick.
+TEST_CASE("scripts/fit_sgemm_heuristic.py picks what the heuristic picks on an H100") {
+  if (!std::filesystem::exists("/usr/bin/python3")) {
+    MESSAGE("skipped: the fit script needs /usr/bin/python3");
+    return;
+  }
+  std::vector<ptxrt::apps::SgemmBenchSize> sizes = ptxrt::apps::sgemm_bench_sizes();
+  for (const std::uint64_t seed : {202u, 303u})
+    for (const ptxrt::apps::SgemmDrawnShape& drawn : ptxrt::apps::draw_sgemm_shapes(40, seed))
+      sizes.push_back(drawn.size);
+  std::vector<std::string> arguments{"/usr/bin/python3",
+                                     PTXRT_SOURCE_DIR "/scripts/fit_sgemm_heuristic.py"};
+  for (const ptxrt::apps::SgemmBenchSize& size : sizes) {
+    arguments.push_back("--pick");
+    arguments.push_back(size.name());
+  }
+  const ptxrt::testing::ProcessResult result = ptxrt::testing::run_process(arguments);
+  REQUIRE_MESSAGE(result.exit_code == 0, result.output);
+  std::istringstream lines(result.output);
+  std::size_t compared = 0;
+  for (std::string line; std::getline(lines, line); ++compared) {
+    REQUIRE(compared < sizes.size());
+    const ptxrt::apps::SgemmBenchSize& size = sizes[compared];
+    const SgemmConfig config = ptxrt::sgemm_heuristic_config(h100(), size.m, size.n, size.k);
+    std::ostringstream expected;
+    expected << size.name() << " WARPS_M=" << config.warps_m << " WARPS_N=" << config.warps_n
+             << " LANES_M=" << config.lanes_m << " TM=" << config.thread_m
+             << " TN=" << config.thread_n << " BK=" << config.block_k << " STAGES=" << config.stages
+             << " MIN_BLOCKS=" << config.min_blocks << " VECTOR_A=" << config.vector_a
+             << " SPLIT_K=" << config.split_k;
+    CHECK(line == expected.str());
+  }
+  CHECK(compared == sizes.size());
 }
