@@ -49,9 +49,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 # GPU test (CTest, several at once), the CLI's tune on every device, and where the build has
 # ptxrt::mpi and mpirun is there, an MPI tune as scripts/mpi-check.sh runs one (sgemm, 2 ranks
 # sharing GPU 0; at 1024³ and 40 configs, the default model strategy). The build's time varies
-# with the machine (1.5 to 3.5 minutes seen), so every step after it runs against one deadline,
-# PTXRT_GPU_CHECK_SECONDS after the start (default 570): the tests stop two minutes before it,
-# the tunes at it, and the summary says which step the deadline cut.
+# with the machine (3.5 minutes on an H200 machine whose Release build took 1.5), so every step
+# after it runs against one deadline, PTXRT_GPU_CHECK_SECONDS after the start (default 570): the
+# tests stop two minutes before it, the tunes at it, and the summary says which step it cut.
 # protect_shadow_gap=0 lets ASan's shadow memory coexist with the driver's mappings;
 # allocator_may_return_null=1 keeps a refused huge allocation the bad_alloc the tests expect;
 # leaks inside the driver, the toolkit and MPI are suppressed (scripts/lsan.supp). A process that
