@@ -182,9 +182,7 @@ std::vector<SgemmConfig> sgemm_menu_configs(const DeviceProperties& device, int 
   std::vector<SgemmConfig> configs;
   for (const SgemmMenuEntry& entry : sgemm_heuristic_menu()) {
     if (!sgemm_config_fits(entry.config, device)) continue;
-    SgemmConfig config = entry.config;
-    config.vector_a =
-        config.vector_a && sgemm_path(config, m, n, k, 0, 0, 0) != SgemmPath::any_alignment;
+    SgemmConfig config = sgemm_runnable_vector_a(entry.config, m, n, k);
     for (const int split : splits) {
       config.split_k = split;
       if (split > 1 && sgemm_slice_depth(config, k) < min_slice_depth) break;

@@ -203,7 +203,10 @@ SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n,
     throw Error(ErrorKind::invalid_argument, "sgemm: no config suits " + device.name + " (sm_" +
                                                  std::to_string(device.cc_major) +
                                                  std::to_string(device.cc_minor) + ")");
-  SgemmConfig config = estimates.front().config;
+  return sgemm_runnable_vector_a(estimates.front().config, m, n, k);
+}
+
+SgemmConfig sgemm_runnable_vector_a(SgemmConfig config, int m, int n, int k) {
   config.vector_a =
       config.vector_a && sgemm_path(config, m, n, k, 0, 0, 0) != SgemmPath::any_alignment;
   return config;

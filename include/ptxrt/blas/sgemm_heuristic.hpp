@@ -73,4 +73,8 @@ PTXRT_API std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& dev
 // Throws Error (invalid_argument) naming the device when no menu config suits it.
 PTXRT_API SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n, int k);
 
+// `config` with VECTOR_A kept only where the vector entry runs at m×n×k on aligned addresses
+// (sgemm_path): what sgemm_heuristic_config does to the model's first estimate.
+PTXRT_API SgemmConfig sgemm_runnable_vector_a(SgemmConfig config, int m, int n, int k);
+
 }  // namespace ptxrt
