@@ -16,11 +16,12 @@ that preserve its physical meaning, scoring the measured rate of each pick again
 best (the worst shape counted thrice), and prints the best set found. The C++ file is the
 reference: copy a chosen set there by hand, then rerun this without --search to check it.
 
-Two switches try a change to the model before the C++ takes it: --min-slice-depth N rates
-splits whose slices are N deep or more (the C++: 256), and --share-by results counts a partial
-round's occupancy share in warps times each thread's TM·TN results (full at the constant
-results_for_full_rate) instead of warps alone, since a thread of 4×4 results has a quarter of
-the independent FMAs of one of 8×8 to hide latency with (docs/perf-notes.md, "On an H200").
+Three switches try a change to the model before the C++ takes it: --min-slice-depth N rates
+splits whose slices are N deep or more (the C++: 128); --share-by warps counts a partial
+round's occupancy share in resident warps alone (full at warps_for_full_rate) instead of warps
+times each thread's TM·TN results (the C++, full at results_for_full_rate: a thread of 4×4
+results has a quarter of the independent FMAs of one of 8×8 to hide latency with); and
+--dram-gb-per-s gives the benched device's theoretical DRAM bandwidth (an H200's: 4800).
 """
 import argparse
 import json
@@ -30,7 +31,7 @@ import re
 
 SM_COUNT = 132
 DRAM_GB_PER_S = 3352.0  # the H100 SXM's theoretical: 2 x 2619 MHz x 5120 bits
-MIN_SLICE_DEPTH = 256
+MIN_SLICE_DEPTH = 128
 SPLITS = [1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128]
 # sgemm_pad_b_min_rows and _min_flop: from this many rows of C and flop a ragged B is copied to
 # padded rows (sgemm_path), at this share of the DRAM bandwidth after a launch of pad_launch_ms.
@@ -41,28 +42,28 @@ PAD_LAUNCH_MS = 6e-3
 
 # The C++ constants (sgemm_heuristic.cpp) and their search bounds.
 # How a partial round's occupancy share is counted: 'warps' (the C++) or 'results' (--share-by).
-SHARE_BY = 'warps'
-CONSTANTS = dict(round_overhead_ms=0.389e-3, fill_bytes_per_ms=41.4e6, warps_for_full_rate=4.95,
-                 results_for_full_rate=256.0,
-                 reduce_launch_ms=2.88e-3, memory_efficiency=2.90, split_penalty=1.02,
-                 store_bytes_per_ms=9.22e6)
+SHARE_BY = 'results'
+CONSTANTS = dict(round_overhead_ms=0.3273e-3, fill_bytes_per_ms=90.34e6, warps_for_full_rate=4.95,
+                 results_for_full_rate=603.2,
+                 reduce_launch_ms=7.7e-3, memory_efficiency=2.972, split_penalty=1.014,
+                 store_bytes_per_ms=10.77e6)
 BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
               warps_for_full_rate=(4.0, 16.0), results_for_full_rate=(64.0, 2048.0),
-              reduce_launch_ms=(1e-3, 3e-3),
-              memory_efficiency=(0.6, 3.0), split_penalty=(1.0, 1.05),
+              reduce_launch_ms=(1e-3, 8e-3),
+              memory_efficiency=(0.6, 3.0), split_penalty=(1.0, 1.1),
               store_bytes_per_ms=(5e6, 60e6))
 # The menu: (warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks,
 # vector_a), full rate aligned, any alignment (TFLOP/s), registers per thread (the larger of
 # sgemm's and sgemm_aligned's, ptxas sm_90, CUDA 13.0).
-MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 52.57, 47.36, 250),
-        ((2, 4, 4, 8, 8, 16, 4, 1, True), 49.53, 44.6, 128),
-        ((4, 2, 4, 8, 8, 16, 3, 2, False), 44.88, 40.61, 128),
-        ((2, 2, 8, 8, 8, 16, 3, 2, True), 47.13, 46.15, 153),
-        ((2, 2, 4, 8, 8, 16, 3, 3, True), 45.51, 40.98, 147),
-        ((2, 2, 4, 8, 4, 16, 3, 4, True), 42.64, 38.37, 96),
-        ((2, 2, 4, 4, 4, 16, 3, 4, True), 33.14, 29.85, 72),
-        ((4, 1, 4, 8, 8, 16, 3, 3, True), 45.27, 40.75, 151),
-        ((2, 2, 4, 8, 4, 8, 4, 4, True), 40.17, 36.15, 95)]
+MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 51.16, 46.09, 250),
+        ((2, 4, 4, 8, 8, 16, 4, 1, True), 50.39, 45.37, 128),
+        ((4, 2, 4, 8, 8, 16, 3, 2, False), 46.68, 42.24, 128),
+        ((2, 2, 8, 8, 8, 16, 3, 2, True), 44.83, 43.9, 153),
+        ((2, 2, 4, 8, 8, 16, 3, 3, True), 48.71, 43.86, 147),
+        ((2, 2, 4, 8, 4, 16, 3, 4, True), 41.8, 37.61, 96),
+        ((2, 2, 4, 4, 4, 16, 3, 4, True), 31.56, 28.43, 72),
+        ((4, 1, 4, 8, 8, 16, 3, 3, True), 44.76, 40.29, 151),
+        ((2, 2, 4, 8, 4, 8, 4, 4, True), 39.23, 35.3, 95)]
 # What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
 # sub-partitions, allocated per warp in units of 256; shared memory with 1 KiB reserved per
 # block, in units of 128.
@@ -244,7 +245,7 @@ def search(shapes, steps, seed=1):
 
 
 def main():
-    global MIN_SLICE_DEPTH, SHARE_BY
+    global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('benches', nargs='*')
     parser.add_argument('--pick', action='append', default=[], metavar='MxNxK',
@@ -254,8 +255,12 @@ def main():
     parser.add_argument('--seed', type=int, default=1, metavar='S')
     parser.add_argument('--min-slice-depth', type=int, default=MIN_SLICE_DEPTH, metavar='N')
     parser.add_argument('--share-by', choices=('warps', 'results'), default=SHARE_BY)
+    parser.add_argument('--dram-gb-per-s', type=float, default=DRAM_GB_PER_S, metavar='GB',
+                        help='the benched device\'s theoretical DRAM bandwidth (default: an H100 '
+                             'SXM\'s)')
     arguments = parser.parse_args()
     MIN_SLICE_DEPTH, SHARE_BY = arguments.min_slice_depth, arguments.share_by
+    DRAM_GB_PER_S = arguments.dram_gb_per_s
     if arguments.pick:
         for text in arguments.pick:
             m, n, k = (int(size) for size in text.split('x'))

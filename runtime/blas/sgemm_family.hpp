@@ -21,6 +21,6 @@ inline constexpr std::string_view sgemm_tuned_entry = "sgemm_aligned";
 // through the library, loads the image the tune compiled instead of compiling it a second time.
 CompileOptions sgemm_compile_options(const SgemmConfig& config);
 
-inline constexpr int sgemm_min_slice_depth = 256;
+inline constexpr int sgemm_min_slice_depth = 128;
 
 }  // namespace ptxrt

@@ -13,30 +13,34 @@ namespace ptxrt {
 
 namespace {
 
-// The menu's rates are an H100's, whose 132 SMs share them.
+// The menu's rates are an H100's (and an H200's, the same chip), whose 132 SMs share them.
 constexpr double h100_sm_count = 132.0;
 // The constants below and the menu's rates were fitted by scripts/fit_sgemm_heuristic.py, which
-// mirrors this model (`--search 20000 --seed 2`), to H100 benches of every listed config
-// (`ptxrt bench sgemm --all`): the twelve shapes of docs/perf-data/sgemm-bench-h100.txt and the
-// forty drawn shapes of docs/perf-data/sgemm-train-{11,12}-h100.json (`--random 20 --seed 11`,
-// `12`). Within bounds that keep each its physical meaning, the pick is the measured best on 27
-// of the 52 shapes and within 2 % of it on 34. Held-out shapes (another seed) judge the fit:
-// docs/perf-notes.md, "SGEMM on shapes nobody fitted".
-// Per round: a fixed part (launching the blocks, the epilogue's stores issuing) and the ring's
-// first STAGES - 1 tiles of every resident block arriving before the first FFMA, at an SM's
-// share of L2 bandwidth.
-constexpr double round_overhead_ms = 0.389e-3;
-constexpr double fill_bytes_per_ms = 41.4e6;
-// Resident warps per SM at which these tiles run at their full rate.
-constexpr double warps_for_full_rate = 4.95;
-// A split's reduction: its second launch, and the partial products' traffic at this multiple of
-// the device's theoretical DRAM bandwidth (above 1: the partials mostly stay in L2).
-constexpr double reduce_launch_ms = 2.88e-3;
-constexpr double memory_efficiency = 2.90;
+// mirrors this model (`--search 15000 --seed 2 --dram-gb-per-s 4800`), to H200 benches of every
+// menu config at every split whose slices are 64 deep or more (`ptxrt bench sgemm --menu`): the
+// twelve shapes of docs/perf-notes.md and forty drawn ones (`--random 20 --seed 11`, `12`), in
+// docs/perf-data/sgemm-menu-{shapes,11,12}-h200.json. The H200 is the H100's chip (132 SMs at
+// the same clock) with faster memory, which the model reads from the device. The pick is the
+// measured best on 29 of the 52 shapes and within 2 % of it on 37; fitted on two of the three
+// sets, its picks on the third reached 95-99 % of the best measured there (mean). Held-out shapes
+// (another seed) judge the fit: docs/perf-notes.md, "SGEMM on shapes nobody fitted". Per round: a
+// fixed part (launching the blocks, the epilogue's stores issuing) and the ring's first STAGES - 1
+// tiles of every resident block arriving before the first FFMA, at an SM's share of L2 bandwidth.
+constexpr double round_overhead_ms = 0.3273e-3;
+constexpr double fill_bytes_per_ms = 90.34e6;
+// Resident warps times each thread's TM·TN results at which an SM runs these tiles at their full
+// rate: each result is an independent FFMA chain, so a thread of 4×4 results hides a quarter of
+// the latency one of 8×8 hides.
+constexpr double results_for_full_rate = 603.2;
+// A split's reduction: a fixed cost (its second launch, and the product's last blocks draining
+// before it starts: small products pay it whole), and the partial products' traffic at this
+// multiple of the device's theoretical DRAM bandwidth (above 1: the partials mostly stay in L2).
+constexpr double reduce_launch_ms = 7.7e-3;
+constexpr double memory_efficiency = 2.972;
 constexpr double fallback_bandwidth_gb_per_s = 2000.0;
 // The rate at which an SM stores a block's tile of C in its epilogue; the other resident blocks'
 // main loops hide all but one block's store per round (what makes large tiles slow at short K).
-constexpr double store_bytes_per_ms = 9.22e6;
+constexpr double store_bytes_per_ms = 10.77e6;
 // SPLIT_K's declared values (ptx_src/sgemm.cu).
 constexpr std::array<int, 11> split_values{1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128};
 
@@ -71,9 +75,10 @@ SgemmConfig menu_config(int warps_m, int warps_n, int lanes_m, int thread_m, int
   return config;
 }
 
-// The share of its full rate an SM reaches with `warps` resident.
-double occupancy_share(double warps) {
-  return std::min(1.0, std::sqrt(warps / warps_for_full_rate));
+// The share of its full rate an SM reaches with `warps` of `config` resident.
+double occupancy_share(const SgemmConfig& config, double warps) {
+  const double results = warps * config.thread_m * config.thread_n;
+  return std::min(1.0, std::sqrt(results / results_for_full_rate));
 }
 
 double bandwidth_bytes_per_ms(const DeviceProperties& device) {
@@ -102,24 +107,23 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
   // per thread, the larger of sgemm's and sgemm_aligned's (ptxas, sm_90, CUDA 13.0); the notes
   // say what each config measured on its own.
   static const std::vector<SgemmMenuEntry> menu{
-      {menu_config(4, 2, 4, 8, 16, 32, 4, 1, true), 52.57, 47.36, 250,
+      {menu_config(4, 2, 4, 8, 16, 32, 4, 1, true), 51.16, 46.09, 250,
        "the 4096^3 tune's winner: 48.40 TFLOP/s at 8192^3, 47.58 at 4096^3, 45.29 at 2048^3"},
-      {menu_config(2, 4, 4, 8, 8, 16, 4, 1, true), 49.53, 44.6, 128,
+      {menu_config(2, 4, 4, 8, 8, 16, 4, 1, true), 50.39, 45.37, 128,
        "46.96 TFLOP/s at 8192^3, 46.28 at 2048^3, 43.85 at 4096x4096x256, 45.13 at 1536x1536x12288 "
        "split 8"},
-      {menu_config(4, 2, 4, 8, 8, 16, 3, 2, false), 44.88, 40.61, 128,
+      {menu_config(4, 2, 4, 8, 8, 16, 3, 2, false), 46.68, 42.24, 128,
        "sgemm.cu's defaults: 44.47 TFLOP/s at 8192^3, 45.37 at 4096^3, 36.36 at 4097^3"},
-      {menu_config(2, 2, 8, 8, 8, 16, 3, 2, true), 47.13, 46.15, 153,
+      {menu_config(2, 2, 8, 8, 8, 16, 3, 2, true), 44.83, 43.9, 153,
        "the 4097^3 tune's winner: 39.81 TFLOP/s at 4097^3, 36.99 at 8192x64x8192 split 12"},
-      {menu_config(2, 2, 4, 8, 8, 16, 3, 3, true), 45.51, 40.98, 147,
+      {menu_config(2, 2, 4, 8, 8, 16, 3, 3, true), 48.71, 43.86, 147,
        "42.24 TFLOP/s at 8192x8192x128, 35.30 at 1024^3"},
-      {menu_config(2, 2, 4, 8, 4, 16, 3, 4, true), 42.64, 38.37, 96,
+      {menu_config(2, 2, 4, 8, 4, 16, 3, 4, true), 41.8, 37.61, 96,
        "31.81 TFLOP/s at 1024^3, 34.91 at 1536x1536x12288; 1.00x cuBLAS at 9156x3037x30"},
-      {menu_config(2, 2, 4, 4, 4, 16, 3, 4, true), 33.14, 29.85, 72, "20.16 TFLOP/s at 512^3"},
-      {menu_config(4, 1, 4, 8, 8, 16, 3, 3, true), 45.27, 40.75, 151,
+      {menu_config(2, 2, 4, 4, 4, 16, 3, 4, true), 31.56, 28.43, 72, "20.16 TFLOP/s at 512^3"},
+      {menu_config(4, 1, 4, 8, 8, 16, 3, 3, true), 44.76, 40.29, 151,
        "0.72x cuBLAS at 3665x4198x17, where 128x256 tiles reach 0.36x"},
-      {menu_config(2, 2, 4, 8, 4, 8, 4, 4, true), 40.17, 36.15, 95,
-       "0.97x cuBLAS at 3151x13153x55"},
+      {menu_config(2, 2, 4, 8, 4, 8, 4, 4, true), 39.23, 35.3, 95, "0.97x cuBLAS at 3151x13153x55"},
   };
   return menu;
 }
@@ -154,7 +158,8 @@ SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int regis
   if (rest > 0) {
     const double busiest = std::ceil(static_cast<double>(rest) / static_cast<double>(sms));
     const double warps = config.threads() / 32.0;
-    const double share = occupancy_share(busiest * warps) / occupancy_share(resident * warps);
+    const double share =
+        occupancy_share(config, busiest * warps) / occupancy_share(config, resident * warps);
     milliseconds += busiest * block_flop / (sm_rate * share) + overhead;
   }
   if (config.split_k > 1) {

@@ -74,15 +74,16 @@ bool fills_the_sms(const SgemmConfig& config, const Shape& shape) {
 TEST_CASE(
     "large squares get the 128x256 tile, flat products no split and smaller tiles as K "
     "shortens") {
-  // All load A by vectors. The squares take the 4096³ tune's winner, 128x256 with K steps of 32
-  // (docs/perf-data/sgemm-bench-h100.txt: 47.58 TFLOP/s at 4096³, 48.40 at 8192³).
+  // All load A by vectors. The large squares take the 4096³ tune's winner, 128x256 with K steps
+  // of 32 (docs/perf-data/sgemm-menu-shapes-h200.json: 47.76 TFLOP/s at 4096³, 48.22 at 8192³);
+  // 2048³, 256 such tiles, takes 64x256 (45.90 against 44.99 there).
   for (const Shape shape :
        {Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}}) {
     CAPTURE(shape.m);
     const SgemmConfig config = chosen(shape);
     CAPTURE(config.describe());
-    CHECK(config.block_m() * config.block_n() == 128 * 256);
-    CHECK(config.block_k == 32);
+    CHECK(config.block_m() * config.block_n() == (shape.m == 2048 ? 64 : 128) * 256);
+    CHECK(config.block_k == (shape.m == 2048 ? 16 : 32));
     CHECK(config.split_k == 1);
     CHECK(config.vector_a);
   }
@@ -113,7 +114,7 @@ TEST_CASE("an odd size gets no vector A: the any-alignment entry runs there") {
   }
 }
 
-TEST_CASE("deep K is split into slices of at least 256 that fill every SM") {
+TEST_CASE("deep K is split into slices of at least 128 that fill every SM") {
   for (const Shape shape : {Shape{1536, 1536, 12288}, Shape{512, 512, 16384},
                             Shape{1000, 1000, 9001}, Shape{777, 555, 9001}}) {
     CAPTURE(shape.m);
@@ -121,7 +122,7 @@ TEST_CASE("deep K is split into slices of at least 256 that fill every SM") {
     const SgemmConfig config = chosen(shape);
     CAPTURE(config.describe());
     CHECK(config.split_k > 1);
-    CHECK(ptxrt::sgemm_slice_depth(config, shape.k) >= 256);
+    CHECK(ptxrt::sgemm_slice_depth(config, shape.k) >= 128);
     CHECK(fills_the_sms(config, shape));
   }
   // A 512x512 C is 8 to 16 large tiles: split 16 gives every SM a block or two (43.80 TFLOP/s
@@ -153,7 +154,10 @@ TEST_CASE("small and skinny products get tiles or splits that give every SM a bl
 }
 
 TEST_CASE("a product too shallow to split and too small to fill the GPU takes a small tile") {
-  const Shape shape{300, 300, 300};  // 9 tiles of 128x128; 300 cannot make two slices of 256
+  // 9 tiles of 128x128. Two slices of 150 pay more for the second launch than they gain: at
+  // 312³ the 32x64 tile ran 6.72 TFLOP/s alone, 4.51 at split 2
+  // (docs/perf-data/sgemm-menu-12-h200.json).
+  const Shape shape{300, 300, 300};
   const SgemmConfig config = chosen(shape);
   CAPTURE(config.describe());
   CHECK(config.split_k == 1);
@@ -283,7 +287,7 @@ TEST_CASE("the tuning space splits K and offers small tiles only where the shape
   CHECK(any_split(deep));
   for (const SgemmConfig& config : deep) {
     CAPTURE(config.describe());
-    CHECK(ptxrt::sgemm_slice_depth(config, 12288) >= 256);
+    CHECK(ptxrt::sgemm_slice_depth(config, 12288) >= 128);
     CHECK(ptxrt::sgemm_config_fits(config, h100()));
   }
   const std::vector<SgemmConfig> small = space_configs({512, 512, 512});

@@ -9,16 +9,17 @@
 //   tiles arriving before the first FFMA, and one block's tile of C stored, which the other
 //   resident blocks cannot hide: what makes deep rings and large tiles cost at short K); in the
 //   last, partial round the busiest SM holds ceil(rest / sm_count) blocks and runs at its
-//   occupancy's share of the rate (the square root of its resident warps over about 5, at most
-//   1). A split adds its
+//   occupancy's share of the rate (the square root of its resident warps times each thread's
+//   TM·TN results over about 600, at most 1). A split adds its
 //   reduction: the partial products written and read once at memory speed, and a second launch.
 //
-// The menu's rates are full-round throughputs on an H100, per device, fitted with the model's
-// constants to benches of every listed config on twelve shapes and forty drawn ones
-// (docs/perf-data/sgemm-*-h100.*, scripts/fit_sgemm_heuristic.py; each entry says what its config
-// measured on its own). docs/perf-notes.md, "SGEMM on every shape" and "SGEMM on shapes nobody
-// fitted", give the derivation, the held-out measurements and the commands that check the
-// choices; a CPU test checks the choice for a table of shapes. Pure functions; thread-safe.
+// The menu's rates are full-round throughputs on an H100's chip (an H200 is the same chip), per
+// device, fitted with the model's constants to benches of every menu config at every split on
+// twelve shapes and forty drawn ones (docs/perf-data/sgemm-menu-*-h200.json,
+// scripts/fit_sgemm_heuristic.py; each entry says what its config measured on its own).
+// docs/perf-notes.md, "SGEMM on every shape" and "SGEMM on shapes nobody fitted", give the
+// derivation, the held-out measurements and the commands that check the choices; a CPU test checks
+// the choice for a table of shapes. Pure functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -32,7 +33,7 @@ namespace ptxrt {
 
 struct PTXRT_API SgemmMenuEntry {
   SgemmConfig config;                 // split_k 1; the heuristic picks the split
-  double tflops = 0.0;                // on full rounds of a large product, all 132 SMs of an H100
+  double tflops = 0.0;  // on full rounds of a large product, all 132 SMs of an H100 or H200
   double any_alignment_tflops = 0.0;  // the same through the any-alignment entry (N % 4 != 0)
   int registers = 0;                  // per thread, the larger of the two entries' on sm_90
   std::string source;                 // where the rates come from
@@ -52,15 +53,16 @@ struct PTXRT_API SgemmEstimate {
 };
 
 // The model's prediction for `config` (its split included) at m×n×k on `device`, for a config
-// whose full-round rate on an H100 is `tflops` and whose kernel takes `registers` per thread.
+// whose full-round rate on an H100 or H200 is `tflops` and whose kernel takes `registers` per
+// thread.
 PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int registers,
                                        const DeviceProperties& device, int m, int n, int k);
 
 // How much slower than predicted sgemm_estimates counts a split, so that it must win clearly to
 // be chosen (it needs a workspace and a second launch).
-inline constexpr double sgemm_split_penalty = 1.02;
+inline constexpr double sgemm_split_penalty = 1.014;
 
-// Every menu config that suits `device` at every split worth trying (slices at least 256 deep),
+// Every menu config that suits `device` at every split worth trying (slices at least 128 deep),
 // predicted on 16-byte aligned addresses (the path sgemm_path takes there: the aligned rate where
 // B loads by vectors, the copy's time added where B is padded), fastest first, a split's time
 // times sgemm_split_penalty.

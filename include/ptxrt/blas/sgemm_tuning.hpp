@@ -17,7 +17,7 @@ namespace ptxrt {
 // up to a power of two, at least 32); tiles smaller than 64×64, with fewer than 8×8 results per
 // thread, 64 threads or more than 2 blocks per SM only where 128×128 tiles would fill fewer than
 // two rounds of 2 blocks per SM; a split only where the config's tiles fill fewer than 4
-// rounds, each slice is at least 256 deep, and all slices together make at most 16 rounds. The
+// rounds, each slice is at least 128 deep, and all slices together make at most 16 rounds. The
 // constraint's description names no size, so that tunes of different sizes share one space in
 // the database (for its nearest-size choice).
 PTXRT_API TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, int n, int k);
