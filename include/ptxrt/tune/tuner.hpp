@@ -105,11 +105,12 @@ struct PTXRT_API TimingPolicy {
   // Warm: runs back to back, each finding in L2 what the run before left (what Kernel Tuner
   // times, and a loop that runs one kernel again and again sees).
   L2Mode l2 = L2Mode::flush;
-  // After timing, runs the config back to back for at least energy_window_ms of kernel time and
+  // After timing, runs the config back to back from one step of NVML's energy counter to the
+  // first step at least energy_window_ms later (the counter moves about every 100 ms) and
   // reads energy, power, SM clock and temperature through NVML (Measurement::power). Off by
   // default: the window costs time.
   bool observe_power = false;
-  double energy_window_ms = 100.0;  // NVML's energy counter moves in steps of some milliseconds
+  double energy_window_ms = 100.0;
   int warmup_runs = 1;
   int min_runs = 5;
   int max_runs = 100;

@@ -45,7 +45,7 @@ PTXRT_API std::string_view to_string(L2Mode mode);  // "flush" | "warm"
 PTXRT_API L2Mode parse_l2_mode(std::string_view text, std::string_view user);
 
 // What NVML observed over a config's energy window (TimingPolicy::observe_power): the runs back
-// to back for at least energy_window_ms of kernel time.
+// to back from one step of NVML's energy counter to the first at least energy_window_ms later.
 struct PTXRT_API PowerObservation {
   double energy_j = 0.0;       // per run
   double power_w = 0.0;        // the mean over the window: its energy over its time
