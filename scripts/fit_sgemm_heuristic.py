@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Fits the SGEMM shape heuristic (runtime/blas/sgemm_heuristic.cpp) to recorded benches.
 
-    scripts/fit_sgemm_heuristic.py docs/perf-data/sgemm-bench-h100.txt \
-        docs/perf-data/sgemm-train-11-h100.json ... [--search N [--seed S]]
+    scripts/fit_sgemm_heuristic.py docs/perf-data/sgemm-menu-shapes-h200.json \
+        docs/perf-data/sgemm-menu-11-h200.json ... --dram-gb-per-s 4800 \
+        [--search N [--seed S] [--cross-validate]]
 
-Each bench (`ptxrt bench sgemm --all`, its text or its --json, e.g. of `--random 20 --seed 11`)
-times every listed config on each shape; with `--menu` also every menu config at every split
-whose slices are 64 deep or more, so that no pick of a model refitted here goes untimed. This
-script
+Each bench (`ptxrt bench sgemm --menu`, its --json, e.g. of `--random 20 --seed 11`; or an
+older `--all` bench, text or JSON) times every menu config at every split whose slices are 64
+deep or more on each shape, so that no pick of a model refitted here goes untimed. This script
 mirrors the C++ model (rounds of resident blocks, each block's flop at its config's full rate, a
 per-round overhead and ring fill, the split's reduction) and prints, per shape, the config the
 model picks, its measured rate and the best measured. With --search N it runs N steps of a
 seeded random search over the model's constants and the menu's rates, each kept within bounds
 that preserve its physical meaning, scoring the measured rate of each pick against the shape's
-best (the worst shape counted thrice), and prints the best set found. The C++ file is the
+best (the worst shape counted thrice), and prints the best set found. With --cross-validate it
+instead fits to all benches but one and prints how close the picks come to the best measured on
+that one, for each bench: what a fit is worth on shapes it never saw. The C++ file is the
 reference: copy a chosen set there by hand, then rerun this without --search to check it.
 
 Three switches try a change to the model before the C++ takes it: --min-slice-depth N rates
@@ -223,9 +225,10 @@ def score(shapes, c, menu):
     return sum(shares) + 2 * min(shares)
 
 
-def search(shapes, steps, seed=1):
+def search(shapes, steps, seed=1, start=None):
+    """From `start` (default: CONSTANTS) and MENU's rates, the best set the search finds."""
     rng = random.Random(seed)
-    constants, menu = dict(CONSTANTS), [list(entry) for entry in MENU]
+    constants, menu = dict(start or CONSTANTS), [list(entry) for entry in MENU]
     best = score(shapes, constants, menu)
     for _ in range(steps):
         trial_constants, trial_menu = dict(constants), [list(entry) for entry in menu]
@@ -244,6 +247,29 @@ def search(shapes, steps, seed=1):
     return constants, menu
 
 
+def share_of_best(shapes, c, menu):
+    """The mean over `shapes` of each pick's measured rate over the best measured (0 untimed)."""
+    shares = [(got / best if got else 0.0) for _, _, got, best, _ in picks(shapes, c, menu)]
+    return sum(shares) / len(shares)
+
+
+def cross_validate(benches, steps, seed):
+    """Per bench: the search fitted to the other benches, its picks judged on this one. Each fit
+    starts with every constant in the middle of its bounds (geometric), not from CONSTANTS, which
+    may have been fitted to the bench judged."""
+    sets = {path: read_bench(path) for path in benches}
+    middle = dict(CONSTANTS, **{name: math.sqrt(low * high) for name, (low, high) in BOUNDS.items()})
+    for held_out, shapes in sets.items():
+        training = {}
+        for path, others in sets.items():
+            if path != held_out:
+                training.update(others)
+        constants, menu = search(training, steps, seed, middle)
+        print(f'{held_out}: the picks reach {share_of_best(shapes, constants, menu):.3f} of the '
+              f'best measured, fitted to the others ({share_of_best(shapes, CONSTANTS, MENU):.3f} '
+              'with the constants given)')
+
+
 def main():
     global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -253,6 +279,9 @@ def main():
                              'holds them equal to the C++ heuristic\'s on an H100')
     parser.add_argument('--search', type=int, default=0, metavar='N')
     parser.add_argument('--seed', type=int, default=1, metavar='S')
+    parser.add_argument('--cross-validate', action='store_true',
+                        help='fit (--search N) to all benches but one and judge the picks on that '
+                             'one, for each bench')
     parser.add_argument('--min-slice-depth', type=int, default=MIN_SLICE_DEPTH, metavar='N')
     parser.add_argument('--share-by', choices=('warps', 'results'), default=SHARE_BY)
     parser.add_argument('--dram-gb-per-s', type=float, default=DRAM_GB_PER_S, metavar='GB',
@@ -271,6 +300,11 @@ def main():
         return
     if not arguments.benches:
         parser.error('give benches to fit, or --pick shapes')
+    if arguments.cross_validate:
+        if not arguments.search or len(arguments.benches) < 2:
+            parser.error('--cross-validate needs --search N and two benches or more')
+        cross_validate(arguments.benches, arguments.search, arguments.seed)
+        return
     shapes = {}
     for path in arguments.benches:
         shapes.update(read_bench(path))

@@ -21,11 +21,14 @@ constexpr double h100_sm_count = 132.0;
 // twelve shapes of docs/perf-notes.md and forty drawn ones (`--random 20 --seed 11`, `12`), in
 // docs/perf-data/sgemm-menu-{shapes,11,12}-h200.json. The H200 is the H100's chip (132 SMs at
 // the same clock) with faster memory, which the model reads from the device. The pick is the
-// measured best on 29 of the 52 shapes and within 2 % of it on 37; fitted on two of the three
-// sets, its picks on the third reached 95-99 % of the best measured there (mean). Held-out shapes
-// (another seed) judge the fit: docs/perf-notes.md, "SGEMM on shapes nobody fitted". Per round: a
-// fixed part (launching the blocks, the epilogue's stores issuing) and the ring's first STAGES - 1
-// tiles of every resident block arriving before the first FFMA, at an SM's share of L2 bandwidth.
+// measured best on 29 of the 52 shapes and within 2 % of it on 37; fitted to two of the three
+// sets (`--cross-validate`), its picks on the third reach 93-96 % of the best measured there.
+// Held-out shapes (another seed) judge the fit: docs/perf-notes.md, "SGEMM on shapes nobody
+// fitted".
+//
+// Per round: a fixed part (launching the blocks, the epilogue's stores issuing) and the ring's
+// first STAGES - 1 tiles of every resident block arriving before the first FFMA, at an SM's
+// share of L2 bandwidth.
 constexpr double round_overhead_ms = 0.3273e-3;
 constexpr double fill_bytes_per_ms = 90.34e6;
 // Resident warps times each thread's TM·TN results at which an SM runs these tiles at their full
