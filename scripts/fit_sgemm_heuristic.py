@@ -23,7 +23,8 @@ splits whose slices are N deep or more (the C++: 128); --share-by warps counts a
 round's occupancy share in resident warps alone (full at warps_for_full_rate) instead of warps
 times each thread's TM·TN results (the C++, full at results_for_full_rate: a thread of 4×4
 results has a quarter of the independent FMAs of one of 8×8 to hide latency with); and
---dram-gb-per-s gives the benched device's theoretical DRAM bandwidth (an H200's: 4800).
+--dram-gb-per-s gives the benched device's theoretical DRAM bandwidth (4800 for an H200,
+NVIDIA's figure; the C++ reads it from the device: `ptxrt devices` shows it).
 """
 import argparse
 import json

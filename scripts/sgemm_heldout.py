@@ -2,7 +2,10 @@
 """The SGEMM family's default on shapes it was not fitted to: summarizes the JSON of
 `ptxrt bench sgemm --random N --seed S --json` (cuBLAS measured in the same run) as the held-out
 table of docs/perf-notes.md: the distribution of default/cuBLAS ratios (median, 10th percentile,
-worst five shapes), the same per drawn class, and how many shapes reach a goal.
+worst five shapes), the same per drawn class, and how many shapes reach a goal; then the same for
+the best config the bench timed at each shape (what a perfect choice among them would reach), and
+the shapes where the choice, not the family, misses: a timed config at least 0.05 above the
+default.
 
     build/ptxrt bench sgemm --random 40 --seed 101 --json > random-101.json   # on a GPU
     scripts/sgemm_heldout.py random-101.json [--goal 0.90]
@@ -11,6 +14,11 @@ import argparse
 import json
 import statistics
 import sys
+
+
+# How far above the default (in cuBLAS ratio) a timed config must run for the choice to count as
+# the miss: run-to-run noise of the small products is a few points.
+CHOICE_MISS = 0.05
 
 
 def percentile(values, share):
@@ -63,6 +71,14 @@ def main():
         for label in dict.fromkeys(row["drawn"] for row in rows):
             print(summary_line(label, [row["default"] for row in rows if row["drawn"] == label],
                                args.goal))
+        print(summary_line("best timed, all", [row["best"] for row in rows], args.goal))
+        print()
+        misses = [row for row in rows if row["best"] - row["default"] >= CHOICE_MISS]
+        print(f"The choice misses on {len(misses)} of {len(rows)} shapes (a timed config at least "
+              f"{CHOICE_MISS:.2f} above the default)" + (":" if misses else "."))
+        if misses:
+            print(", ".join(f"{row['shape']} {row['default']:.2f}x against {row['best']:.2f}x"
+                            for row in sorted(misses, key=lambda row: row["default"] - row["best"])))
         print()
         print("Worst five (default/cuBLAS; the best config the bench timed there):")
         print()

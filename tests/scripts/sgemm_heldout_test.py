@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""scripts/sgemm_heldout.py on a bench report made up here, whose figures are known: the default's
+median, 10th percentile, worst and count at the goal, overall and per drawn class; the same for
+the best timed config; the shapes where the choice misses (a timed config at least 0.05 above the
+default, and no others); the worst five in order; and a refusal naming a shape without a default.
+Exits non-zero on the first failed expectation.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(SOURCE, "scripts", "sgemm_heldout.py")
+
+
+def row(roles, ratio, describe):
+    return {"roles": roles, "ratio": ratio, "tflops": 10.0 * ratio, "describe": describe}
+
+
+def shape(index, drawn, default, best):
+    rows = [row(["default", "listed"], default, f"default config {index}")]
+    if best is not None:
+        rows.append(row(["listed"], best, f"listed config {index}"))
+    return {"m": 100 + index, "n": 200, "k": 300, "class": drawn, "drawn": drawn,
+            "cublas_tflops": 10.0, "rows": rows}
+
+
+def run(report):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
+        json.dump(report, file)
+    try:
+        return subprocess.run([sys.executable, SCRIPT, file.name], capture_output=True, text=True)
+    finally:
+        os.unlink(file.name)
+
+
+def expect(condition, what, output):
+    if not condition:
+        sys.exit(f"FAILED: {what}\n--- output:\n{output}")
+
+
+def main():
+    # Ten shapes: defaults 0.50 .. 1.40 by 0.10; shapes 0 and 3 have a config 0.20 and 0.06 above
+    # the default (choice misses), shape 5 one 0.04 above (noise, not a miss).
+    defaults = [0.50 + 0.10 * index for index in range(10)]
+    better = {0: 0.70, 3: 0.86, 5: 1.04}
+    shapes = [shape(index, "deep" if index < 4 else "log-uniform", default, better.get(index))
+              for index, default in enumerate(defaults)]
+    report = {"device": "a made-up GPU", "random": {"count": 10, "seed": 7}, "shapes": shapes}
+    result = run(report)
+    output = result.stdout
+    expect(result.returncode == 0, f"exit code {result.returncode}: {result.stderr}", output)
+    # Sorted defaults 0.5 .. 1.4: median (of ten) 0.95, 10th percentile the second, 0.60; 6 of
+    # 10 reach 0.90.
+    expect("| all | 10 | 0.95 | 0.60 | 0.50 | 6 of 10 |" in output, "the overall row", output)
+    expect("| deep | 4 | 0.65 | 0.50 | 0.50 | 0 of 4 |" in output, "the deep class's row", output)
+    expect("| log-uniform | 6 | 1.15 | 0.90 | 0.90 | 6 of 6 |" in output, "the other class",
+           output)
+    # Best timed: 0.70, 0.60, 0.70, 0.86, 0.90, 1.04, 1.10, ...: sorted 0.60, 0.70, 0.70, 0.86,
+    # 0.90, 1.04, 1.10, 1.20, 1.30, 1.40; median 0.97, 6 of 10 at 0.90.
+    expect("| best timed, all | 10 | 0.97 | 0.70 | 0.60 | 6 of 10 |" in output,
+           "the best-timed row", output)
+    expect("The choice misses on 2 of 10 shapes" in output, "the count of choice misses", output)
+    misses = next(line for line in output.splitlines() if "against" in line)
+    expect(misses == "100x200x300 0.50x against 0.70x, 103x200x300 0.80x against 0.86x",
+           "the choice misses, largest first, and not shape 5's noise", output)
+    worst = [line.split(" | ")[0] for line in output.splitlines() if line.startswith("| 10")]
+    expect(worst == ["| 100x200x300", "| 101x200x300", "| 102x200x300", "| 103x200x300",
+                     "| 104x200x300"], "the worst five in order", output)
+
+    no_default = dict(report, shapes=[dict(shapes[0], rows=[shapes[0]["rows"][1]])])
+    refused = run(no_default)
+    expect(refused.returncode != 0 and "100x200x300 has no default row" in refused.stderr,
+           "a shape without a default row is refused by name", refused.stderr)
+    print("sgemm_heldout.py: every expectation held")
+
+
+if __name__ == "__main__":
+    main()
