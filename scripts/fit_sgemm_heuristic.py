@@ -43,8 +43,9 @@ PAD_B_MIN_FLOP = 4e9
 PAD_COPY_EFFICIENCY = 0.8
 PAD_LAUNCH_MS = 6e-3
 
-# The C++ constants (sgemm_heuristic.cpp) and their search bounds.
-# How a partial round's occupancy share is counted: 'warps' (the C++) or 'results' (--share-by).
+# The C++ constants (sgemm_heuristic.cpp) and their search bounds; warps_for_full_rate is only
+# --share-by warps' (the C++ counts results).
+# How a partial round's occupancy share is counted: 'results' (the C++) or 'warps' (--share-by).
 SHARE_BY = 'results'
 CONSTANTS = dict(round_overhead_ms=0.3273e-3, fill_bytes_per_ms=90.34e6, warps_for_full_rate=4.95,
                  results_for_full_rate=603.2,
