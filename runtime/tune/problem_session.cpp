@@ -1,7 +1,6 @@
 #include "ptxrt/tune/problem_session.hpp"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -12,6 +11,7 @@
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/memory.hpp"
 #include "ptxrt/tune/launch_timer.hpp"
+#include "tune/energy_window.hpp"
 #include "tune/nvml_device.hpp"
 #include "tune/output_checks.hpp"
 #include "tune/problem_checks.hpp"
@@ -457,53 +457,6 @@ struct ProblemSession::State {
     return comparison;
   }
 
-  // The energy window. NVML's energy counter advances in steps (about every 100 ms on Hopper), so
-  // a span read on either side sees zero, one or two steps, whatever the kernel drew. The window
-  // therefore runs from one observed step of the counter to the first step at least
-  // policy.energy_window_ms later, `run` going back to back in batches of about
-  // energy_batch_ms (the counter read after each: a step is placed within a batch). Back to back,
-  // not flushed: the flushes would add their own energy.
-  PowerObservation observe_power(const std::function<void()>& run, double median_ms,
-                                 const TimingPolicy& policy) {
-    if (!nvml) nvml.emplace(context.device(), "observing power");
-    const int batch_runs =
-        static_cast<int>(std::clamp(std::ceil(energy_batch_ms / median_ms), 1.0, max_batch_runs));
-    const auto started = std::chrono::steady_clock::now();
-    const double give_up_s = policy.energy_window_ms * 1e-3 + counter_silence_s;
-    // Runs batches until the counter leaves `energy`; its new value, and the runs that took.
-    const auto next_step = [&](double energy, long long& runs) {
-      for (;;) {
-        timer.time_back_to_back(run, batch_runs);
-        runs += batch_runs;
-        if (const double now = nvml->energy_j(); now != energy) return now;
-        if (detail::seconds_since(started) > give_up_s)
-          throw Error(ErrorKind::driver, "observing power: NVML's energy counter of device " +
-                                             std::to_string(context.device().ordinal()) + " (" +
-                                             context.device().properties().name + ")" +
-                                             " did not advance in " + number_text(give_up_s) +
-                                             " s of kernel runs");
-      }
-    };
-    long long runs = 0;
-    const double first = next_step(nvml->energy_j(), runs);
-    const auto window_start = std::chrono::steady_clock::now();
-    runs = 0;
-    double last = first;
-    while (detail::seconds_since(window_start) * 1e3 < policy.energy_window_ms)
-      last = next_step(last, runs);
-    const double energy = last - first;
-    return {.energy_j = energy / static_cast<double>(runs),
-            .power_w = energy / detail::seconds_since(window_start),
-            .sm_clock_mhz = nvml->sm_clock_mhz(),
-            .temperature_c = nvml->temperature_c()};
-  }
-  // Kernel time between two reads of the energy counter: short against its step.
-  static constexpr double energy_batch_ms = 2.0;
-  // Bounds the batch of a kernel that takes next to no time.
-  static constexpr double max_batch_runs = 1e5;
-  // How long past the window the counter may stand still before the observation is refused.
-  static constexpr double counter_silence_s = 2.0;
-
   double work(const TuningConfig& config) const {
     if (problem.rate().unit.empty()) return 0.0;
     return static_cast<double>(problem.evaluate(problem.rate().work, sizes, config, "rate"));
@@ -580,8 +533,11 @@ Measurement ProblemSession::measure(const TuningConfig& config, const TimingPoli
       timing, state.work(config), state.problem.rate().unit_scale, state.problem.rate().unit);
   measurement.max_error = max_error;
   if (measurement.status != MeasurementStatus::ok) return measurement;
-  if (policy.observe_power)
-    measurement.power = state.observe_power(run, measurement.median_ms, policy);
+  if (policy.observe_power) {
+    if (!state.nvml) state.nvml.emplace(state.context.device(), "observing power");
+    measurement.power = detail::observe_power(*state.nvml, state.timer, state.context.device(), run,
+                                              measurement.median_ms, policy);
+  }
   measurement.config = config;
   measurement.metrics = metric_values(state.problem, state.sizes, measurement);
   return measurement;
