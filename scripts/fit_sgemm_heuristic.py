@@ -15,16 +15,19 @@ seeded random search over the model's constants and the menu's rates, each kept 
 that preserve its physical meaning, scoring the measured rate of each pick against the shape's
 best (the worst shape counted thrice), and prints the best set found. With --cross-validate it
 instead fits to all benches but one and prints how close the picks come to the best measured on
-that one, for each bench: what a fit is worth on shapes it never saw. The C++ file is the
-reference: copy a chosen set there by hand, then rerun this without --search to check it.
+that one, for each bench: what a fit is worth on shapes it never saw (a shape several benches
+timed counts with the last one's rows, and is left out of the training of each bench that timed
+it). The C++ file is the reference: copy a chosen set there by hand, then rerun this without
+--search to check it.
 
 Three switches try a change to the model before the C++ takes it: --min-slice-depth N rates
 splits whose slices are N deep or more (the C++: 128); --share-by warps counts a partial
 round's occupancy share in resident warps alone (full at warps_for_full_rate) instead of warps
 times each thread's TM·TN results (the C++, full at results_for_full_rate: a thread of 4×4
 results has a quarter of the independent FMAs of one of 8×8 to hide latency with); and
---dram-gb-per-s gives the benched device's theoretical DRAM bandwidth (4800 for an H200,
-NVIDIA's figure; the C++ reads it from the device: `ptxrt devices` shows it).
+--dram-gb-per-s gives the benched device's theoretical DRAM bandwidth where the benches do not
+record it (benches before `dram_gb_per_s` was in the JSON; 4800 for an H200, NVIDIA's figure; the
+C++ reads it from the device: `ptxrt devices` shows it).
 """
 import argparse
 import json
@@ -47,10 +50,10 @@ PAD_LAUNCH_MS = 6e-3
 # --share-by warps' (the C++ counts results).
 # How a partial round's occupancy share is counted: 'results' (the C++) or 'warps' (--share-by).
 SHARE_BY = 'results'
-CONSTANTS = dict(round_overhead_ms=0.3273e-3, fill_bytes_per_ms=90.34e6, warps_for_full_rate=4.95,
-                 results_for_full_rate=603.2,
-                 reduce_launch_ms=7.7e-3, memory_efficiency=2.972, split_penalty=1.014,
-                 store_bytes_per_ms=10.77e6)
+CONSTANTS = dict(round_overhead_ms=0.4132e-3, fill_bytes_per_ms=78.24e6, warps_for_full_rate=4.95,
+                 results_for_full_rate=591.6,
+                 reduce_launch_ms=6.979e-3, memory_efficiency=2.339, split_penalty=1.006,
+                 store_bytes_per_ms=10.72e6)
 BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
               warps_for_full_rate=(4.0, 16.0), results_for_full_rate=(64.0, 2048.0),
               reduce_launch_ms=(1e-3, 8e-3),
@@ -59,15 +62,20 @@ BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
 # The menu: (warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks,
 # vector_a), full rate aligned, any alignment (TFLOP/s), registers per thread (the larger of
 # sgemm's and sgemm_aligned's, ptxas sm_90, CUDA 13.0).
-MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 51.16, 46.09, 250),
-        ((2, 4, 4, 8, 8, 16, 4, 1, True), 50.39, 45.37, 128),
-        ((4, 2, 4, 8, 8, 16, 3, 2, False), 46.68, 42.24, 128),
-        ((2, 2, 8, 8, 8, 16, 3, 2, True), 44.83, 43.9, 153),
-        ((2, 2, 4, 8, 8, 16, 3, 3, True), 48.71, 43.86, 147),
-        ((2, 2, 4, 8, 4, 16, 3, 4, True), 41.8, 37.61, 96),
-        ((2, 2, 4, 4, 4, 16, 3, 4, True), 31.56, 28.43, 72),
-        ((4, 1, 4, 8, 8, 16, 3, 3, True), 44.76, 40.29, 151),
-        ((2, 2, 4, 8, 4, 8, 4, 4, True), 39.23, 35.3, 95)]
+MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 51.34, 46.25, 250),
+        ((2, 4, 4, 8, 8, 16, 4, 1, True), 50.43, 45.4, 128),
+        ((4, 2, 4, 8, 8, 16, 3, 2, False), 45.2, 40.9, 128),
+        ((2, 2, 8, 8, 8, 16, 3, 2, True), 45.06, 44.12, 153),
+        ((2, 2, 4, 8, 8, 16, 3, 3, True), 48.72, 43.87, 147),
+        ((2, 2, 4, 8, 4, 16, 3, 4, True), 42.76, 38.47, 96),
+        ((2, 2, 4, 4, 4, 16, 3, 4, True), 31.27, 28.16, 72),
+        ((4, 1, 4, 8, 8, 16, 3, 3, True), 43.51, 39.16, 151),
+        ((2, 2, 4, 8, 4, 8, 4, 4, True), 40.14, 36.12, 95),
+        ((4, 1, 8, 8, 8, 16, 3, 3, True), 30.56, 27.56, 168),
+        ((4, 1, 4, 8, 4, 16, 3, 4, True), 35.6, 32.05, 120),
+        ((2, 1, 8, 8, 8, 16, 3, 4, True), 34.58, 31.1, 186),
+        ((2, 2, 8, 4, 4, 16, 3, 4, True), 29.64, 26.74, 79),
+        ((1, 4, 4, 8, 4, 16, 3, 4, True), 40.76, 36.64, 95)]
 # What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
 # sub-partitions, allocated per warp in units of 256; shared memory with 1 KiB reserved per
 # block, in units of 128.
@@ -105,6 +113,16 @@ def read_bench_json(path):
             rows[key] = row['tflops']
         shapes[(record['m'], record['n'], record['k'])] = rows
     return shapes
+
+
+def recorded_dram_gb_per_s(paths):
+    """The theoretical DRAM bandwidth the JSON benches recorded, None where none did; an error
+    where they disagree (benches of different devices fit no one model)."""
+    recorded = {json.load(open(path)).get('dram_gb_per_s') for path in paths
+                if path.endswith('.json')} - {None}
+    if len(recorded) > 1:
+        raise SystemExit(f'the benches record different DRAM bandwidths: {sorted(recorded)}')
+    return recorded.pop() if recorded else None
 
 
 def read_bench(path):
@@ -256,16 +274,20 @@ def share_of_best(shapes, c, menu):
 
 
 def cross_validate(benches, steps, seed):
-    """Per bench: the search fitted to the other benches, its picks judged on this one. Each fit
-    starts with every constant in the middle of its bounds (geometric), not from CONSTANTS, which
-    may have been fitted to the bench judged."""
-    sets = {path: read_bench(path) for path in benches}
+    """Per bench: the search fitted to the shapes of the other benches, its picks judged on this
+    one's. A shape that several benches timed counts with the rows of the last (a later bench
+    adds configs: the menu grew), and belongs to every bench that timed it: it is judged with
+    each of them and trained on by none of them. Each fit starts with every constant in the middle
+    of its bounds (geometric), not from CONSTANTS, which may have been fitted to the bench judged."""
+    merged, held_out_sets = {}, {}
+    for path in benches:
+        shapes = read_bench(path)
+        merged.update(shapes)
+        held_out_sets[path] = set(shapes)
     middle = dict(CONSTANTS, **{name: math.sqrt(low * high) for name, (low, high) in BOUNDS.items()})
-    for held_out, shapes in sets.items():
-        training = {}
-        for path, others in sets.items():
-            if path != held_out:
-                training.update(others)
+    for held_out, judged in held_out_sets.items():
+        training = {shape: rows for shape, rows in merged.items() if shape not in judged}
+        shapes = {shape: merged[shape] for shape in judged}
         constants, menu = search(training, steps, seed, middle)
         print(f'{held_out}: the picks reach {share_of_best(shapes, constants, menu):.3f} of the '
               f'best measured, fitted to the others ({share_of_best(shapes, CONSTANTS, MENU):.3f} '
@@ -286,12 +308,13 @@ def main():
                              'one, for each bench')
     parser.add_argument('--min-slice-depth', type=int, default=MIN_SLICE_DEPTH, metavar='N')
     parser.add_argument('--share-by', choices=('warps', 'results'), default=SHARE_BY)
-    parser.add_argument('--dram-gb-per-s', type=float, default=DRAM_GB_PER_S, metavar='GB',
-                        help='the benched device\'s theoretical DRAM bandwidth (default: an H100 '
-                             'SXM\'s)')
+    parser.add_argument('--dram-gb-per-s', type=float, metavar='GB',
+                        help='the benched device\'s theoretical DRAM bandwidth (default: what the '
+                             'benches record, else an H100 SXM\'s)')
     arguments = parser.parse_args()
     MIN_SLICE_DEPTH, SHARE_BY = arguments.min_slice_depth, arguments.share_by
-    DRAM_GB_PER_S = arguments.dram_gb_per_s
+    DRAM_GB_PER_S = (arguments.dram_gb_per_s or recorded_dram_gb_per_s(arguments.benches) or
+                     DRAM_GB_PER_S)
     if arguments.pick:
         for text in arguments.pick:
             m, n, k = (int(size) for size in text.split('x'))

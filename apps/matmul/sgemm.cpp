@@ -107,6 +107,12 @@ const std::vector<ListedConfig>& listed_configs() {
       {split(with(quarter, 1, true, false), 8), {small, deep}},
       {split(with(half_m, 1, false, true), 2), {small, skinny}},
       {split(base, 16), {deep}},
+      // Tiles of 32 columns (or rows) for products whose N (or M) is 32 or less.
+      {with({4, 1, 8, 8, 8, 16, 3, 3}, 1, true, false), {skinny, deep}},
+      {with({4, 1, 4, 8, 4, 16, 3, 4}, 1, true, false), {skinny, deep}},
+      {with({2, 1, 8, 8, 8, 16, 3, 4}, 1, true, false), {skinny}},
+      {with({2, 2, 8, 4, 4, 16, 3, 4}, 1, true, false), {skinny, deep}},
+      {with({1, 4, 4, 8, 4, 16, 3, 4}, 1, true, false), {skinny, deep}},
   };
   return listed;
 }

@@ -414,6 +414,8 @@ nlohmann::json sgemm_bench_json(const DeviceProperties& device,
   }
   return {{"device", device.name},
           {"compute_capability", device.compute_capability()},
+          {"sm_count", device.sm_count},
+          {"dram_gb_per_s", device.theoretical_bandwidth_gb_per_s()},
           {"shapes", list}};
 }
 

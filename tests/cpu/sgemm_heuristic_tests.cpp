@@ -153,6 +153,34 @@ TEST_CASE("small and skinny products get tiles or splits that give every SM a bl
   }
 }
 
+TEST_CASE("a side of 32 or less gets a tile 32 wide on that side, split to fill the GPU") {
+  // A 64-column tile is two-thirds empty at N of 17 to 24. On the H200 the best 32-column config
+  // ran 14.88 TFLOP/s at 3369x23x10429 against 8.63 for the best of 64 columns or more, 9.61
+  // against 5.87 at 13093x17x1153, 16.66 against 11.64 at 6771x24x2261 and 7.19 against 5.50 at
+  // 2198x23x1121 (docs/perf-data/sgemm-menu-narrow-303-404-h200.json).
+  for (const Shape shape : {Shape{3369, 23, 10429}, Shape{13093, 17, 1153}, Shape{6771, 24, 2261},
+                            Shape{2198, 23, 1121}}) {
+    CAPTURE(shape.m);
+    CAPTURE(shape.n);
+    const SgemmConfig config = chosen(shape);
+    CAPTURE(config.describe());
+    CHECK(config.block_n() == 32);
+    CHECK(config.block_m() >= 64);
+    CHECK(fills_the_sms(config, shape));
+  }
+  // And 32 rows at M of 23 to 81: the 32x128 tile of 8x4 results a thread ran 17.88 TFLOP/s at
+  // 23x4574x4586 against 15.67 for the 32x64 of 4x4, and 26.22 against 23.47 (128x64) at
+  // 81x6251x3296 (docs/perf-data/sgemm-menu-narrow-h200.json).
+  for (const Shape shape : {Shape{23, 4574, 4586}, Shape{81, 6251, 3296}}) {
+    CAPTURE(shape.m);
+    const SgemmConfig config = chosen(shape);
+    CAPTURE(config.describe());
+    CHECK(config.block_m() == 32);
+    CHECK(config.block_n() == 128);
+    CHECK(fills_the_sms(config, shape));
+  }
+}
+
 TEST_CASE("a product too shallow to split and too small to fill the GPU takes a small tile") {
   // 9 tiles of 128x128. Two slices of 150 pay more for the second launch than they gain: at
   // 312³ the 32x64 tile ran 6.72 TFLOP/s alone, 4.51 at split 2
@@ -394,4 +422,14 @@ TEST_CASE("scripts/fit_sgemm_heuristic.py picks what the heuristic picks on an H
     CHECK(line == expected.str());
   }
   CHECK(compared == sizes.size());
+}
+
+// The fit reads the benched device's SM count and DRAM bandwidth from the bench's JSON, since the
+// model's split and occupancy terms depend on them.
+TEST_CASE("the sgemm bench's JSON records the device's SMs and theoretical DRAM bandwidth") {
+  const nlohmann::json report = ptxrt::apps::sgemm_bench_json(h100(), {});
+  CHECK(report["device"] == h100().name);
+  CHECK(report["sm_count"] == 132);
+  CHECK(report["dram_gb_per_s"].get<double>() == doctest::Approx(3352.3).epsilon(1e-3));
+  CHECK(report["shapes"].empty());
 }

@@ -2,9 +2,10 @@
 """scripts/fit_sgemm_heuristic.py --cross-validate on two recorded H200 menu benches: one line per
 bench, each the share of the best measured that a fit to the other bench reaches there (between 0
 and 1), beside the share the script's own constants reach, which must equal what the script
-prints for that bench alone; and a refusal without --search or with one bench. Exits non-zero on
-the first failed expectation.
+prints for that bench alone; a shape two benches timed judged with the later bench's rows; and a
+refusal without --search or with one bench. Exits non-zero on the first failed expectation.
 """
+import json
 import os
 import re
 import subprocess
@@ -14,6 +15,8 @@ SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 SCRIPT = os.path.join(SOURCE, "scripts", "fit_sgemm_heuristic.py")
 BENCHES = [os.path.join(SOURCE, "docs", "perf-data", f"sgemm-menu-{seed}-h200.json")
            for seed in (11, 12)]
+# Nine of its shapes are seed 11's and 12's, timed again with the configs the menu gained since.
+LATER = os.path.join(SOURCE, "docs", "perf-data", "sgemm-menu-narrow-h200.json")
 LINE = re.compile(r"(\S+): the picks reach ([\d.]+) of the best measured, fitted to the others "
                   r"\(([\d.]+) with the constants given\)")
 
@@ -28,16 +31,19 @@ def expect(condition, what, output):
         sys.exit(f"FAILED: {what}\n--- output:\n{output}")
 
 
-def given_share(bench):
-    """The mean of measured/best over the bench's shapes with the script's constants."""
-    output = run(bench).stdout
+def given_share(bench, *later):
+    """The mean of measured/best over the bench's shapes with the script's constants, each shape
+    with the rows of the last of `bench` and `later` that timed it."""
+    output = run(bench, *later).stdout
+    shapes = {(record["m"], record["n"], record["k"]) for record in json.load(open(bench))["shapes"]}
     shares = []
     for line in output.splitlines():
-        found = re.search(r"measured +([\d.na]+) best +([\d.]+) TFLOP/s", line)
-        if found:
-            got = float(found.group(1))
-            shares.append(0.0 if got != got else got / float(found.group(2)))
-    expect(shares, "per-shape lines for " + bench, output)
+        found = re.search(r"(\d+)x(\d+)x(\d+): .*measured +([\d.na]+) best +([\d.]+) TFLOP/s",
+                          line)
+        if found and tuple(int(size) for size in found.group(1, 2, 3)) in shapes:
+            got = float(found.group(4))
+            shares.append(0.0 if got != got else got / float(found.group(5)))
+    expect(len(shares) == len(shapes), "per-shape lines for " + bench, output)
     return sum(shares) / len(shares)
 
 
@@ -54,6 +60,16 @@ def main():
         # Rates print with two decimals, so the recomputed share moves in the third.
         expect(abs(given - given_share(bench)) < 0.005, "the given constants' share, as the "
                "script prints it for the bench alone", output)
+    # A shape two benches timed is judged with the later bench's rows, which time configs the
+    # earlier one did not: seed 11's share moves.
+    output = run(BENCHES[0], LATER, "--search", "30", "--seed", "2", "--cross-validate").stdout
+    lines = [LINE.fullmatch(line) for line in output.splitlines()]
+    expect(len(lines) == 2 and all(lines), "one line per bench", output)
+    given = float(lines[0].group(3))
+    expect(abs(given - given_share(BENCHES[0], LATER)) < 0.005,
+           "the given constants' share on seed 11 with the later bench's rows", output)
+    expect(abs(given - given_share(BENCHES[0])) > 0.01,
+           "a share other than with seed 11's own rows", output)
     for arguments in ([*BENCHES, "--cross-validate"], [BENCHES[0], "--search", "5",
                                                        "--cross-validate"]):
         refused = run(*arguments)

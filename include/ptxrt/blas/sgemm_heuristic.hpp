@@ -15,7 +15,7 @@
 //
 // The menu's rates are full-round throughputs on an H100's chip (an H200 is the same chip), per
 // device, fitted with the model's constants to benches of every menu config at every split on
-// twelve shapes and forty drawn ones (docs/perf-data/sgemm-menu-*-h200.json,
+// 63 shapes, twelve chosen, the others drawn or narrow (docs/perf-data/sgemm-menu-*-h200.json,
 // scripts/fit_sgemm_heuristic.py; each entry says what its config measured on its own).
 // docs/perf-notes.md, "SGEMM on every shape" and "SGEMM on shapes nobody fitted", give the
 // derivation, the held-out measurements and the commands that check the choices; a CPU test checks
@@ -60,7 +60,7 @@ PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops,
 
 // How much slower than predicted sgemm_estimates counts a split, so that it must win clearly to
 // be chosen (it needs a workspace and a second launch).
-inline constexpr double sgemm_split_penalty = 1.014;
+inline constexpr double sgemm_split_penalty = 1.006;
 
 // Every menu config that suits `device` at every split worth trying (slices at least 128 deep),
 // predicted on 16-byte aligned addresses (the path sgemm_path takes there: the aligned rate where
