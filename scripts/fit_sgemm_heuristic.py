@@ -116,10 +116,15 @@ def read_bench_json(path):
 
 
 def recorded_dram_gb_per_s(paths):
-    """The theoretical DRAM bandwidth the JSON benches recorded, None where none did; an error
-    where they disagree (benches of different devices fit no one model)."""
-    recorded = {json.load(open(path)).get('dram_gb_per_s') for path in paths
-                if path.endswith('.json')} - {None}
+    """The theoretical DRAM bandwidth the JSON benches recorded, None where none did. An error
+    where they disagree (benches of different devices fit no one model) or where one records a
+    device of other than SM_COUNT SMs (the model's rounds and rates count those)."""
+    reports = {path: json.load(open(path)) for path in paths if path.endswith('.json')}
+    for path, report in reports.items():
+        if report.get('sm_count', SM_COUNT) != SM_COUNT:
+            raise SystemExit(f'{path}: a device of {report["sm_count"]} SMs; this model counts '
+                             f'{SM_COUNT}')
+    recorded = {report.get('dram_gb_per_s') for report in reports.values()} - {None}
     if len(recorded) > 1:
         raise SystemExit(f'the benches record different DRAM bandwidths: {sorted(recorded)}')
     return recorded.pop() if recorded else None
@@ -313,8 +318,8 @@ def main():
                              'benches record, else an H100 SXM\'s)')
     arguments = parser.parse_args()
     MIN_SLICE_DEPTH, SHARE_BY = arguments.min_slice_depth, arguments.share_by
-    DRAM_GB_PER_S = (arguments.dram_gb_per_s or recorded_dram_gb_per_s(arguments.benches) or
-                     DRAM_GB_PER_S)
+    recorded = recorded_dram_gb_per_s(arguments.benches)  # refuses a bench of another device
+    DRAM_GB_PER_S = arguments.dram_gb_per_s or recorded or DRAM_GB_PER_S
     if arguments.pick:
         for text in arguments.pick:
             m, n, k = (int(size) for size in text.split('x'))

@@ -154,7 +154,7 @@ TEST_CASE("small and skinny products get tiles or splits that give every SM a bl
 }
 
 TEST_CASE("a side of 32 or less gets a tile 32 wide on that side, split to fill the GPU") {
-  // A 64-column tile is two-thirds empty at N of 17 to 24. On the H200 the best 32-column config
+  // A 64-column tile is over 60 % empty at N of 17 to 24. On the H200 the best 32-column config
   // ran 14.88 TFLOP/s at 3369x23x10429 against 8.63 for the best of 64 columns or more, 9.61
   // against 5.87 at 13093x17x1153, 16.66 against 11.64 at 6771x24x2261 and 7.19 against 5.50 at
   // 2198x23x1121 (docs/perf-data/sgemm-menu-narrow-303-404-h200.json).
@@ -424,8 +424,8 @@ TEST_CASE("scripts/fit_sgemm_heuristic.py picks what the heuristic picks on an H
   CHECK(compared == sizes.size());
 }
 
-// The fit reads the benched device's SM count and DRAM bandwidth from the bench's JSON, since the
-// model's split and occupancy terms depend on them.
+// The model's rounds depend on the benched device's SM count and its split's cost on the DRAM
+// bandwidth: the fit script reads both from the bench's JSON.
 TEST_CASE("the sgemm bench's JSON records the device's SMs and theoretical DRAM bandwidth") {
   const nlohmann::json report = ptxrt::apps::sgemm_bench_json(h100(), {});
   CHECK(report["device"] == h100().name);

@@ -2,14 +2,16 @@
 """scripts/fit_sgemm_heuristic.py --cross-validate on two recorded H200 menu benches: one line per
 bench, each the share of the best measured that a fit to the other bench reaches there (between 0
 and 1), beside the share the script's own constants reach, which must equal what the script
-prints for that bench alone; a shape two benches timed judged with the later bench's rows; and a
-refusal without --search or with one bench. Exits non-zero on the first failed expectation.
+prints for that bench alone; a shape two benches timed judged with the later bench's rows; a
+refusal without --search or with one bench, and of a bench of a device with other than 132 SMs.
+Exits non-zero on the first failed expectation.
 """
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(SOURCE, "scripts", "fit_sgemm_heuristic.py")
@@ -75,6 +77,15 @@ def main():
         refused = run(*arguments)
         expect(refused.returncode == 2 and "--cross-validate needs --search N and two benches"
                in refused.stderr, "a refusal naming what cross-validation needs", refused.stderr)
+    # The model counts an H100's 132 SMs: a bench of another device is refused, naming it.
+    with tempfile.TemporaryDirectory() as folder:
+        other = os.path.join(folder, "other-device.json")
+        report = json.load(open(BENCHES[0]))
+        report["sm_count"] = 114
+        json.dump(report, open(other, "w"))
+        refused = run(other)
+        expect(refused.returncode != 0 and f"{other}: a device of 114 SMs" in refused.stderr,
+               "a refusal of a bench of 114 SMs, naming it", refused.stderr)
     print("fit_sgemm_heuristic.py --cross-validate: every expectation held")
 
 
