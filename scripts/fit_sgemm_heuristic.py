@@ -244,10 +244,16 @@ def picks(shapes, c, menu):
         yield shape, pick, rows.get(pick), best, rows['cublas']
 
 
+def shares(shapes, c, menu, untimed):
+    """Each pick's measured rate over the shape's best measured; `untimed` for a pick the benches
+    did not time."""
+    return [(got / best if got else untimed) for _, _, got, best, _ in picks(shapes, c, menu)]
+
+
 def score(shapes, c, menu):
     # A pick the bench did not time counts as 0.85 of the best.
-    shares = [(got / best if got else 0.85) for _, _, got, best, _ in picks(shapes, c, menu)]
-    return sum(shares) + 2 * min(shares)
+    of_best = shares(shapes, c, menu, 0.85)
+    return sum(of_best) + 2 * min(of_best)
 
 
 def search(shapes, steps, seed=1, start=None):
@@ -274,8 +280,8 @@ def search(shapes, steps, seed=1, start=None):
 
 def share_of_best(shapes, c, menu):
     """The mean over `shapes` of each pick's measured rate over the best measured (0 untimed)."""
-    shares = [(got / best if got else 0.0) for _, _, got, best, _ in picks(shapes, c, menu)]
-    return sum(shares) / len(shares)
+    of_best = shares(shapes, c, menu, 0.0)
+    return sum(of_best) / len(of_best)
 
 
 def cross_validate(benches, steps, seed):

@@ -13,7 +13,8 @@ import subprocess
 import sys
 import tempfile
 
-SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from script_checks import SOURCE, expect
+
 SCRIPT = os.path.join(SOURCE, "scripts", "fit_sgemm_heuristic.py")
 BENCHES = [os.path.join(SOURCE, "docs", "perf-data", f"sgemm-menu-{seed}-h200.json")
            for seed in (11, 12)]
@@ -26,11 +27,6 @@ LINE = re.compile(r"(\S+): the picks reach ([\d.]+) of the best measured, fitted
 def run(*arguments):
     return subprocess.run([sys.executable, SCRIPT, *arguments, "--dram-gb-per-s", "4800"],
                           capture_output=True, text=True)
-
-
-def expect(condition, what, output):
-    if not condition:
-        sys.exit(f"FAILED: {what}\n--- output:\n{output}")
 
 
 def given_share(bench, *later):

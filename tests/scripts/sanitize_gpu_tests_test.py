@@ -16,7 +16,8 @@ import subprocess
 import sys
 import tempfile
 
-SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from script_checks import SOURCE, expect
+
 RUNNER = os.path.join(SOURCE, "scripts", "sanitize_gpu_tests.py")
 
 # Stands in for compute-sanitizer: --tool T --error-exitcode 99 COMMAND... It records each call
@@ -42,11 +43,6 @@ if not os.environ.get("STAND_IN_CLEAN"):
         time.sleep(60)
 print("========= " + clean)
 '''
-
-
-def expect(condition, message, output=""):
-    if not condition:
-        sys.exit("FAILED: " + message + ("\n" + output if output else ""))
 
 
 def run(build, work, *extra, clean=False, regex="^gpu:sanitize: "):

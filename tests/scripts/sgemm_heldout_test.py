@@ -11,7 +11,8 @@ import subprocess
 import sys
 import tempfile
 
-SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from script_checks import SOURCE, expect
+
 SCRIPT = os.path.join(SOURCE, "scripts", "sgemm_heldout.py")
 
 
@@ -34,11 +35,6 @@ def run(report):
         return subprocess.run([sys.executable, SCRIPT, file.name], capture_output=True, text=True)
     finally:
         os.unlink(file.name)
-
-
-def expect(condition, what, output):
-    if not condition:
-        sys.exit(f"FAILED: {what}\n--- output:\n{output}")
 
 
 def main():
