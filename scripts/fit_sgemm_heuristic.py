@@ -5,20 +5,20 @@
         docs/perf-data/sgemm-menu-11-h200.json ... --dram-gb-per-s 4800 \
         [--search N [--seed S] [--cross-validate]]
 
-Each bench (`ptxrt bench sgemm --menu`, its --json, e.g. of `--random 20 --seed 11`; or an
-older `--all` bench, text or JSON) times every menu config at every split whose slices are 64
-deep or more on each shape, so that no pick of a model refitted here goes untimed. This script
-mirrors the C++ model (rounds of resident blocks, each block's flop at its config's full rate, a
-per-round overhead and ring fill, the split's reduction) and prints, per shape, the config the
-model picks, its measured rate and the best measured. With --search N it runs N steps of a
-seeded random search over the model's constants and the menu's rates, each kept within bounds
-that preserve its physical meaning, scoring the measured rate of each pick against the shape's
-best (the worst shape counted thrice), and prints the best set found. With --cross-validate it
-instead fits to all benches but one and prints how close the picks come to the best measured on
-that one, for each bench: what a fit is worth on shapes it never saw (a shape several benches
-timed counts with the last one's rows, and is left out of the training of each bench that timed
-it). The C++ file is the reference: copy a chosen set there by hand, then rerun this without
---search to check it.
+Each bench (`ptxrt bench sgemm --menu`, its --json, e.g. of `--random 20 --seed 11`; or an older
+`--all` bench, text or JSON) times every menu config at every split whose slices are 64 deep or
+more on each shape, so that no pick of a model refitted here goes untimed. This script mirrors
+the C++ model (rounds of resident blocks, each block's flop at its config's full rate, a
+per-round overhead, ring fill and stores of C, the split's reduction) and prints, per shape, the
+config the model picks, its measured rate and the best measured. With --search N it runs N steps
+of a seeded random search over the model's constants and the menu's rates, each kept within
+bounds that preserve its physical meaning, scoring the measured rate of each pick against the
+shape's best (the worst shape counted thrice), and prints the best set found. With
+--cross-validate it instead fits to all benches but one and prints how close the picks come to
+the best measured on that one, for each bench: what a fit is worth on shapes it never saw (a
+shape several benches timed counts with the last one's rows, and is left out of the training of
+each bench that timed it). The C++ file is the reference: copy a chosen set there by hand, then
+rerun this without --search to check it.
 
 Three switches try a change to the model before the C++ takes it: --min-slice-depth N rates
 splits whose slices are N deep or more (the C++: 128); --share-by warps counts a partial
@@ -47,13 +47,14 @@ PAD_COPY_EFFICIENCY = 0.8
 PAD_LAUNCH_MS = 6e-3
 
 # The C++ constants (sgemm_heuristic.cpp) and their search bounds; warps_for_full_rate is only
-# --share-by warps' (the C++ counts results).
+# --share-by warps' (the C++ counts results); element_store_cost is held where it is (the C++
+# says why).
 # How a partial round's occupancy share is counted: 'results' (the C++) or 'warps' (--share-by).
 SHARE_BY = 'results'
-CONSTANTS = dict(round_overhead_ms=0.4132e-3, fill_bytes_per_ms=78.24e6, warps_for_full_rate=4.95,
-                 results_for_full_rate=591.6,
-                 reduce_launch_ms=6.979e-3, memory_efficiency=2.339, split_penalty=1.006,
-                 store_bytes_per_ms=10.72e6)
+CONSTANTS = dict(round_overhead_ms=0.3959e-3, fill_bytes_per_ms=47.87e6, warps_for_full_rate=4.95,
+                 results_for_full_rate=585.5,
+                 reduce_launch_ms=6.938e-3, memory_efficiency=2.135, split_penalty=1.01,
+                 store_bytes_per_ms=24.64e6, element_store_cost=3.0)
 BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
               warps_for_full_rate=(4.0, 16.0), results_for_full_rate=(64.0, 2048.0),
               reduce_launch_ms=(1e-3, 8e-3),
@@ -62,20 +63,20 @@ BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
 # The menu: (warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks,
 # vector_a), full rate aligned, any alignment (TFLOP/s), registers per thread (the larger of
 # sgemm's and sgemm_aligned's, ptxas sm_90, CUDA 13.0).
-MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 51.34, 46.25, 250),
-        ((2, 4, 4, 8, 8, 16, 4, 1, True), 50.43, 45.4, 128),
-        ((4, 2, 4, 8, 8, 16, 3, 2, False), 45.2, 40.9, 128),
-        ((2, 2, 8, 8, 8, 16, 3, 2, True), 45.06, 44.12, 153),
-        ((2, 2, 4, 8, 8, 16, 3, 3, True), 48.72, 43.87, 147),
-        ((2, 2, 4, 8, 4, 16, 3, 4, True), 42.76, 38.47, 96),
-        ((2, 2, 4, 4, 4, 16, 3, 4, True), 31.27, 28.16, 72),
-        ((4, 1, 4, 8, 8, 16, 3, 3, True), 43.51, 39.16, 151),
-        ((2, 2, 4, 8, 4, 8, 4, 4, True), 40.14, 36.12, 95),
-        ((4, 1, 8, 8, 8, 16, 3, 3, True), 30.56, 27.56, 168),
-        ((4, 1, 4, 8, 4, 16, 3, 4, True), 35.6, 32.05, 120),
-        ((2, 1, 8, 8, 8, 16, 3, 4, True), 34.58, 31.1, 186),
-        ((2, 2, 8, 4, 4, 16, 3, 4, True), 29.64, 26.74, 79),
-        ((1, 4, 4, 8, 4, 16, 3, 4, True), 40.76, 36.64, 95)]
+MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True), 50.9, 49.25, 250),
+        ((2, 4, 4, 8, 8, 16, 4, 1, True), 50.55, 46.14, 128),
+        ((4, 2, 4, 8, 8, 16, 3, 2, False), 45.95, 37.98, 128),
+        ((2, 2, 8, 8, 8, 16, 3, 2, True), 46.03, 44.91, 153),
+        ((2, 2, 4, 8, 8, 16, 3, 3, True), 49.31, 40.66, 147),
+        ((2, 2, 4, 8, 4, 16, 3, 4, True), 43.19, 38.75, 96),
+        ((2, 2, 4, 4, 4, 16, 3, 4, True), 33.53, 26.99, 72),
+        ((4, 1, 4, 8, 8, 16, 3, 3, True), 42.11, 39.26, 151),
+        ((2, 2, 4, 8, 4, 8, 4, 4, True), 39.59, 35.69, 95),
+        ((4, 1, 8, 8, 8, 16, 3, 3, True), 30.39, 26.97, 168),
+        ((4, 1, 4, 8, 4, 16, 3, 4, True), 33.5, 32.27, 120),
+        ((2, 1, 8, 8, 8, 16, 3, 4, True), 33.71, 33.31, 186),
+        ((2, 2, 8, 4, 4, 16, 3, 4, True), 30.36, 27.48, 79),
+        ((1, 4, 4, 8, 4, 16, 3, 4, True), 37.59, 34.96, 95)]
 # What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
 # sub-partitions, allocated per warp in units of 256; shared memory with 1 KiB reserved per
 # block, in units of 128.
@@ -172,7 +173,7 @@ def resident_blocks(config, registers):
     return min(SM_WARPS // warps, SM_BLOCKS, by_registers, SM_SHARED // shared)
 
 
-def estimate_ms(config, split, tflops, registers, m, n, k, c):
+def estimate_ms(config, split, tflops, registers, m, n, k, c, by_float=False):
     block_m, block_n, block_k, stages, _, warps = tile(config)
     resident = resident_blocks(config, registers)
     blocks = ceil_div(m, block_m) * ceil_div(n, block_n) * split
@@ -181,9 +182,10 @@ def estimate_ms(config, split, tflops, registers, m, n, k, c):
     depth = slice_depth(config, split, k)
     block_flop = 2.0 * block_m * block_n * ceil_div(depth, block_k) * block_k
     fill = resident * min((stages - 1) * block_k, depth) * (block_m + block_n) * 4
-    # The round's tiles of C stored; the other resident blocks' main loops hide all but 1/resident
-    # of it.
-    store = block_m * block_n * 4 / c['store_bytes_per_ms']
+    # The round's tiles of C stored (a warp's store touches a line per row of lanes, config[2];
+    # by float, four stores where one did); the other resident blocks' main loops hide the rest.
+    store = (block_m * block_n * 4 / c['store_bytes_per_ms'] * config[2] / 4
+             * (c['element_store_cost'] if by_float else 1.0))
     overhead = c['round_overhead_ms'] + fill / c['fill_bytes_per_ms'] + store
     milliseconds = blocks // slots * (resident * block_flop / sm_rate + overhead)
     rest = blocks % slots
@@ -226,7 +228,8 @@ def choose(m, n, k, c, menu):
             # The pick drops vector A where it cannot run, so the rate is its path's without.
             route = path(m, n, k, False)
             rate = any_alignment_tflops if route == 'any_alignment' else tflops
-            milliseconds = estimate_ms(config, split, rate, registers, m, n, k, c)
+            milliseconds = estimate_ms(config, split, rate, registers, m, n, k, c,
+                                       route != 'vectors')
             if route == 'padded_b':
                 milliseconds += pad_ms(n, k)
             cost = milliseconds * (c['split_penalty'] if split > 1 else 1.0)
@@ -270,8 +273,12 @@ def search(shapes, steps, seed=1, start=None):
         else:
             index = rng.randrange(len(MENU))
             factor = rng.uniform(0.95, 1.05)
-            trial_menu[index][1] = MENU[index][1] * factor
-            trial_menu[index][2] = MENU[index][2] * factor
+            # Both rates, or the aligned or the any-alignment one alone.
+            for column in rng.choice(((1, 2), (1,), (2,))):
+                trial_menu[index][column] = MENU[index][column] * factor
+        # Loading B a float at a time is never faster than by 16 bytes.
+        if any(entry[2] > entry[1] for entry in trial_menu):
+            continue
         trial = score(shapes, trial_constants, trial_menu)
         if trial >= best:
             best, constants, menu = trial, trial_constants, trial_menu

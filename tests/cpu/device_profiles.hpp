@@ -26,6 +26,15 @@ inline DeviceProperties h100() {
   return device;
 }
 
+// An H200: the H100's chip with faster memory (what the SGEMM heuristic was fitted on).
+inline DeviceProperties h200() {
+  DeviceProperties device = h100();
+  device.name = "NVIDIA H200";
+  device.memory_clock_khz = 3134313;  // HBM3e: 4.81 TB/s in all, as an H200 reports it
+  device.memory_bus_width_bits = 6144;
+  return device;
+}
+
 // A Turing card: 64 KiB of shared memory per block at most, 1024 threads per SM.
 inline DeviceProperties turing() {
   DeviceProperties device = h100();

@@ -54,13 +54,14 @@ struct PTXRT_API SgemmEstimate {
 
 // The model's prediction for `config` (its split included) at m×n×k on `device`, for a config
 // whose full-round rate on an H100 or H200 is `tflops` and whose kernel takes `registers` per
-// thread.
+// thread, on `path` (every path but the vector one stores C a float at a time).
 PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int registers,
-                                       const DeviceProperties& device, int m, int n, int k);
+                                       const DeviceProperties& device, int m, int n, int k,
+                                       SgemmPath path = SgemmPath::vectors);
 
 // How much slower than predicted sgemm_estimates counts a split, so that it must win clearly to
 // be chosen (it needs a workspace and a second launch).
-inline constexpr double sgemm_split_penalty = 1.006;
+inline constexpr double sgemm_split_penalty = 1.01;
 
 // Every menu config that suits `device` at every split worth trying (slices at least 128 deep),
 // predicted on 16-byte aligned addresses (the path sgemm_path takes there: the aligned rate where
