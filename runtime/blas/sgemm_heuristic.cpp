@@ -49,9 +49,9 @@ constexpr double fallback_bandwidth_gb_per_s = 2000.0;
 // round (what makes large tiles slow at short K). A warp's store touches a cache line per row of
 // lanes, so 8 rows take twice as long; C stored a float at a time (every path but the vector
 // one) takes four stores where one did, which costs element_store_cost times as much: fits
-// holding it at 2, 3 and 4 scored alike (at short K and N % 4 != 0 the tiles of 8 rows of lanes
-// ran 0.6-0.7x the others); searched from 1, it stays there, the any-alignment rates having
-// taken up the slower stores.
+// holding it at 2, 3 and 4 scored alike (at K under 100 and N % 4 != 0 the 128x64 tile of 8
+// rows of lanes ran 0.55-0.65x the best config); searched from 1, it stays there, the
+// any-alignment rates having taken up the slower stores.
 constexpr double store_bytes_per_ms = 24.64e6;
 constexpr double element_store_cost = 3.0;
 // SPLIT_K's declared values (ptx_src/sgemm.cu).
