@@ -173,7 +173,7 @@ def resident_blocks(config, registers):
     return min(SM_WARPS // warps, SM_BLOCKS, by_registers, SM_SHARED // shared)
 
 
-def estimate_ms(config, split, tflops, registers, m, n, k, c, by_float=False):
+def estimate_ms(config, split, tflops, registers, m, n, k, c, by_float):
     block_m, block_n, block_k, stages, _, warps = tile(config)
     resident = resident_blocks(config, registers)
     blocks = ceil_div(m, block_m) * ceil_div(n, block_n) * split
@@ -221,17 +221,18 @@ def pad_ms(n, k):
 
 def choose(m, n, k, c, menu):
     best = None
+    # The pick drops vector A where it cannot run, so the rate is its path's without; the path
+    # depends on neither the config nor the split.
+    route = path(m, n, k, False)
+    by_float = route != 'vectors'
+    padding_ms = pad_ms(n, k) if route == 'padded_b' else 0.0
     for config, tflops, any_alignment_tflops, registers in menu:
+        rate = any_alignment_tflops if route == 'any_alignment' else tflops
         for split in SPLITS:
             if split > 1 and slice_depth(config, split, k) < MIN_SLICE_DEPTH:
                 break
-            # The pick drops vector A where it cannot run, so the rate is its path's without.
-            route = path(m, n, k, False)
-            rate = any_alignment_tflops if route == 'any_alignment' else tflops
-            milliseconds = estimate_ms(config, split, rate, registers, m, n, k, c,
-                                       route != 'vectors')
-            if route == 'padded_b':
-                milliseconds += pad_ms(n, k)
+            milliseconds = (estimate_ms(config, split, rate, registers, m, n, k, c, by_float)
+                            + padding_ms)
             cost = milliseconds * (c['split_penalty'] if split > 1 else 1.0)
             if best is None or cost < best[0]:
                 best = (cost, config, split)
