@@ -5,20 +5,20 @@
         docs/perf-data/sgemm-menu-11-h200.json ... --dram-gb-per-s 4800 \
         [--search N [--seed S] [--cross-validate]]
 
-Each bench (`ptxrt bench sgemm --menu`, its --json, e.g. of `--random 20 --seed 11`; or an older
-`--all` bench, text or JSON) times every menu config at every split whose slices are 64 deep or
-more on each shape, so that no pick of a model refitted here goes untimed. This script mirrors
-the C++ model (rounds of resident blocks, each block's flop at its config's full rate, a
-per-round overhead, ring fill and stores of C, the split's reduction) and prints, per shape, the
-config the model picks, its measured rate and the best measured. With --search N it runs N steps
-of a seeded random search over the model's constants and the menu's rates, each kept within
-bounds that preserve its physical meaning, scoring the measured rate of each pick against the
-shape's best (the worst shape counted thrice), and prints the best set found. With
---cross-validate it instead fits to all benches but one and prints how close the picks come to
-the best measured on that one, for each bench: what a fit is worth on shapes it never saw (a
-shape several benches timed counts with the last one's rows, and is left out of the training of
-each bench that timed it). The C++ file is the reference: copy a chosen set there by hand, then
-rerun this without --search to check it.
+Each bench (`ptxrt bench sgemm --menu`, its --json, e.g. of `--random 20 --seed 11`, or the tables
+it writes as each shape ends, on stderr with --json; or an older `--all` bench) times every menu
+config at every split whose slices are 64 deep or more on each shape, so that no pick of a model
+refitted here goes untimed. This script mirrors the C++ model (rounds of resident blocks, each
+block's flop at its config's full rate, a per-round overhead, ring fill and stores of C, the
+split's reduction) and prints, per shape, the config the model picks, its measured rate and the
+best measured. With --search N it runs N steps of a seeded random search over the model's constants
+and the menu's rates, each kept within bounds that preserve its physical meaning, scoring the
+measured rate of each pick against the shape's best (the worst shape counted thrice), and prints
+the best set found. With --cross-validate it instead fits to all benches but one and prints how
+close the picks come to the best measured on that one, for each bench: what a fit is worth on
+shapes it never saw (a shape several benches timed counts with the last one's rows, and is left out
+of the training of each bench that timed it). The C++ file is the reference: copy a chosen set
+there by hand, then rerun this without --search to check it.
 
 Three switches try a change to the model before the C++ takes it: --min-slice-depth N rates
 splits whose slices are N deep or more (the C++: 128); --share-by warps counts a partial
@@ -32,13 +32,24 @@ C++ reads it from the device: `ptxrt devices` shows it).
 import argparse
 import json
 import math
+import os
 import random
 import re
 
 SM_COUNT = 132
 DRAM_GB_PER_S = 3352.0  # the H100 SXM's theoretical: 2 x 2619 MHz x 5120 bits
 MIN_SLICE_DEPTH = 128
-SPLITS = [1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128]
+
+
+def declared_splits():
+    """SPLIT_K's declared values in ptx_src/sgemm.cu, ascending (the C++ reads the same line)."""
+    kernel = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'ptx_src', 'sgemm.cu')
+    with open(kernel, encoding='utf-8') as source:
+        line = re.search(r'ptxrt: define SPLIT_K in \{([^}]*)\}', source.read()).group(1)
+    return sorted(int(value) for value in line.split(','))
+
+
+SPLITS = declared_splits()
 # sgemm_pad_b_min_rows and _min_flop: from this many rows of C and flop a ragged B is copied to
 # padded rows (sgemm_path), at this share of the DRAM bandwidth after a launch of pad_launch_ms.
 PAD_B_MIN_ROWS = 1024
@@ -146,7 +157,9 @@ def read_bench(path):
             row = ROW.match(line)
             if row and config_key(row.group(2)):
                 shapes[shape][config_key(row.group(2))] = float(row.group(1))
-    return shapes
+    # A run stopped early (its tables are written as each shape ends) leaves its last shape's
+    # header without a table.
+    return {shape: rows for shape, rows in shapes.items() if 'cublas' in rows and len(rows) > 1}
 
 
 def ceil_div(a, b):

@@ -141,7 +141,9 @@ void add_bench_command(CLI::App& app) {
       ->add_option("work", arguments->works,
                    "What to benchmark (default: all but sgemm, which takes minutes)")
       ->check(CLI::IsMember(known_works()));
-  command->add_flag("--json", arguments->json, "Print the rows as JSON");
+  command->add_flag("--json", arguments->json,
+                    "Print the rows as JSON (sgemm: each shape's table still goes to stderr as it "
+                    "finishes)");
   command->add_flag("--quick", arguments->quick,
                     "Small sizes for a smoke run (matmul 1024^3, transpose 2048^2, reduce and "
                     "vecadd 2^24, 3 repeats)");

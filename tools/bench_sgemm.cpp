@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 
 #include "apps/matmul/sgemm_bench.hpp"
 #include "apps/matmul/sgemm_shapes.hpp"
@@ -85,11 +84,12 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
   options.seed = arguments.seed;
   options.database = &database;
   const Context context = Context::primary(arguments.device);
-  std::ostringstream quiet;
   const std::vector<apps::SgemmDrawnShape> drawn = drawn_shapes(arguments);
+  // With --json each shape's table still goes out as it finishes, on stderr: a run stopped
+  // before the end (a time limit, a lost machine) keeps the shapes it measured.
   std::vector<apps::SgemmBenchShape> shapes =
       apps::run_sgemm_bench(context, Jit::shared(), sizes_of(arguments, drawn), options,
-                            arguments.json ? static_cast<std::ostream&>(quiet) : std::cout);
+                            arguments.json ? std::cerr : std::cout);
   if (arguments.json) {
     nlohmann::json report = apps::sgemm_bench_json(context.device().properties(), shapes);
     if (!drawn.empty()) {

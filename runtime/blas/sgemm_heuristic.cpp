@@ -1,11 +1,13 @@
 #include "ptxrt/blas/sgemm_heuristic.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "blas/sgemm_family.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/core/manifest.hpp"
 #include "ptxrt/core/occupancy.hpp"
 #include "ptxrt/core/resources.hpp"
 
@@ -54,8 +56,18 @@ constexpr double fallback_bandwidth_gb_per_s = 2000.0;
 // any-alignment rates having taken up the slower stores.
 constexpr double store_bytes_per_ms = 24.64e6;
 constexpr double element_store_cost = 3.0;
-// SPLIT_K's declared values (ptx_src/sgemm.cu).
-constexpr std::array<int, 11> split_values{1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128};
+
+// SPLIT_K's declared values (ptx_src/sgemm.cu), ascending.
+const std::vector<int>& split_values() {
+  static const std::vector<int> values = [] {
+    std::vector<int> parsed;
+    for (const std::string& value : sgemm_program().manifest().find_define("SPLIT_K")->values)
+      parsed.push_back(std::stoi(value));
+    std::sort(parsed.begin(), parsed.end());
+    return parsed;
+  }();
+  return values;
+}
 
 double fill_ms(const SgemmConfig& config, int resident_blocks, int depth) {
   const int filled = std::min((config.stages - 1) * config.block_k, depth);
@@ -210,7 +222,7 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
     const SgemmPath path = sgemm_path(plain, m, n, k, 0, 0, 0);
     const double tflops =
         path == SgemmPath::any_alignment ? entry.any_alignment_tflops : entry.tflops;
-    for (const int split : split_values) {
+    for (const int split : split_values()) {
       SgemmConfig config = entry.config;
       config.split_k = split;
       if (split > 1 && sgemm_slice_depth(config, k) < sgemm_min_slice_depth) break;

@@ -153,7 +153,7 @@ TEST_CASE("a split whose last slices are empty still sums to the product, on one
 }
 
 TEST_CASE("the deep splits of a small C sum every slice, in every group of the reduction") {
-  // Splits of 32 to 128 on a few tiles of C and a deep, odd K (slices of unequal length); C of
+  // Splits of 24 to 128 on a few tiles of C and a deep, odd K (slices of unequal length); C of
   // N % 4 != 0 runs the reduction by float, N % 4 == 0 by float4; 3 and 6 leave groups of
   // threads with one slice fewer than others.
   using ptxrt::testing::full_or_sanitized;
@@ -163,7 +163,7 @@ TEST_CASE("the deep splits of a small C sum every slice, in every group of the r
        {full_or_sanitized<Shape>({63, 65, 40001}, {33, 35, 9001}),
         full_or_sanitized<Shape>({64, 64, 65536}, {32, 64, 16384}), Shape{5, 130, 8195}}) {
     const Problem problem(shape, seed += 2);
-    for (const int split : {3, 6, 32, 64, 128}) {
+    for (const int split : {3, 6, 24, 32, 64, 96, 128}) {
       SgemmConfig config =
           sgemm_heuristic_config(test_context().device().properties(), shape.m, shape.n, shape.k);
       config.split_k = split;
