@@ -149,6 +149,25 @@ __device__ __forceinline__ void wait_copies() {
 #endif
 }
 
+// Programmatic dependent launch (sm_90 and newer): the host launches the kernel that reads a
+// kernel's output (the product after the pad, the reduction after the product) with programmatic
+// stream serialization, so that its blocks are set up while the kernel before still runs.
+// Waits until the grid before has completed and its writes are visible; at once where the launch
+// had no such dependency.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+// Lets the next grid's blocks start once every block of this grid has said so or exited: their
+// wait above still holds them until this grid has completed.
+__device__ __forceinline__ void allow_next_grid() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 // Component q of `rows` consecutive float4 (one per row), as one store of `rows` floats.
 template <int rows>
 __device__ __forceinline__ void store_column(float* destination, const float4* values, int q) {
@@ -391,6 +410,7 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
                                             int m, int n, int k, int ldb) {
   extern __shared__ float4 shared_words[];
   float* shared = reinterpret_cast<float*>(shared_words);
+  wait_for_previous_grid();  // a padded B is the pad kernel's output
 
   const int2 tile_position = block_tile();
   const int block_m = tile_position.x * kBlockM;
@@ -462,6 +482,8 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
     write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
   }
 
+  // Past the last block's main loop the reduction's launch overlaps the epilogues.
+  allow_next_grid();
   // Slice z's partial product is matrix z of the workspace; n % 4 == 0 where vector_c keeps each
   // matrix 16-byte aligned.
   float* destination = SPLIT_K == 1 ? c : c + static_cast<long long>(m) * n * blockIdx.z;
@@ -495,6 +517,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
 extern "C" __global__ void __launch_bounds__(256)
     sgemm_pad_rows(const float* __restrict__ b, float* __restrict__ padded, int rows, int n,
                    int pitch) {
+  allow_next_grid();  // the product's blocks then wait for the copy's end in their prologue
   const int quads = pitch / 4;
   for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
     const float* source = b + row * n;
@@ -538,7 +561,7 @@ __device__ void reduce_slices(const Element* __restrict__ slices, Element* __res
     const long long i = base + element;
     if (i < count) {
       Element sum = slices[group * count + i];
-#pragma unroll 4
+#pragma unroll 8
       for (int z = group + kReduceGroups; z < SPLIT_K; z += kReduceGroups)
         accumulate(sum, slices[z * count + i]);
       sums[threadIdx.x] = sum;
@@ -559,6 +582,7 @@ extern "C" __global__ void __launch_bounds__(kReduceThreads)
     sgemm_split_reduce(const float* __restrict__ partials, float* __restrict__ c,
                        long long count) {
   __shared__ float4 sums[kReduceThreads];
+  wait_for_previous_grid();
   const bool vectors = count % 4 == 0 && reinterpret_cast<unsigned long long>(c) % 16 == 0 &&
                        reinterpret_cast<unsigned long long>(partials) % 16 == 0;
   if (vectors)

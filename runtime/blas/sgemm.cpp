@@ -132,13 +132,15 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
   const CUdeviceptr destination = config.split_k > 1 ? scratch + padded_floats * sizeof(float) : c;
   SgemmLaunch product = sgemm_launch(config, m, n, path);
   product.launch.stream = options.stream;
+  // After the pad, the product's blocks are set up while the copy runs and wait for its end.
+  product.launch.programmatic_serialization = path == SgemmPath::padded_b && device.cc_major >= 9;
   const Kernel kernel = sgemm_kernel(jit, context, config, product.entry);
   if (path == SgemmPath::any_alignment || path == SgemmPath::vectors)
     kernel.launch(product.launch, a, b_read, destination, m, n, k);
   else
     kernel.launch(product.launch, a, b_read, destination, m, n, k, ldb);
   if (config.split_k > 1) {
-    LaunchConfig reduce = sgemm_reduce_launch(config, device, m, n);
+    LaunchConfig reduce = sgemm_reduce_launch(config, device, m, n, c % 16 == 0);
     reduce.stream = options.stream;
     sgemm_kernel(jit, context, config, "sgemm_split_reduce")
         .launch(reduce, destination, c, static_cast<long long>(m) * n);

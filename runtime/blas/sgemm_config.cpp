@@ -246,14 +246,17 @@ int sgemm_reduce_groups(int split_k) {
 }
 
 LaunchConfig sgemm_reduce_launch(const SgemmConfig& config, const DeviceProperties& device, int m,
-                                 int n) {
-  const long long quads = ceil_div(static_cast<long long>(m) * n, 4);
+                                 int n, bool c_aligned) {
+  const long long elements = static_cast<long long>(m) * n;
+  // The kernel's own test: by float4 only where M·N % 4 == 0 and C is 16-byte aligned.
+  const long long units = elements % 4 == 0 && c_aligned ? elements / 4 : elements;
   const long long most =
       static_cast<long long>(std::max(device.sm_count, 1)) * reduce_blocks_per_sm;
-  const long long quads_per_block = reduce_threads / sgemm_reduce_groups(config.split_k);
-  const long long blocks = std::clamp(ceil_div(quads, quads_per_block), 1ll, most);
+  const long long units_per_block = reduce_threads / sgemm_reduce_groups(config.split_k);
+  const long long blocks = std::clamp(ceil_div(units, units_per_block), 1ll, most);
   return {.grid = Dim3(static_cast<unsigned>(blocks)),
-          .block = Dim3(static_cast<unsigned>(reduce_threads))};
+          .block = Dim3(static_cast<unsigned>(reduce_threads)),
+          .programmatic_serialization = device.cc_major >= 9};
 }
 
 }  // namespace ptxrt

@@ -30,6 +30,7 @@
 using ptxrt::SgemmConfig;
 using ptxrt::testing::h100;
 using ptxrt::testing::h200;
+using ptxrt::testing::turing;
 
 namespace {
 
@@ -293,8 +294,8 @@ TEST_CASE("a split cuts K into whole tiles as even as they allow, the last slice
 }
 
 TEST_CASE(
-    "the split reduction's grid covers C a float4 per group of threads, at most 16 blocks "
-    "per SM") {
+    "the split reduction's grid covers C a float4 (else a float) per group of threads, at most "
+    "16 blocks per SM, and follows the product by programmatic launch from CC 9.0") {
   CHECK(ptxrt::sgemm_reduce_groups(2) == 2);
   CHECK(ptxrt::sgemm_reduce_groups(3) == 2);
   CHECK(ptxrt::sgemm_reduce_groups(6) == 4);
@@ -309,6 +310,12 @@ TEST_CASE(
   CHECK(ptxrt::sgemm_reduce_launch(deep, h100(), 64, 64).grid.x == 32);
   CHECK(ptxrt::sgemm_reduce_launch(deep, h100(), 8192, 8192).grid.x == 132 * 16);
   CHECK(ptxrt::sgemm_reduce_launch(deep, h100(), 8192, 8192).block.x == 256);
+  // 5110 elements, not a multiple of 4, and a C 4 bytes off 16: the kernel goes by float.
+  CHECK(ptxrt::sgemm_reduce_launch(deep, h100(), 35, 146).grid.x == 160);
+  CHECK(ptxrt::sgemm_reduce_launch(two, h100(), 100, 100).grid.x == 20);
+  CHECK(ptxrt::sgemm_reduce_launch(two, h100(), 100, 100, false).grid.x == 79);
+  CHECK(ptxrt::sgemm_reduce_launch(deep, h100(), 64, 64).programmatic_serialization);
+  CHECK_FALSE(ptxrt::sgemm_reduce_launch(deep, turing(), 64, 64).programmatic_serialization);
 }
 
 TEST_CASE(

@@ -132,9 +132,13 @@ PTXRT_API LaunchConfig sgemm_pad_launch(const DeviceProperties& device, int rows
 PTXRT_API int sgemm_reduce_groups(int split_k);
 
 // The launch of sgemm_split_reduce for `config` over an m×n C: 256 threads a block, each group
-// of them (sgemm_reduce_groups) on one float4 of C, enough blocks for every float4, at most 16
-// per SM of `device` (the kernel's grid-stride loop does the rest).
+// of them (sgemm_reduce_groups) on one float4 of C (one float where M·N % 4 != 0 or C is not
+// 16-byte aligned, as the kernel decides), enough blocks for all of C, at most 16 per SM of
+// `device` (the kernel's grid-stride loop does the rest). From compute capability 9.0 it follows
+// the product by programmatic dependent launch: its blocks are set up during the product's last
+// epilogues and wait there for the product's end.
 PTXRT_API LaunchConfig sgemm_reduce_launch(const SgemmConfig& config,
-                                           const DeviceProperties& device, int m, int n);
+                                           const DeviceProperties& device, int m, int n,
+                                           bool c_aligned = true);
 
 }  // namespace ptxrt
