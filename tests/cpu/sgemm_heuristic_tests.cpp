@@ -145,6 +145,19 @@ TEST_CASE("deep K is split into slices of at least 128 that fill every SM") {
   CHECK(thin.block_m() * thin.block_n() < 128 * 128);
 }
 
+TEST_CASE("a split between the powers of two is taken where it spreads K more evenly") {
+  // 5 tiles of 64x32 at 41x150x12486, 6 blocks an SM: the busiest SM walks 2 slices of 272 at
+  // split 48 and 4 of 144 at 96, against 3 of 208 at 64 (128 would cut slices under 128 deep).
+  // The H200's menu bench timed 6.73 TFLOP/s at split 96 and 6.71 at 48 against 6.50 at 64 and
+  // 6.45 at 128, the best of every config and split there
+  // (docs/perf-data/sgemm-menu-deep-splits-h200.txt).
+  const SgemmConfig config = chosen({41, 150, 12486}, h200());
+  CAPTURE(config.describe());
+  CHECK(config.block_m() == 64);
+  CHECK(config.block_n() == 32);
+  CHECK((config.split_k == 48 || config.split_k == 96));
+}
+
 TEST_CASE("small and skinny products get tiles or splits that give every SM a block") {
   // 128x128 tiles would leave most SMs idle: 64, 64, 64 and 16 tiles for 132 SMs.
   for (const Shape shape : {Shape{1024, 1024, 1024}, Shape{8192, 64, 8192}, Shape{128, 8192, 4096},
