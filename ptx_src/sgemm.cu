@@ -482,7 +482,8 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
     write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
   }
 
-  // Past the last block's main loop the reduction's launch overlaps the epilogues.
+  // Once every block is past its main loop, the reduction's blocks are set up during the
+  // epilogues.
   allow_next_grid();
   // Slice z's partial product is matrix z of the workspace; n % 4 == 0 where vector_c keeps each
   // matrix 16-byte aligned.
