@@ -26,6 +26,11 @@ namespace {
 // launch instead of adding up at the small shapes, for cuBLAS as for ptxrt.
 constexpr double flop_per_sample = 8e10;
 constexpr int most_launches_per_sample = 256;
+// A config far slower than the shape's rate (no split at a deep K runs at a few % of cuBLAS)
+// would spend seconds on every sample of the shape's launches, most of a bench's time for no
+// information: past this many ms a sample it takes enough launches for sample_ms instead.
+constexpr double slow_sample_ms = 8.0;
+constexpr double sample_ms = 2.0;
 
 std::size_t elements(long long rows, long long columns) {
   return static_cast<std::size_t>(rows * columns);
@@ -129,8 +134,16 @@ class ShapeRun {
     });
   }
 
-  void time(SgemmBenchRow& row, int launches, int repeat) {
-    time(row.round_rates, row.widest_spread, launches, repeat, [&] { run(row.config); });
+  void time(SgemmBenchRow& row, int repeat) {
+    time(row.round_rates, row.widest_spread, row.launches_per_sample, repeat,
+         [&] { run(row.config); });
+  }
+
+  // The shape's launches per sample, or fewer where `config` is slow (slow_sample_ms).
+  int launches_for(const SgemmConfig& config, int shape_launches) {
+    const double launch_ms = median_launch_ms(context_, 1, [] {}, [&] { run(config); });
+    if (launch_ms * shape_launches <= slow_sample_ms) return shape_launches;
+    return std::clamp(static_cast<int>(std::ceil(sample_ms / launch_ms)), 1, shape_launches);
   }
 
  private:
@@ -237,11 +250,16 @@ void measure_shape(ShapeRun& run, SgemmBenchShape& shape, const SgemmBenchOption
       row.failure = error.what();
     }
   }
+  for (SgemmBenchRow& row : shape.rows)
+    if (row.failure.empty())
+      row.launches_per_sample = options.launches_per_sample > 0
+                                    ? options.launches_per_sample
+                                    : run.launches_for(row.config, shape.launches_per_sample);
   for (int round = 0; round < options.rounds; ++round) {
     if (run.has_cublas()) run.time_cublas(shape, options.repeat);
     for (std::size_t i = 0; i < shape.rows.size(); ++i) {
       SgemmBenchRow& row = shape.rows[round % 2 == 0 ? i : shape.rows.size() - 1 - i];
-      if (row.failure.empty()) run.time(row, shape.launches_per_sample, options.repeat);
+      if (row.failure.empty()) run.time(row, options.repeat);
     }
   }
 }
@@ -335,7 +353,9 @@ std::vector<SgemmBenchShape> run_sgemm_bench(const Context& context, Jit& jit,
   const CublasAvailability cublas = find_cublas();
   for (SgemmBenchShape& shape : shapes) {
     out << "\n== " << shape.size.name() << " (" << to_string(shape.shape) << "), "
-        << shape.launches_per_sample << " launch(es) per timed sample\n";
+        << shape.launches_per_sample
+        << " launch(es) per timed sample (fewer for a config whose sample would pass "
+        << slow_sample_ms << " ms)\n";
     ShapeRun run(context, jit, shape.size, options.seed);
     run.check_cublas(cublas, shape);
     out << "  " << shape.reference << '\n';
@@ -402,6 +422,7 @@ nlohmann::json sgemm_bench_json(const DeviceProperties& device,
            {"tflops", row.ran() ? nlohmann::json(row.rate()) : nlohmann::json()},
            {"ratio", row.ran() && cublas ? nlohmann::json(row.rate() / *cublas) : nlohmann::json()},
            {"error", row.error ? nlohmann::json(*row.error) : nlohmann::json()},
+           {"launches_per_sample", row.launches_per_sample},
            {"failure", row.failure}});
     }
     list.push_back({{"m", shape.size.m},

@@ -9,7 +9,9 @@
 // Every output is checked once before it is timed: against cuBLAS's C (max-abs-normalized error
 // <= 1e-4) when cuBLAS's own C passes at 64 fp64 samples, else at those samples. Per config: the
 // median TFLOP/s over the rounds' medians, their range, the widest IQR/median of a round, and
-// the ratio to cuBLAS of the same rounds. Needs a GPU; one thread.
+// the ratio to cuBLAS of the same rounds. A sample is enough launches for about 2 ms at 40
+// TFLOP/s; a config whose sample would pass 8 ms (a few % of cuBLAS) takes fewer, so that slow
+// configs do not take up the bench's time. Needs a GPU; one thread.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +47,7 @@ const std::vector<SgemmBenchSize>& sgemm_bench_sizes();
 struct SgemmBenchOptions {
   int rounds = 2;
   int repeat = 10;              // timed samples per config and round, after a warm-up
-  int launches_per_sample = 0;  // 0: enough for about 2 ms at 40 TFLOP/s
+  int launches_per_sample = 0;  // 0: enough for about 2 ms at 40 TFLOP/s, fewer for slow configs
   bool every_listed = false;    // every config of sgemm_configs, not just the candidates
   // Also every config of the heuristic's menu at every split with slices at least this deep
   // (sgemm_menu_configs), as "listed" rows; 0 for none.
@@ -67,6 +69,7 @@ struct SgemmBenchRow {
   std::vector<SgemmBenchRole> roles;
   std::optional<double> error;      // of the checked output
   std::string failure;              // why it could not run or failed the check; empty when fine
+  int launches_per_sample = 0;      // the shape's, or fewer for a slow config (see the .cpp)
   std::vector<double> round_rates;  // TFLOP/s, one median per round
   double widest_spread = 0.0;       // the widest IQR/median of a round
   double rate() const;              // the median of round_rates (0 without any)
@@ -103,8 +106,8 @@ std::vector<SgemmBenchShape> run_sgemm_bench(const Context& context, Jit& jit,
 void print_sgemm_bench_summary(std::ostream& out, const std::vector<SgemmBenchShape>& shapes);
 
 // {device, compute_capability, shapes: [{m, n, k, class, cublas_tflops, reference, rows:
-// [{roles, config: {DEFINE: value}, describe, tflops, ratio, error, failure}]}]}: the record of
-// a run that docs/perf-notes.md's tables come from.
+// [{roles, config: {DEFINE: value}, describe, tflops, ratio, error, launches_per_sample,
+// failure}]}]}: the record of a run that docs/perf-notes.md's tables come from.
 nlohmann::json sgemm_bench_json(const DeviceProperties& device,
                                 const std::vector<SgemmBenchShape>& shapes);
 
