@@ -273,8 +273,11 @@ TEST_CASE("a programmatic dependent launch sees its producer's results") {
   const int n = 100003;
   DeviceBuffer<float> data(test_context(), n);
   DeviceBuffer<float> out(test_context(), n);
-  out.memory().fill_words(poison_word);
   const Stream stream(test_context());
+  // On the launches' stream: it does not wait for the legacy default stream. Data poisoned too,
+  // so that a consumer reading it before the producer wrote it fails.
+  data.memory().fill_words(poison_word, stream.handle());
+  out.memory().fill_words(poison_word, stream.handle());
   const LaunchConfig config{.grid = blocks_for(n, 256), .block = 256, .stream = stream.handle()};
   if (device.cc_major < 9) {
     LaunchConfig dependent = config;

@@ -191,8 +191,8 @@ TEST_CASE("peer access between two devices where the machine has them, and peer 
     CHECK(out.download() == expected_of(input));
   }
   // Peer copies work either way: direct, or staged by the driver.
-  on_second.memory().fill_words(poison_word);
   const Stream stream(second);
+  on_second.memory().fill_words(poison_word, stream.handle());
   on_second.memory().copy_from(on_first.memory(), on_first.bytes(), stream.handle());
   stream.synchronize();
   CHECK(on_second.download() == input);

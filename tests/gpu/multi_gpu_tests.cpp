@@ -84,7 +84,7 @@ TEST_CASE("staged copies of pageable memory round trip in chunks that do not div
   DeviceBuffer<float> device(context, values.size() + 7);
   apps::StagedCopier copier(context, 4096);
   const Stream stream(context);
-  device.memory().fill_words(ptxrt::testing::poison_word);
+  device.memory().fill_words(ptxrt::testing::poison_word, stream.handle());
   copier.upload(device.memory(), 7 * sizeof(float), std::as_bytes(std::span(values)), stream);
   std::vector<float> back(values.size(), -1.0f);
   copier.download(std::as_writable_bytes(std::span(back)), device.memory(), 7 * sizeof(float),
