@@ -20,6 +20,10 @@ shapes it never saw (a shape several benches timed counts with the last one's ro
 of the training of each bench that timed it). The C++ file is the reference: copy a chosen set
 there by hand, then rerun this without --search to check it.
 
+--keep-best-at MxNxK (repeatable) keeps the search to sets whose pick at that benched shape
+measures within 0.5 % of its best: the large squares, which a fit to many small shapes would
+otherwise trade for a little elsewhere.
+
 Three switches try a change to the model before the C++ takes it: --min-slice-depth N rates
 splits whose slices are N deep or more (the C++: 128); --share-by warps counts a partial
 round's occupancy share in resident warps alone (full at warps_for_full_rate) instead of warps
@@ -267,9 +271,18 @@ def shares(shapes, c, menu, untimed):
     return [(got / best if got else untimed) for _, _, got, best, _ in picks(shapes, c, menu)]
 
 
+# Shapes (m, n, k) where a set's pick must measure within KEEP_BEST_SHARE of the best
+# (--keep-best-at): the large squares, where users compare the family's best with cuBLAS.
+KEEP_BEST_AT = set()
+KEEP_BEST_SHARE = 0.995
+
+
 def score(shapes, c, menu):
     # A pick the bench did not time counts as 0.85 of the best.
     of_best = shares(shapes, c, menu, 0.85)
+    for shape, share in zip(shapes, of_best):
+        if shape in KEEP_BEST_AT and share < KEEP_BEST_SHARE:
+            return -math.inf
     return sum(of_best) + 2 * min(of_best)
 
 
@@ -326,11 +339,20 @@ def cross_validate(benches, steps, seed):
               'with the constants given)')
 
 
+def shape_argument(text):
+    """An MxNxK command-line shape, as (m, n, k) of positive sizes."""
+    found = re.fullmatch(r'([1-9]\d*)x([1-9]\d*)x([1-9]\d*)', text)
+    if not found:
+        raise argparse.ArgumentTypeError(f'MxNxK with positive sizes, got {text!r}')
+    return tuple(int(size) for size in found.groups())
+
+
 def main():
     global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('benches', nargs='*')
     parser.add_argument('--pick', action='append', default=[], metavar='MxNxK',
+                        type=shape_argument,
                         help='print the model\'s pick at each shape (no benches): a CPU test '
                              'holds them equal to the C++ heuristic\'s on an H100')
     parser.add_argument('--search', type=int, default=0, metavar='N')
@@ -338,6 +360,10 @@ def main():
     parser.add_argument('--cross-validate', action='store_true',
                         help='fit (--search N) to all benches but one and judge the picks on that '
                              'one, for each bench')
+    parser.add_argument('--keep-best-at', action='append', default=[], metavar='MxNxK',
+                        type=shape_argument,
+                        help='a benched shape where the search keeps only sets whose pick '
+                             f'measures within {1 - KEEP_BEST_SHARE:.1%} of the best; repeatable')
     parser.add_argument('--min-slice-depth', type=int, default=MIN_SLICE_DEPTH, metavar='N')
     parser.add_argument('--share-by', choices=('warps', 'results'), default=SHARE_BY)
     parser.add_argument('--dram-gb-per-s', type=float, metavar='GB',
@@ -345,14 +371,14 @@ def main():
                              'benches record, else an H100 SXM\'s)')
     arguments = parser.parse_args()
     MIN_SLICE_DEPTH, SHARE_BY = arguments.min_slice_depth, arguments.share_by
+    KEEP_BEST_AT.update(arguments.keep_best_at)
     recorded = recorded_dram_gb_per_s(arguments.benches)  # refuses a bench of another device
     DRAM_GB_PER_S = arguments.dram_gb_per_s or recorded or DRAM_GB_PER_S
     if arguments.pick:
-        for text in arguments.pick:
-            m, n, k = (int(size) for size in text.split('x'))
+        for m, n, k in arguments.pick:
             pick = choose(m, n, k, CONSTANTS, MENU)
             values = pick[:8] + (int(pick[8]), pick[9])
-            print(text, ' '.join(f'{name}={value}' for name, value in
+            print(f'{m}x{n}x{k}', ' '.join(f'{name}={value}' for name, value in
                                  zip(DEFINES + ('VECTOR_A', 'SPLIT_K'), values)))
         return
     if not arguments.benches:
@@ -365,9 +391,15 @@ def main():
     shapes = {}
     for path in arguments.benches:
         shapes.update(read_bench(path))
+    for shape in sorted(KEEP_BEST_AT - set(shapes)):
+        parser.error(f'--keep-best-at {"x".join(map(str, shape))}: not a shape the benches timed')
     constants, menu = CONSTANTS, MENU
     if arguments.search:
         constants, menu = search(shapes, arguments.search, arguments.seed)
+        if score(shapes, constants, menu) == -math.inf:
+            held = ', '.join('x'.join(map(str, shape)) for shape in sorted(KEEP_BEST_AT))
+            raise SystemExit(f'no set the search tried picks within {1 - KEEP_BEST_SHARE:.1%} of '
+                             f'the best at {held}: search longer, or from other constants')
         print('constants:', {name: float(f'{value:.4g}') for name, value in constants.items()})
         print('menu rates:', [(round(entry[1], 2), round(entry[2], 2)) for entry in menu])
     at_best = near_best = 0
