@@ -379,7 +379,7 @@ def main():
             pick = choose(m, n, k, CONSTANTS, MENU)
             values = pick[:8] + (int(pick[8]), pick[9])
             print(f'{m}x{n}x{k}', ' '.join(f'{name}={value}' for name, value in
-                                 zip(DEFINES + ('VECTOR_A', 'SPLIT_K'), values)))
+                                           zip(DEFINES + ('VECTOR_A', 'SPLIT_K'), values)))
         return
     if not arguments.benches:
         parser.error('give benches to fit, or --pick shapes')
