@@ -9,9 +9,15 @@ default.
 
     build/ptxrt bench sgemm --random 40 --seed 101 --json > random-101.json   # on a GPU
     scripts/sgemm_heldout.py random-101.json [--goal 0.90]
+
+A report may also be the tables the bench prints (on stderr with --json, one per shape as it
+ends), so that a run stopped at a time limit is judged on the shapes it finished. The tables
+name each shape's class as the shape's sizes classify it; only --json records the class it was
+drawn as, so the per-class rows of the two can differ.
 """
 import argparse
 import json
+import re
 import statistics
 import sys
 
@@ -24,6 +30,47 @@ CHOICE_MISS = 0.05
 def percentile(values, share):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+# A bench table: "== MxNxK (class), ..." then per config "[*] TFLOP/s [range] IQR% ratio [range]
+# error config (roles)", cuBLAS's row first with the ratio 1.
+DEVICE = re.compile(r"sgemm bench on (.+?):")
+HEADER = re.compile(r"== (\d+)x(\d+)x(\d+) \(([a-z-]+)\)")
+CUBLAS_ROW = re.compile(r"[* ]\s+([\d.]+) \[[^\]]*\]\s+[\d.]+% 1\s+-\s+cuBLAS SGEMM")
+CONFIG_ROW = re.compile(r"[* ]\s+([\d.]+) \[[^\]]*\]\s+[\d.]+% ([\d.]+) \[[^\]]*\]\s+\S+\s+"
+                        r"(.+?) \(([a-z, ]+)\)(?:\s+<- best)?")
+
+
+def report_of_tables(text):
+    """The report of a bench's printed tables, with "unfinished": how many shapes a stopped run
+    started and left without a table."""
+    device = DEVICE.search(text)
+    shapes = []
+    for line in text.splitlines():
+        header = HEADER.match(line)
+        if header:
+            m, n, k, shape_class = header.groups()
+            shapes.append({"m": int(m), "n": int(n), "k": int(k), "class": shape_class,
+                           "cublas_tflops": None, "rows": []})
+        elif shapes and (cublas := CUBLAS_ROW.match(line)):
+            shapes[-1]["cublas_tflops"] = float(cublas.group(1))
+        elif shapes and (config := CONFIG_ROW.match(line)):
+            shapes[-1]["rows"].append({"tflops": float(config.group(1)),
+                                       "ratio": float(config.group(2)),
+                                       "describe": config.group(3),
+                                       "roles": config.group(4).split(", ")})
+    finished = [shape for shape in shapes if shape["cublas_tflops"] and shape["rows"]]
+    return {"device": device.group(1) if device else "?", "shapes": finished,
+            "unfinished": len(shapes) - len(finished)}
+
+
+def read_report(path):
+    with open(path) as file:
+        text = file.read()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return report_of_tables(text)
 
 
 def rows_of(report, path):
@@ -51,19 +98,21 @@ def summary_line(label, ratios, goal):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+",
-                        help="JSON of `ptxrt bench sgemm --random ... --json`")
+                        help="JSON of `ptxrt bench sgemm --random ... --json`, or the tables "
+                             "it printed")
     parser.add_argument("--goal", type=float, default=0.90,
                         help="the default/cuBLAS ratio to reach")
     args = parser.parse_args()
     for path in args.reports:
-        with open(path) as file:
-            report = json.load(file)
+        report = read_report(path)
         rows = rows_of(report, path)
         if not rows:
-            sys.exit(f"{path}: no shapes")
+            sys.exit(f"{path}: no shapes (neither a bench's JSON nor its tables)")
         drawn = report.get("random", {})
+        unfinished = report.get("unfinished", 0)
         print(f"## {path}: {report.get('device', '?')}, {len(rows)} shapes"
-              + (f", seed {drawn['seed']}" if drawn else ""))
+              + (f", seed {drawn['seed']}" if drawn else "")
+              + (f" ({unfinished} more started, not finished)" if unfinished else ""))
         print()
         print(f"| shapes | count | median | 10th percentile | worst | at least {args.goal:.2f}x |")
         print("|---|---|---|---|---|---|")
@@ -82,7 +131,10 @@ def main():
         print()
         print("Worst five (default/cuBLAS; the best config the bench timed there):")
         print()
-        print("| shape | drawn | cuBLAS TFLOP/s | default | best timed | default config |")
+        drawn_or_class = ("drawn" if all("drawn" in shape for shape in report["shapes"])
+                          else "class")
+        print(f"| shape | {drawn_or_class} | cuBLAS TFLOP/s | default | best timed | default "
+              "config |")
         print("|---|---|---|---|---|---|")
         for row in sorted(rows, key=lambda row: row["default"])[:5]:
             print(f"| {row['shape']} | {row['drawn']} | {row['cublas']:.2f} | "

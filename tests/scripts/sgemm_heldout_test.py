@@ -3,7 +3,8 @@
 median, 10th percentile, worst and count at the goal, overall and per drawn class; the same for
 the best timed config; the shapes where the choice misses (a timed config at least 0.05 above the
 default, and no others); the worst five in order; and a refusal naming a shape without a default.
-Exits non-zero on the first failed expectation.
+The same report printed as the bench's tables, with a last shape the run did not finish, gives
+the same figures. Exits non-zero on the first failed expectation.
 """
 import json
 import os
@@ -28,9 +29,37 @@ def shape(index, drawn, default, best):
             "cublas_tflops": 10.0, "rows": rows}
 
 
+def tables(report):
+    """The report as the bench prints it, one table per shape, then a shape's header whose table
+    a stopped run never printed."""
+    lines = [f"sgemm bench on {report['device']}: 1 rounds x 4 timed samples (after a warm-up) "
+             "per config", ""]
+    for record in report["shapes"]:
+        lines += [f"== {record['m']}x{record['n']}x{record['k']} ({record['class']}), 8 launch(es) "
+                  "per timed sample",
+                  "  cuBLAS SGEMM vs fp64 at 64 elements: error 1e-07 (ok)",
+                  "  TFLOP/s rounds          IQR/med x cuBLAS [rounds]    error    config",
+                  f"    {record['cublas_tflops']:5.2f} [1.00, 2.00]       0.5% 1"
+                  "                    -        cuBLAS SGEMM (no TF32)"]
+        best = max(row["ratio"] for row in record["rows"])
+        for row in record["rows"]:
+            mark = "*" if row["ratio"] == best else " "
+            lines.append(f"{mark}   {row['tflops']:5.2f} [1.00, 2.00]       0.3% "
+                         f"{row['ratio']:.3f} [0.100, 2.000] 1e-07    {row['describe']} "
+                         f"({', '.join(row['roles'])})"
+                         + ("  <- best" if mark == "*" else ""))
+        lines.append("")
+    lines += ["== 999x999x999 (small-square), 1 launch(es) per timed sample",
+              "  cuBLAS SGEMM vs fp64 at 64 elements: error 1e-07 (ok)"]
+    return "\n".join(lines) + "\n"
+
+
 def run(report):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
-        json.dump(report, file)
+        if isinstance(report, str):
+            file.write(report)
+        else:
+            json.dump(report, file)
     try:
         return subprocess.run([sys.executable, SCRIPT, file.name], capture_output=True, text=True)
     finally:
@@ -65,6 +94,18 @@ def main():
     worst = [line.split(" | ")[0] for line in output.splitlines() if line.startswith("| 10")]
     expect(worst == ["| 100x200x300", "| 101x200x300", "| 102x200x300", "| 103x200x300",
                      "| 104x200x300"], "the worst five in order", output)
+
+    printed = run(tables(report))
+    expect(printed.returncode == 0, f"exit code {printed.returncode}: {printed.stderr}",
+           printed.stdout)
+    title = printed.stdout.splitlines()[0]
+    expect(title.endswith(": a made-up GPU, 10 shapes (1 more started, not finished)"),
+           "the tables' device, shapes and the unfinished one", printed.stdout)
+    for line in ("| all | 10 | 0.95 | 0.60 | 0.50 | 6 of 10 |",
+                 "| best timed, all | 10 | 0.97 | 0.70 | 0.60 | 6 of 10 |",
+                 "| deep | 4 | 0.65 | 0.50 | 0.50 | 0 of 4 |", misses,
+                 "| shape | class | cuBLAS TFLOP/s | default | best timed | default config |"):
+        expect(line in printed.stdout, "from the tables: " + line, printed.stdout)
 
     no_default = dict(report, shapes=[dict(shapes[0], rows=[shapes[0]["rows"][1]])])
     refused = run(no_default)
