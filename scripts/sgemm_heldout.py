@@ -65,12 +65,45 @@ def report_of_tables(text):
 
 
 def read_report(path):
-    with open(path) as file:
-        text = file.read()
     try:
-        return json.loads(text)
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        sys.exit(f"{path}: cannot be read: {error}")
+    try:
+        report = json.loads(text)
     except json.JSONDecodeError:
         return report_of_tables(text)
+    check_report(report, path)
+    return report
+
+
+def check_report(report, path):
+    """Exits naming the first field of a JSON report that is not what the bench writes."""
+    def refuse(what):
+        sys.exit(f"{path}: not a report of `ptxrt bench sgemm --json`: {what}")
+
+    if not isinstance(report, dict) or not isinstance(report.get("shapes"), list):
+        refuse("no list of shapes")
+    drawn = report.get("random", {})
+    if not isinstance(drawn, dict) or (drawn and not isinstance(drawn.get("seed"), int)):
+        refuse("random is not {count, seed}")
+    for index, shape in enumerate(report["shapes"]):
+        if not isinstance(shape, dict):
+            refuse(f"shape {index} is not an object")
+        for field in ("m", "n", "k"):
+            if not isinstance(shape.get(field), int) or isinstance(shape.get(field), bool):
+                refuse(f"shape {index} has no integer {field}")
+        if not isinstance(shape.get("class"), str) or not isinstance(shape.get("drawn", ""), str):
+            refuse(f"shape {index} has no class, or a drawn class that is not a name")
+        if not isinstance(shape.get("cublas_tflops"), (int, float)):
+            refuse(f"shape {index} has no cublas_tflops (was cuBLAS found?)")
+        if not isinstance(shape.get("rows"), list) or not all(
+                isinstance(row, dict) and isinstance(row.get("roles"), list)
+                and isinstance(row.get("describe"), str)
+                and (row.get("ratio") is None or isinstance(row["ratio"], (int, float)))
+                for row in shape["rows"]):
+            refuse(f"shape {index}'s rows are not objects with roles, describe and a ratio")
 
 
 def rows_of(report, path):

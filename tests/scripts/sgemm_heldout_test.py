@@ -4,7 +4,8 @@ median, 10th percentile, worst and count at the goal, overall and per drawn clas
 the best timed config; the shapes where the choice misses (a timed config at least 0.05 above the
 default, and no others); the worst five in order; and a refusal naming a shape without a default.
 The same report printed as the bench's tables, with a last shape the run did not finish, gives
-the same figures. Exits non-zero on the first failed expectation.
+the same figures; reports that are neither, or cannot be read, are refused by name. Exits
+non-zero on the first failed expectation.
 """
 import json
 import os
@@ -111,6 +112,21 @@ def main():
     refused = run(no_default)
     expect(refused.returncode != 0 and "100x200x300 has no default row" in refused.stderr,
            "a shape without a default row is refused by name", refused.stderr)
+    # Reports that are not the bench's: refused by name, never a traceback.
+    for hostile, what in (([1, 2], "no list of shapes"),
+                          ({"shapes": [{"m": 1}]}, "shape 0 has no integer n"),
+                          (dict(report, random=5), "random is not {count, seed}"),
+                          (dict(report, shapes=[dict(shapes[0], rows="none")]),
+                           "shape 0's rows are not objects with roles, describe and a ratio"),
+                          ("neither JSON nor tables\n",
+                           "no shapes (neither a bench's JSON nor its tables)")):
+        refused = run(hostile)
+        expect(refused.returncode == 1 and what in refused.stderr
+               and "Traceback" not in refused.stderr, "a refusal: " + what, refused.stderr)
+    missing = subprocess.run([sys.executable, SCRIPT, os.path.join(SOURCE, "no-such-report.json")],
+                             capture_output=True, text=True)
+    expect(missing.returncode == 1 and "no-such-report.json: cannot be read" in missing.stderr,
+           "a refusal of a report that cannot be read", missing.stderr)
     print("sgemm_heldout.py: every expectation held")
 
 
