@@ -2,12 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <string>
 
-#include "apps/common/builtin_kernels.hpp"
 #include "ptxrt/blas/sgemm_heuristic.hpp"
-#include "ptxrt/core/manifest.hpp"
-#include "ptxrt/core/program.hpp"
 
 namespace ptxrt::apps {
 
@@ -180,16 +176,11 @@ std::vector<SgemmConfig> sgemm_candidates(const DeviceProperties& device, int m,
 std::vector<SgemmConfig> sgemm_menu_configs(const DeviceProperties& device, int m, int n, int k,
                                             int min_slice_depth) {
   m = std::max(m, 1), n = std::max(n, 1), k = std::max(k, 1);
-  const Program program = builtin_program("sgemm");
-  std::vector<int> splits;
-  for (const ManifestDefine& declared : program.manifest().defines)
-    if (declared.name == "SPLIT_K")
-      for (const std::string& value : declared.values) splits.push_back(std::stoi(value));
   std::vector<SgemmConfig> configs;
   for (const SgemmMenuEntry& entry : sgemm_heuristic_menu()) {
     if (!sgemm_config_fits(entry.config, device)) continue;
     SgemmConfig config = sgemm_runnable_vector_a(entry.config, m, n, k);
-    for (const int split : splits) {
+    for (const int split : sgemm_split_values()) {
       config.split_k = split;
       if (split > 1 && sgemm_slice_depth(config, k) < min_slice_depth) break;
       configs.push_back(config);

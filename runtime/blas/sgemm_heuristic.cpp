@@ -57,18 +57,6 @@ constexpr double fallback_bandwidth_gb_per_s = 2000.0;
 constexpr double store_bytes_per_ms = 24.64e6;
 constexpr double element_store_cost = 3.0;
 
-// SPLIT_K's declared values (ptx_src/sgemm.cu), ascending.
-const std::vector<int>& split_values() {
-  static const std::vector<int> values = [] {
-    std::vector<int> parsed;
-    for (const std::string& value : sgemm_program().manifest().find_define("SPLIT_K")->values)
-      parsed.push_back(std::stoi(value));
-    std::sort(parsed.begin(), parsed.end());
-    return parsed;
-  }();
-  return values;
-}
-
 double fill_ms(const SgemmConfig& config, int resident_blocks, int depth) {
   const int filled = std::min((config.stages - 1) * config.block_k, depth);
   return resident_blocks * static_cast<double>(filled) * (config.block_m() + config.block_n()) *
@@ -165,6 +153,17 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
   return menu;
 }
 
+const std::vector<int>& sgemm_split_values() {
+  static const std::vector<int> values = [] {
+    std::vector<int> parsed;
+    for (const std::string& value : sgemm_program().manifest().find_define("SPLIT_K")->values)
+      parsed.push_back(std::stoi(value));
+    std::sort(parsed.begin(), parsed.end());
+    return parsed;
+  }();
+  return values;
+}
+
 SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int registers,
                              const DeviceProperties& device, int m, int n, int k, SgemmPath path) {
   SgemmEstimate estimate;
@@ -222,7 +221,7 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
     const SgemmPath path = sgemm_path(plain, m, n, k, 0, 0, 0);
     const double tflops =
         path == SgemmPath::any_alignment ? entry.any_alignment_tflops : entry.tflops;
-    for (const int split : split_values()) {
+    for (const int split : sgemm_split_values()) {
       SgemmConfig config = entry.config;
       config.split_k = split;
       if (split > 1 && sgemm_slice_depth(config, k) < sgemm_min_slice_depth) break;

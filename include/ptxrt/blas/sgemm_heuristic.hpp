@@ -42,6 +42,10 @@ struct PTXRT_API SgemmMenuEntry {
 // The configs the heuristic chooses among, largest tiles first.
 PTXRT_API const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu();
 
+// SPLIT_K's declared values (ptx_src/sgemm.cu's manifest), ascending: the splits the heuristic
+// rates for each menu config.
+PTXRT_API const std::vector<int>& sgemm_split_values();
+
 struct PTXRT_API SgemmEstimate {
   SgemmConfig config;
   long long tiles = 0;        // of C
