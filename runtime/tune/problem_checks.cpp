@@ -161,34 +161,89 @@ std::optional<std::string> unresolved_name(const Error& error) {
   return name;
 }
 
-double element_value(ElementType type, const std::byte* at) {
-  const auto get = [&](auto value) {
-    std::memcpy(&value, at, sizeof value);
-    return static_cast<double>(value);
-  };
+namespace {
+
+// `visit` called with a value of the C++ type that holds elements of `type`, so that a loop over
+// elements switches on the type once.
+template <typename Visit>
+decltype(auto) with_element_type(ElementType type, Visit&& visit) {
   switch (type) {
     case ElementType::int8:
-      return get(std::int8_t{});
+      return visit(std::int8_t{});
     case ElementType::int16:
-      return get(std::int16_t{});
+      return visit(std::int16_t{});
     case ElementType::int32:
-      return get(std::int32_t{});
+      return visit(std::int32_t{});
     case ElementType::int64:
-      return get(std::int64_t{});
+      return visit(std::int64_t{});
     case ElementType::uint8:
-      return get(std::uint8_t{});
+      return visit(std::uint8_t{});
     case ElementType::uint16:
-      return get(std::uint16_t{});
+      return visit(std::uint16_t{});
     case ElementType::uint32:
-      return get(std::uint32_t{});
+      return visit(std::uint32_t{});
     case ElementType::uint64:
-      return get(std::uint64_t{});
+      return visit(std::uint64_t{});
     case ElementType::float32:
-      return get(float{});
+      return visit(float{});
     case ElementType::float64:
-      return get(double{});
+      return visit(double{});
   }
-  return 0.0;
+  throw Error(ErrorKind::invalid_argument, "unknown element type");
+}
+
+template <typename Element>
+double element_at(const std::byte* elements, std::size_t index) {
+  Element value;
+  std::memcpy(&value, elements + index * sizeof(Element), sizeof value);
+  return static_cast<double>(value);
+}
+
+}  // namespace
+
+double element_value(ElementType type, const std::byte* at) {
+  return with_element_type(type,
+                           [&]<typename Element>(Element) { return element_at<Element>(at, 0); });
+}
+
+double largest_magnitude(ElementType type, std::span<const std::byte> elements) {
+  return with_element_type(type, [&]<typename Element>(Element) {
+    const std::size_t count = elements.size() / sizeof(Element);
+    double largest = 0.0;
+    for (std::size_t i = 0; i < count; ++i)
+      largest = std::max(largest, std::abs(element_at<Element>(elements.data(), i)));
+    return largest;
+  });
+}
+
+ElementComparison compare_elements(ElementType type, std::span<const std::byte> expected,
+                                   std::span<const std::byte> actual, double atol, double rtol,
+                                   std::optional<double> scale) {
+  return with_element_type(type, [&]<typename Element>(Element) {
+    const std::size_t count = std::min(expected.size(), actual.size()) / sizeof(Element);
+    ElementComparison result;
+    for (std::size_t i = 0; i < count; ++i) {
+      const double want = element_at<Element>(expected.data(), i);
+      const double got = element_at<Element>(actual.data(), i);
+      const double error = std::abs(got - want);
+      const double allowance = atol + rtol * (scale ? *scale : std::abs(want));
+      if (std::isnan(error)) {
+        result.max_error = result.worst_share = INFINITY;
+      } else {
+        result.max_error = std::max(result.max_error, error);
+        if (allowance > 0.0)
+          result.worst_share = std::max(result.worst_share, error / allowance);
+        else if (error > 0.0)
+          result.worst_share = INFINITY;
+      }
+      if (!result.first_fault && !(error <= allowance)) {
+        result.first_fault = i;
+        result.fault_actual = got;
+        result.fault_expected = want;
+      }
+    }
+    return result;
+  });
 }
 
 double aggregate_of(Aggregate aggregate, ElementType type, std::span<const std::byte> elements,

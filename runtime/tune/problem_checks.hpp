@@ -26,6 +26,26 @@ PTXRT_API std::optional<std::string> unresolved_name(const Error& error);
 // An element of `type` at `at` as a double (64-bit integers rounded to the nearest double).
 PTXRT_API double element_value(ElementType type, const std::byte* at);
 
+// The largest |element| of `elements` (whole elements of `type`), NaN counting as none.
+PTXRT_API double largest_magnitude(ElementType type, std::span<const std::byte> elements);
+
+// `actual` against `expected` (the same count of elements of `type`), element by element: the
+// largest |actual - expected| (infinite at a NaN), the largest share of its allowance
+// atol + rtol × (|expected|, or `scale` for every element where one is given) an error takes
+// (infinite where the allowance is 0 and the error is not), and the first element outside the
+// allowance with both values. One pass over typed values: a session verifies every config this
+// way, and outputs of tens of millions of elements are common.
+struct ElementComparison {
+  double max_error = 0.0;
+  double worst_share = 0.0;
+  std::optional<std::uint64_t> first_fault;
+  double fault_actual = 0.0;
+  double fault_expected = 0.0;
+};
+PTXRT_API ElementComparison compare_elements(ElementType type, std::span<const std::byte> expected,
+                                             std::span<const std::byte> actual, double atol,
+                                             double rtol, std::optional<double> scale);
+
 // The aggregate of the first `length` elements of `elements` (whole elements of `type`; length
 // at most their count): sum, min and max are NaN when any element is, count counts NaN as not
 // 0; min and max of no element are NaN.

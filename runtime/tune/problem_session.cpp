@@ -321,51 +321,44 @@ struct ProblemSession::State {
     std::optional<std::string> fault;  // the first element outside the tolerance
   };
 
-  // The largest |expected| of an output, where rtol is relative to it.
-  double scale_of(const ProblemData::Array& reference) const {
-    if (problem.verification().relative_to != ProblemVerification::RelativeTo::largest) return 0.0;
-    const std::size_t size = element_bytes(reference.type);
-    double largest = 0.0;
-    for (std::size_t i = 0; i < reference.count(); ++i)
-      largest = std::max(largest, std::abs(detail::element_value(
-                                      reference.type, reference.bytes.data() + i * size)));
-    return largest;
+  // The largest |expected| of each output, where rtol is relative to it: measured once, since
+  // every config is compared with the same reference.
+  std::vector<std::optional<double>> scales;
+  // The last output read back, kept between configs: outputs of tens of millions of elements.
+  std::vector<std::byte> read_back;
+
+  std::optional<double> scale_of(std::size_t index) {
+    if (problem.verification().relative_to != ProblemVerification::RelativeTo::largest)
+      return std::nullopt;
+    scales.resize(expected.size());
+    if (!scales[index])
+      scales[index] = detail::largest_magnitude(expected[index].type, expected[index].bytes);
+    return scales[index];
   }
 
   // The outputs the reference has against it.
-  Comparison compare() const {
+  Comparison compare() {
     const double atol = problem.verification().atol, rtol = problem.verification().rtol;
-    const bool per_element =
-        problem.verification().relative_to == ProblemVerification::RelativeTo::element;
-    double worst = 0.0, worst_share = 0.0;
-    std::optional<std::string> fault;
-    for (const ProblemData::Array& reference : expected) {
+    Comparison comparison;
+    for (std::size_t index = 0; index < expected.size(); ++index) {
+      const ProblemData::Array& reference = expected[index];
       if (!problem.verification().compares_elements_of(reference.name)) continue;
-      const std::size_t position = index_of(reference.name);
-      std::vector<std::byte> actual(reference.bytes.size());
-      buffers[position]->download_bytes(actual.data(), actual.size());
-      const std::size_t size = element_bytes(reference.type);
-      const double largest = scale_of(reference);
-      for (std::size_t i = 0; i < reference.count(); ++i) {
-        const double want =
-            detail::element_value(reference.type, reference.bytes.data() + i * size);
-        const double got = detail::element_value(reference.type, actual.data() + i * size);
-        const double error = std::abs(got - want);
-        const double allowance = atol + rtol * (per_element ? std::abs(want) : largest);
-        worst = std::isnan(error) ? INFINITY : std::max(worst, error);
-        worst_share = std::isnan(error) ? INFINITY
-                      : allowance > 0.0 ? std::max(worst_share, error / allowance)
-                      : error > 0.0     ? INFINITY
-                                        : worst_share;
-        if (!fault && !(error <= allowance))
-          fault =
-              reference.name + "[" + std::to_string(i) + "] = " + number_text(got) + ", expected " +
-              number_text(want) + " (" + reference_name + "): outside atol " + number_text(atol) +
-              " + rtol " + number_text(rtol) +
-              (per_element ? " x |expected|" : " x the largest |expected| " + number_text(largest));
-      }
+      read_back.resize(reference.bytes.size());
+      buffers[index_of(reference.name)]->download_bytes(read_back.data(), read_back.size());
+      const std::optional<double> scale = scale_of(index);
+      const detail::ElementComparison elements =
+          detail::compare_elements(reference.type, reference.bytes, read_back, atol, rtol, scale);
+      comparison.max_error = std::max(comparison.max_error, elements.max_error);
+      comparison.worst_share = std::max(comparison.worst_share, elements.worst_share);
+      if (!comparison.fault && elements.first_fault)
+        comparison.fault =
+            reference.name + "[" + std::to_string(*elements.first_fault) +
+            "] = " + number_text(elements.fault_actual) + ", expected " +
+            number_text(elements.fault_expected) + " (" + reference_name + "): outside atol " +
+            number_text(atol) + " + rtol " + number_text(rtol) +
+            (scale ? " x the largest |expected| " + number_text(*scale) : " x |expected|");
     }
-    return {worst, worst_share, fault};
+    return comparison;
   }
 
   // Whether a verified run has anything to check the config's outputs against.

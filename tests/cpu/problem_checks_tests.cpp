@@ -365,6 +365,47 @@ TEST_CASE("an aggregate sums, bounds or counts a prefix, and NaN poisons it") {
   CHECK(aggregate_of(Aggregate::max, ElementType::uint32, poisoned, 2) == 2779096485.0);
 }
 
+TEST_CASE("outputs compare element by element within atol + rtol, naming the first one outside") {
+  using ptxrt::detail::compare_elements;
+  using ptxrt::detail::largest_magnitude;
+  const std::vector<std::byte> expected = bytes_of(std::vector<float>{1.0f, -4.0f, 2.0f, 0.5f});
+  const std::vector<std::byte> close = bytes_of(std::vector<float>{1.0005f, -4.0f, 2.003f, 0.5f});
+  CHECK(largest_magnitude(ElementType::float32, expected) == 4.0);
+  // Relative to each element: 2.003 is 0.003 off an allowance of 0.001·2.
+  const auto per_element = compare_elements(ElementType::float32, expected, close, 0.0, 1e-3, {});
+  CHECK(per_element.max_error == doctest::Approx(0.003).epsilon(1e-3));
+  CHECK(per_element.worst_share == doctest::Approx(1.5).epsilon(1e-3));
+  CHECK(per_element.first_fault == 2);
+  CHECK(per_element.fault_actual == doctest::Approx(2.003));
+  CHECK(per_element.fault_expected == 2.0);
+  // Relative to the largest |expected| (4): every element within 0.004.
+  const auto to_largest = compare_elements(ElementType::float32, expected, close, 0.0, 1e-3, 4.0);
+  CHECK_FALSE(to_largest.first_fault);
+  CHECK(to_largest.worst_share == doctest::Approx(0.75).epsilon(1e-3));
+  // A NaN is infinitely wrong; with no allowance any error is too; equal values pass with none.
+  const std::vector<std::byte> nan = bytes_of(std::vector<float>{1.0f, NAN, 2.0f, 0.5f});
+  const auto poisoned = compare_elements(ElementType::float32, expected, nan, 1.0, 1.0, {});
+  CHECK(std::isinf(poisoned.max_error));
+  CHECK(std::isinf(poisoned.worst_share));
+  CHECK(poisoned.first_fault == 1);
+  CHECK(std::isinf(
+      compare_elements(ElementType::float32, expected, close, 0.0, 0.0, {}).worst_share));
+  const auto same = compare_elements(ElementType::float32, expected, expected, 0.0, 0.0, {});
+  CHECK_FALSE(same.first_fault);
+  CHECK(same.max_error == 0.0);
+  CHECK(same.worst_share == 0.0);
+  // Every type reads as its own: a uint8 of 200 is not -56, a double keeps its range.
+  const std::vector<std::byte> bytes = bytes_of(std::vector<std::uint8_t>{200, 3});
+  const std::vector<std::byte> other = bytes_of(std::vector<std::uint8_t>{190, 3});
+  CHECK(largest_magnitude(ElementType::uint8, bytes) == 200.0);
+  const auto integers = compare_elements(ElementType::uint8, bytes, other, 5.0, 0.0, {});
+  CHECK(integers.max_error == 10.0);
+  CHECK(integers.first_fault == 0);
+  CHECK(integers.worst_share == 2.0);
+  const std::vector<std::byte> wide = bytes_of(std::vector<double>{-1e300, 3.0});
+  CHECK(largest_magnitude(ElementType::float64, wide) == 1e300);
+}
+
 TEST_CASE("an aggregate passes within atol + rtol of what it expects and names itself otherwise") {
   using ptxrt::detail::aggregate_fault;
   const OutputAggregate sum{.output = "partial", .aggregate = Aggregate::sum};
