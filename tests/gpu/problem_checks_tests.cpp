@@ -1,7 +1,8 @@
 // Kernel Tuner users' checks and data on the GPU (ptxrt/tune/problem_session.hpp): a per-block
 // reduction, whose output layout changes with the config, verified by aggregates and by a check
 // kernel, with a planted wrong config and one that leaves a partial unwritten; its input made by
-// a generator kernel, and data derived from it. A few seconds on an H100.
+// a generator kernel, and data derived from it; an input a config overwrites, restored for the
+// next. A few seconds on an H100.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -225,4 +226,39 @@ TEST_CASE("the block_sums problem file tunes every config verified by its aggreg
   CHECK(counts["wrong"].get<int>() == 0);
   CHECK(counts["timed"].get<int>() == 20);
   CHECK(counts["ok"].get<int>() + counts["cut"].get<int>() == 20);
+}
+
+TEST_CASE("a config that overwrites its input leaves the next config the input as made") {
+  // CLOBBER=1 doubles x into y, then overwrites x: right once, and its timed runs double -1.
+  KernelProblem problem(ptxrt::Program::from_string(R"(
+extern "C" __global__ void doubled(float* x, float* y, int n) {
+  const int i = blockIdx.x * BLOCK + threadIdx.x;
+  if (i >= n) return;
+  y[i] = 2.0f * x[i];
+  if (CLOBBER) x[i] = -1.0f;
+}
+)",
+                                                    "doubled.cu"),
+                        "doubled");
+  problem.size("n", n)
+      .tune("BLOCK", {64, 256}, 64)
+      .tune("CLOBBER", {0, 1}, 0)
+      .block("BLOCK")
+      .grid("ceil_div(n, BLOCK)")
+      .buffer("x", ElementType::float32, "n", DataInit::uniform(1.0, 2.0, 7))
+      .buffer("y", ElementType::float32, "n", DataInit::zeros(), ptxrt::ArgumentRole::output)
+      .scalar("n", ElementType::int32, "n");
+  problem.verify_with_config(
+      TuningConfig(std::vector<ptxrt::Define>{{"BLOCK", "256"}, {"CLOBBER", "0"}}));
+  problem.validate();
+  ptxrt::ProblemSession session(problem, {}, ptxrt::testing::test_jit(),
+                                ptxrt::testing::test_context());
+  const ptxrt::TimingPolicy three{.warmup_runs = 1, .min_runs = 3, .max_runs = 3};
+  for (const char* clobber : {"1", "0", "1", "0"}) {
+    const TuningConfig config(std::vector<ptxrt::Define>{{"BLOCK", "64"}, {"CLOBBER", clobber}});
+    const ptxrt::Measurement measurement = session.measure(config, three, std::nullopt);
+    CHECK_MESSAGE(measurement.status == MeasurementStatus::ok, "CLOBBER=", clobber, ": ",
+                  measurement.detail);
+    CHECK(measurement.max_error == 0.0);
+  }
 }
