@@ -312,7 +312,7 @@ problem = ptxrt.Problem.from_file({str(KERNEL_TUNER_SET / "vector_add.json")!r},
                                   {str(KERNEL_TUNER_SET / "vector_add.cu")!r})
 print("tuning", flush=True)
 try:
-    ptxrt.tune(problem, strategy="exhaustive", database={str(database)!r})
+    ptxrt.tune(problem, {{"n": {1 << 27}}}, strategy="exhaustive", database={str(database)!r})
 except KeyboardInterrupt:
     print("interrupted", flush=True)
     sys.exit(3)
@@ -320,7 +320,13 @@ except KeyboardInterrupt:
     process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=dict(os.environ))
     assert process.stdout.readline().strip() == "tuning"
-    time.sleep(5)
+    # Ctrl-C once the first config is recorded, however fast this machine compiles: at 2^27
+    # elements, each config's verification keeps the other 47 well beyond the signal.
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline and not (
+            database.exists() and '"median_ms"' in database.read_text()):
+        time.sleep(0.05)
+    assert process.poll() is None, "the tune ended before Ctrl-C"
     process.send_signal(signal.SIGINT)
     started = time.monotonic()
     out, err = process.communicate(timeout=120)
