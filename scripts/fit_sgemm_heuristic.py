@@ -24,11 +24,13 @@ there by hand, then rerun this without --search to check it.
 measures within 0.5 % of its best: the large squares, which a fit to many small shapes would
 otherwise trade for a little elsewhere.
 
-Three switches try a change to the model before the C++ takes it: --min-slice-depth N rates
-splits whose slices are N deep or more (the C++: 128); --share-by warps counts a partial
-round's occupancy share in resident warps alone (full at warps_for_full_rate) instead of warps
-times each thread's TM·TN results (the C++, full at results_for_full_rate: a thread of 4×4
-results has a quarter of the independent FMAs of one of 8×8 to hide latency with); and
+Four switches try a change to the model before the C++ takes it: --min-slice-depth N rates
+splits whose slices are N deep or more (the C++: 128); --few-blocks-slice-depth N also rates
+those N deep or more where the split's blocks fit one round of the SMs (the C++: never);
+--share-by warps counts a partial round's occupancy share in resident warps alone (full at
+warps_for_full_rate) instead of warps times each thread's TM·TN results (the C++, full at
+results_for_full_rate: a thread of 4×4 results has a quarter of the independent FMAs of one of
+8×8 to hide latency with); and
 --dram-gb-per-s gives the benched device's theoretical DRAM bandwidth where the benches do not
 record it (benches before `dram_gb_per_s` was in the JSON; 4800 for an H200, NVIDIA's figure; the
 C++ reads it from the device: `ptxrt devices` shows it).
@@ -43,6 +45,9 @@ import re
 SM_COUNT = 132
 DRAM_GB_PER_S = 3352.0  # the H100 SXM's theoretical: 2 x 2619 MHz x 5120 bits
 MIN_SLICE_DEPTH = 128
+# --few-blocks-slice-depth: slices this deep are rated too where the split's blocks fit one round
+# of the SMs (0: never).
+FEW_BLOCKS_SLICE_DEPTH = 0
 
 
 def declared_splits():
@@ -245,8 +250,12 @@ def choose(m, n, k, c, menu):
     padding_ms = pad_ms(n, k) if route == 'padded_b' else 0.0
     for config, tflops, any_alignment_tflops, registers in menu:
         rate = any_alignment_tflops if route == 'any_alignment' else tflops
+        tiles = ceil_div(m, tile(config)[0]) * ceil_div(n, tile(config)[1])
         for split in SPLITS:
-            if split > 1 and slice_depth(config, split, k) < MIN_SLICE_DEPTH:
+            depth = slice_depth(config, split, k)
+            if split > 1 and depth < MIN_SLICE_DEPTH and not (
+                    FEW_BLOCKS_SLICE_DEPTH and depth >= FEW_BLOCKS_SLICE_DEPTH
+                    and tiles * split <= SM_COUNT):
                 break
             milliseconds = (estimate_ms(config, split, rate, registers, m, n, k, c, by_float)
                             + padding_ms)
@@ -348,7 +357,7 @@ def shape_argument(text):
 
 
 def main():
-    global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S
+    global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S, FEW_BLOCKS_SLICE_DEPTH
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('benches', nargs='*')
     parser.add_argument('--pick', action='append', default=[], metavar='MxNxK',
@@ -363,14 +372,19 @@ def main():
     parser.add_argument('--keep-best-at', action='append', default=[], metavar='MxNxK',
                         type=shape_argument,
                         help='a benched shape where the search keeps only sets whose pick '
-                             f'measures within {1 - KEEP_BEST_SHARE:.1%} of the best; repeatable')
+                             f'measures within {1 - KEEP_BEST_SHARE:.1%}% of the best; '
+                             'repeatable')
     parser.add_argument('--min-slice-depth', type=int, default=MIN_SLICE_DEPTH, metavar='N')
+    parser.add_argument('--few-blocks-slice-depth', type=int, default=0, metavar='N',
+                        help='also rate splits of slices N deep or more where the split\'s blocks '
+                             'fit one round of the SMs')
     parser.add_argument('--share-by', choices=('warps', 'results'), default=SHARE_BY)
     parser.add_argument('--dram-gb-per-s', type=float, metavar='GB',
                         help='the benched device\'s theoretical DRAM bandwidth (default: what the '
                              'benches record, else an H100 SXM\'s)')
     arguments = parser.parse_args()
     MIN_SLICE_DEPTH, SHARE_BY = arguments.min_slice_depth, arguments.share_by
+    FEW_BLOCKS_SLICE_DEPTH = arguments.few_blocks_slice_depth
     KEEP_BEST_AT.update(arguments.keep_best_at)
     recorded = recorded_dram_gb_per_s(arguments.benches)  # refuses a bench of another device
     DRAM_GB_PER_S = arguments.dram_gb_per_s or recorded or DRAM_GB_PER_S

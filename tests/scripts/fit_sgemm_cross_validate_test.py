@@ -3,7 +3,8 @@
 bench, each the share of the best measured that a fit to the other bench reaches there (between 0
 and 1), beside the share the script's own constants reach, which must equal what the script
 prints for that bench alone; a shape two benches timed judged with the later bench's rows; a
-refusal without --search or with one bench, and of a bench of a device with other than 132 SMs.
+refusal without --search or with one bench, and of a bench of a device with other than 132 SMs;
+--help; a split --few-blocks-slice-depth rates where the model's depth does not.
 Exits non-zero on the first failed expectation.
 """
 import json
@@ -82,6 +83,18 @@ def main():
         refused = run(other)
         expect(refused.returncode != 0 and f"{other}: a device of 114 SMs" in refused.stderr,
                "a refusal of a bench of 114 SMs, naming it", refused.stderr)
+    # --help documents every switch (its text holds a percentage, which argparse formats).
+    shown = run("--help")
+    expect(shown.returncode == 0 and all(switch in shown.stdout for switch in (
+        "--cross-validate", "--keep-best-at", "--min-slice-depth", "--few-blocks-slice-depth")),
+           "--help listing the switches", shown.stdout + shown.stderr)
+    # 32x128 tiles cover 32x3310 in 26 blocks: at K = 291, slices of 73 (split 4) fall under the
+    # model's 128 but pass --few-blocks-slice-depth 64, the split's 104 blocks one round of 132 SMs.
+    picks = [run("--pick", "32x3310x291", *switch).stdout for switch in
+             ([], ["--few-blocks-slice-depth", "64"])]
+    split = re.search(r"WARPS_M=1 WARPS_N=4 .*SPLIT_K=4$", picks[1].strip())
+    expect("SPLIT_K=1" in picks[0] and split,
+           "an unsplit pick, then a split of 73-deep slices with the switch", "".join(picks))
     print("fit_sgemm_heuristic.py --cross-validate: every expectation held")
 
 
