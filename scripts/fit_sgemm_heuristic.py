@@ -250,7 +250,8 @@ def choose(m, n, k, c, menu):
     padding_ms = pad_ms(n, k) if route == 'padded_b' else 0.0
     for config, tflops, any_alignment_tflops, registers in menu:
         rate = any_alignment_tflops if route == 'any_alignment' else tflops
-        tiles = ceil_div(m, tile(config)[0]) * ceil_div(n, tile(config)[1])
+        block_m, block_n = tile(config)[:2]
+        tiles = ceil_div(m, block_m) * ceil_div(n, block_n)
         for split in SPLITS:
             depth = slice_depth(config, split, k)
             if split > 1 and depth < MIN_SLICE_DEPTH and not (
