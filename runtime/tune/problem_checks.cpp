@@ -3,6 +3,7 @@
 #include "tune/problem_checks.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -244,6 +245,24 @@ ElementComparison compare_elements(ElementType type, std::span<const std::byte> 
     }
     return result;
   });
+}
+
+std::optional<std::string> element_fault(const std::string& output, ElementType type,
+                                         const ElementComparison& comparison, double atol,
+                                         double rtol, std::optional<double> scale,
+                                         const std::string& reference_name) {
+  if (!comparison.first_fault) return std::nullopt;
+  const auto value_text = [type](double value) {
+    if (type != ElementType::float32) return number_text(value);
+    char text[24];  // the shortest form of a float takes at most 15 characters
+    return std::string(text,
+                       std::to_chars(text, text + sizeof text, static_cast<float>(value)).ptr);
+  };
+  return output + "[" + std::to_string(*comparison.first_fault) +
+         "] = " + value_text(comparison.fault_actual) + ", expected " +
+         value_text(comparison.fault_expected) + " (" + reference_name + "): outside atol " +
+         number_text(atol) + " + rtol " + number_text(rtol) +
+         (scale ? " x the largest |expected| " + value_text(*scale) : " x |expected|");
 }
 
 double aggregate_of(Aggregate aggregate, ElementType type, std::span<const std::byte> elements,

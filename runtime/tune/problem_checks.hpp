@@ -46,6 +46,15 @@ PTXRT_API ElementComparison compare_elements(ElementType type, std::span<const s
                                              std::span<const std::byte> actual, double atol,
                                              double rtol, std::optional<double> scale);
 
+// Why `output` fails where `comparison` found its first element outside the allowance ("y[2] =
+// 2.003, expected 2 (config BLOCK=64): outside atol 0 + rtol 0.001 x |expected|"), each value in
+// the shortest text that reads back as the output's type (a float's 2.003, not the 2.00300002...
+// of its double), so that two values that differ never read the same; nothing when none failed.
+PTXRT_API std::optional<std::string> element_fault(const std::string& output, ElementType type,
+                                                   const ElementComparison& comparison, double atol,
+                                                   double rtol, std::optional<double> scale,
+                                                   const std::string& reference_name);
+
 // The aggregate of the first `length` elements of `elements` (whole elements of `type`; length
 // at most their count): sum, min and max are NaN when any element is, count counts NaN as not
 // 0; min and max of no element are NaN.

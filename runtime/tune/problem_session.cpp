@@ -6,7 +6,6 @@
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <sstream>
 
 #include "ptxrt/core/error.hpp"
 #include "ptxrt/core/memory.hpp"
@@ -27,12 +26,6 @@ using detail::PackedArguments;
 // integers.
 std::uint8_t poison_byte(ElementType type) { return is_floating(type) ? 0xFF : 0xA5; }
 
-std::string number_text(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
 }  // namespace
 
 struct ProblemSession::State {
@@ -45,8 +38,9 @@ struct ProblemSession::State {
   std::vector<std::optional<DeviceMemory>> buffers;  // by argument position; none for scalars
   // The inputs as made, on the device where it has room for a second copy: every verified run
   // restores them, and a device copy of an input of hundreds of megabytes takes a fraction of a
-  // millisecond where its upload from pageable memory takes a tenth of a second.
-  std::optional<std::vector<std::optional<DeviceMemory>>> pristine;
+  // millisecond where its upload from pageable memory takes a tenth of a second. By argument
+  // position; none where an input is uploaded instead.
+  std::vector<std::optional<DeviceMemory>> pristine;
   std::vector<ProblemData::Array> expected;          // the reference's outputs, by name
   std::string reference_name;
   TuningConfig reference_config;  // the reference kernel's or config's: its aggregates' lengths
@@ -73,6 +67,7 @@ struct ProblemSession::State {
       }
       buffers.emplace_back(std::in_place, context, initial.at(argument.name).bytes.size());
     }
+    pristine.resize(buffers.size());
   }
 
   // The buffers by name, for the problem's C++ callbacks.
@@ -103,14 +98,13 @@ struct ProblemSession::State {
 
   // The inputs as made, the outputs poisoned: what every verified run starts from.
   void restore() {
-    if (!pristine) keep_pristine_inputs();
     const auto& arguments = problem.arguments();
     for (std::size_t i = 0; i < arguments.size(); ++i) {
       if (!buffers[i]) continue;
       if (arguments[i].role == ArgumentRole::output) {
         buffers[i]->fill_bytes(poison_byte(arguments[i].type));
-      } else if ((*pristine)[i]) {
-        buffers[i]->copy_from(*(*pristine)[i], buffers[i]->bytes());
+      } else if (pristine[i]) {
+        buffers[i]->copy_from(*pristine[i], buffers[i]->bytes());
       } else {
         const std::vector<std::byte>& bytes = initial.at(arguments[i].name).bytes;
         buffers[i]->upload_bytes(bytes.data(), bytes.size());
@@ -122,7 +116,6 @@ struct ProblemSession::State {
   // rest is the configs' and the other processes'); else none, and each restore uploads.
   void keep_pristine_inputs() {
     const auto& arguments = problem.arguments();
-    pristine.emplace(arguments.size());
     std::size_t input_bytes = 0;
     for (std::size_t i = 0; i < arguments.size(); ++i)
       if (buffers[i] && arguments[i].role != ArgumentRole::output)
@@ -131,8 +124,8 @@ struct ProblemSession::State {
     for (std::size_t i = 0; i < arguments.size(); ++i) {
       if (!buffers[i] || arguments[i].role == ArgumentRole::output) continue;
       const std::vector<std::byte>& bytes = initial.at(arguments[i].name).bytes;
-      (*pristine)[i].emplace(context, bytes.size());
-      (*pristine)[i]->upload_bytes(bytes.data(), bytes.size());
+      pristine[i].emplace(context, bytes.size());
+      pristine[i]->upload_bytes(bytes.data(), bytes.size());
     }
   }
 
@@ -347,18 +340,19 @@ struct ProblemSession::State {
   };
 
   // The largest |expected| of each output, where rtol is relative to it: measured once, since
-  // every config is compared with the same reference.
+  // every config is compared with the same reference. By output; empty where rtol is relative to
+  // each element.
   std::vector<std::optional<double>> scales;
   // The last output read back, kept between configs: outputs of tens of millions of elements.
   std::vector<std::byte> read_back;
 
-  std::optional<double> scale_of(std::size_t index) {
-    if (problem.verification().relative_to != ProblemVerification::RelativeTo::largest)
-      return std::nullopt;
-    scales.resize(expected.size());
-    if (!scales[index])
-      scales[index] = detail::largest_magnitude(expected[index].type, expected[index].bytes);
-    return scales[index];
+  void measure_scales() {
+    if (problem.verification().relative_to != ProblemVerification::RelativeTo::largest) return;
+    for (const ProblemData::Array& reference : expected)
+      scales.push_back(
+          problem.verification().compares_elements_of(reference.name)
+              ? std::optional(detail::largest_magnitude(reference.type, reference.bytes))
+              : std::nullopt);
   }
 
   // The outputs the reference has against it.
@@ -370,18 +364,14 @@ struct ProblemSession::State {
       if (!problem.verification().compares_elements_of(reference.name)) continue;
       read_back.resize(reference.bytes.size());
       buffers[index_of(reference.name)]->download_bytes(read_back.data(), read_back.size());
-      const std::optional<double> scale = scale_of(index);
+      const std::optional<double> scale = scales.empty() ? std::nullopt : scales[index];
       const detail::ElementComparison elements =
           detail::compare_elements(reference.type, reference.bytes, read_back, atol, rtol, scale);
       comparison.max_error = std::max(comparison.max_error, elements.max_error);
       comparison.worst_share = std::max(comparison.worst_share, elements.worst_share);
-      if (!comparison.fault && elements.first_fault)
-        comparison.fault =
-            reference.name + "[" + std::to_string(*elements.first_fault) +
-            "] = " + number_text(elements.fault_actual) + ", expected " +
-            number_text(elements.fault_expected) + " (" + reference_name + "): outside atol " +
-            number_text(atol) + " + rtol " + number_text(rtol) +
-            (scale ? " x the largest |expected| " + number_text(*scale) : " x |expected|");
+      if (!comparison.fault)
+        comparison.fault = detail::element_fault(reference.name, reference.type, elements, atol,
+                                                 rtol, scale, reference_name);
     }
     return comparison;
   }
@@ -496,11 +486,13 @@ ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& j
     const auto start = std::chrono::steady_clock::now();
     state.compute_reference();
     state.prepare_checks();
+    state.measure_scales();
     state.phases.reference_seconds = detail::seconds_since(start);
   } catch (const Error& error) {
     throw Error(error.kind(), state.problem.name() + ": the reference (" + state.reference_name +
                                   ") failed: " + error.what());
   }
+  if (state.verifies() || state.problem.peer()) state.keep_pristine_inputs();
 }
 
 ProblemSession::~ProblemSession() = default;

@@ -406,6 +406,30 @@ TEST_CASE("outputs compare element by element within atol + rtol, naming the fir
   CHECK(largest_magnitude(ElementType::float64, wide) == 1e300);
 }
 
+TEST_CASE("an element outside its allowance is named with values that read back as its type") {
+  using ptxrt::detail::compare_elements;
+  using ptxrt::detail::element_fault;
+  const std::vector<std::byte> expected = bytes_of(std::vector<float>{1.0f, 0.1f, 2.0f});
+  const std::vector<std::byte> actual = bytes_of(std::vector<float>{1.0f, 0.1f, 2.0000002f});
+  const auto exact = compare_elements(ElementType::float32, expected, actual, 0.0, 0.0, {});
+  // A float one ulp off 2 reads as its own shortest text, not as 2.
+  CHECK(element_fault("y", ElementType::float32, exact, 0.0, 0.0, {}, "config B=1") ==
+        "y[2] = 2.0000002, expected 2 (config B=1): outside atol 0 + rtol 0 x |expected|");
+  const std::vector<std::byte> off = bytes_of(std::vector<float>{1.0f, 0.3f, 2.0f});
+  const auto tenth = compare_elements(ElementType::float32, expected, off, 0.0, 1e-3, 2.0);
+  CHECK(element_fault("y", ElementType::float32, tenth, 0.0, 1e-3, 2.0, "cuBLAS") ==
+        "y[1] = 0.3, expected 0.1 (cuBLAS): outside atol 0 + rtol 0.001 x the largest "
+        "|expected| 2");
+  // A double keeps its 17 digits; a comparison that found nothing names nothing.
+  const std::vector<std::byte> tenths = bytes_of(std::vector<double>{0.1, 1e300});
+  const std::vector<std::byte> sum = bytes_of(std::vector<double>{0.1 + 0.2, 1e300});
+  const auto doubles = compare_elements(ElementType::float64, tenths, sum, 0.0, 0.0, {});
+  CHECK(element_fault("z", ElementType::float64, doubles, 0.0, 0.0, {}, "r") ==
+        "z[0] = 0.30000000000000004, expected 0.1 (r): outside atol 0 + rtol 0 x |expected|");
+  const auto same = compare_elements(ElementType::float64, tenths, tenths, 0.0, 0.0, {});
+  CHECK_FALSE(element_fault("z", ElementType::float64, same, 0.0, 0.0, {}, "r"));
+}
+
 TEST_CASE("an aggregate passes within atol + rtol of what it expects and names itself otherwise") {
   using ptxrt::detail::aggregate_fault;
   const OutputAggregate sum{.output = "partial", .aggregate = Aggregate::sum};
