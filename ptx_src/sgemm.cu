@@ -32,6 +32,10 @@
 // - SKIP_IDLE_WARPS: in the edge tiles, a warp whose rows all lie past M (or columns past N)
 //   skips its FFMAs; it still copies and waits at the barrier.
 //
+// TF32X3 = 1 computes the same tiles on the tensor cores at fp32 accuracy (sgemm_tf32x3.cuh,
+// from compute capability 8.0; before it, where there is no TF32, the FFMA product builds): other
+// bits than the FFMAs', closer to the exact product.
+//
 // The tuner searches 64- to 256-thread blocks with 32 to 256 rows and columns, at least 4×4
 // results per thread, BK 16 or 32, 3 or 4 stages, both ways of loading A, and the splits of K;
 // BK 8 and GROUP_M 8 measured slower (perf-notes). The host narrows that per shape and adds the
@@ -50,6 +54,7 @@
 // ptxrt: define GROUP_M in {1, 8} default 1
 // ptxrt: define VECTOR_A in {0, 1} default 0
 // ptxrt: define SKIP_IDLE_WARPS in {0, 1} default 0
+// ptxrt: define TF32X3 in {0, 1} default 0
 // ptxrt: define SPLIT_K in {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128} default 1
 // ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS VECTOR_A SPLIT_K
 // ptxrt: constraint WARPS_M * WARPS_N >= 2 && WARPS_M * WARPS_N <= 8
@@ -71,6 +76,14 @@
 #endif
 #if !defined(GROUP_M) || !defined(VECTOR_A) || !defined(SKIP_IDLE_WARPS) || !defined(SPLIT_K)
 #error "GROUP_M, VECTOR_A, SKIP_IDLE_WARPS and SPLIT_K must be defined"
+#endif
+#if !defined(TF32X3)
+#error "TF32X3 must be defined (1: the product on the tensor cores, 0: by FFMA)"
+#endif
+#if TF32X3 && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800)
+#define SGEMM_ON_TENSOR_CORES 1
+#else
+#define SGEMM_ON_TENSOR_CORES 0
 #endif
 #if SPLIT_K < 1
 #error "SPLIT_K must be at least 1 (1: each block walks the whole of K)"
@@ -99,11 +112,13 @@ constexpr int kWarpM = LANES_M * TM;  // the warp's tile of C
 constexpr int kWarpN = kLanesN * TN;
 constexpr int kBlockM = WARPS_M * kWarpM;
 constexpr int kBlockN = WARPS_N * kWarpN;
+#if !SGEMM_ON_TENSOR_CORES
 // A is staged transposed (k-major) so that a thread's TM values for one k are float4 reads.
 // Four floats of padding per k row: the cp.async writes of one warp (8 k × 4 rows) then land in
 // 32 distinct banks, and rows stay 16-byte aligned.
 constexpr int kStrideA = kBlockM + 4;
 constexpr int kStageFloats = BK * (kStrideA + kBlockN);
+#endif
 
 static_assert(kThreads <= 1024, "a block has at most 1024 threads");
 
@@ -168,6 +183,7 @@ __device__ __forceinline__ void allow_next_grid() {
 #endif
 }
 
+#if !SGEMM_ON_TENSOR_CORES
 // Component q of `rows` consecutive float4 (one per row), as one store of `rows` floats.
 template <int rows>
 __device__ __forceinline__ void store_column(float* destination, const float4* values, int q) {
@@ -363,6 +379,7 @@ __device__ __forceinline__ void store_tile(float* c, int m, int n, int first_row
     }
   }
 }
+#endif
 
 // The tile of C this block computes, as (tile row, tile column). Blocks start roughly in the
 // order of their linear index (x fastest). With GROUP_M > 1 that order walks down GROUP_M tile
@@ -399,6 +416,7 @@ __device__ __forceinline__ KRange k_range(int k) {
                                                         static_cast<long long>(k)))};
 }
 
+#if !SGEMM_ON_TENSOR_CORES
 // `vector_b`: B's rows are `ldb` floats apart, ldb % 4 == 0 and B 16-byte aligned (and with
 // VECTOR_A, K % 4 == 0 and A 16-byte aligned); otherwise ldb == n and any 4-byte alignment.
 // `vector_c`: N % 4 == 0 and C (or the workspace) 16-byte aligned. Both are template parameters,
@@ -490,105 +508,33 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   float* destination = SPLIT_K == 1 ? c : c + static_cast<long long>(m) * n * blockIdx.z;
   store_tile<vector_c>(destination, m, n, block_m + thread_row, block_n + thread_column, sum);
 }
+#endif
 
 }  // namespace
+
+#if SGEMM_ON_TENSOR_CORES
+#include "sgemm_tf32x3.cuh"
+#define SGEMM_BLOCK sgemm_tf32x3_block
+#else
+#define SGEMM_BLOCK sgemm_block
+#endif
 
 extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
     sgemm(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m,
           int n, int k) {
-  sgemm_block<false, false>(a, b, c, m, n, k, n);
+  SGEMM_BLOCK<false, false>(a, b, c, m, n, k, n);
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
     sgemm_aligned(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                   int m, int n, int k) {
-  sgemm_block<true, true>(a, b, c, m, n, k, n);
+  SGEMM_BLOCK<true, true>(a, b, c, m, n, k, n);
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
     sgemm_pitched_b(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                     int m, int n, int k, int ldb) {
-  sgemm_block<true, false>(a, b, c, m, n, k, ldb);
+  SGEMM_BLOCK<true, false>(a, b, c, m, n, k, ldb);
 }
 
-// B (rows × n, any 4-byte alignment) copied to `padded`, whose rows are `pitch` floats apart
-// (pitch % 4 == 0, padded 16-byte aligned), with zeros past column n, for sgemm_pitched_b: a
-// ragged N would otherwise make sgemm load B 4 bytes at a time. Each thread writes float4s of the
-// copy, blockIdx.y walking the rows and x their float4s.
-extern "C" __global__ void __launch_bounds__(256)
-    sgemm_pad_rows(const float* __restrict__ b, float* __restrict__ padded, int rows, int n,
-                   int pitch) {
-  allow_next_grid();  // the product's blocks then wait for the copy's end in their prologue
-  const int quads = pitch / 4;
-  for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
-    const float* source = b + row * n;
-    float4* destination = reinterpret_cast<float4*>(padded + row * pitch);
-    for (int quad = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); quad < quads;
-         quad += static_cast<int>(gridDim.x * blockDim.x)) {
-      const int column = 4 * quad;
-      float values[4];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) values[q] = column + q < n ? source[column + q] : 0.0f;
-      destination[quad] = make_float4(values[0], values[1], values[2], values[3]);
-    }
-  }
-}
-
-// C[i] = the sum of the SPLIT_K partials of element i, always added in the same order, so that a
-// split product is the same bits on every run. The deep splits of a small C leave few elements,
-// each with many partials: a block's threads form kReduceGroups groups side by side, group g
-// adding slices g, g + kReduceGroups, ... of the block's elements in order, and the first group
-// then adding the groups' sums in group order. A grid-stride loop over runs of
-// kReduceElements elements: any grid covers any count (the host launches one block a run,
-// sgemm_reduce_launch). By float4 where count % 4 == 0 and C and the workspace are 16-byte
-// aligned (a uniform branch), else by float.
-constexpr int kReduceThreads = 256;
-// A power of two up to 8, at most SPLIT_K (sgemm_reduce_groups on the host says the same).
-constexpr int kReduceGroups = SPLIT_K >= 8 ? 8 : SPLIT_K >= 4 ? 4 : SPLIT_K >= 2 ? 2 : 1;
-constexpr int kReduceElements = kReduceThreads / kReduceGroups;
-
-__device__ inline void accumulate(float& sum, float part) { sum += part; }
-__device__ inline void accumulate(float4& sum, const float4& part) {
-  sum.x += part.x, sum.y += part.y, sum.z += part.z, sum.w += part.w;
-}
-
-template <typename Element>
-__device__ void reduce_slices(const Element* __restrict__ slices, Element* __restrict__ out,
-                              long long count, Element* sums) {
-  const int element = threadIdx.x % kReduceElements;
-  const int group = threadIdx.x / kReduceElements;
-  for (long long base = static_cast<long long>(blockIdx.x) * kReduceElements; base < count;
-       base += static_cast<long long>(gridDim.x) * kReduceElements) {
-    const long long i = base + element;
-    if (i < count) {
-      Element sum = slices[group * count + i];
-#pragma unroll 8
-      for (int z = group + kReduceGroups; z < SPLIT_K; z += kReduceGroups)
-        accumulate(sum, slices[z * count + i]);
-      sums[threadIdx.x] = sum;
-    }
-    __syncthreads();
-    if (group == 0 && i < count) {
-      Element total = sums[element];
-#pragma unroll
-      for (int g = 1; g < kReduceGroups; ++g)
-        accumulate(total, sums[g * kReduceElements + element]);
-      out[i] = total;
-    }
-    __syncthreads();  // the sums are written again by the next run
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(kReduceThreads)
-    sgemm_split_reduce(const float* __restrict__ partials, float* __restrict__ c,
-                       long long count) {
-  __shared__ float4 sums[kReduceThreads];
-  wait_for_previous_grid();
-  const bool vectors = count % 4 == 0 && reinterpret_cast<unsigned long long>(c) % 16 == 0 &&
-                       reinterpret_cast<unsigned long long>(partials) % 16 == 0;
-  if (vectors)
-    reduce_slices(reinterpret_cast<const float4*>(partials), reinterpret_cast<float4*>(c),
-                  count / 4, sums);
-  else
-    reduce_slices(partials, c, count, reinterpret_cast<float*>(sums));
-}
+#include "sgemm_pad_and_reduce.cuh"

@@ -30,9 +30,14 @@ SgemmConfig split(SgemmConfig config, int split_k) {
   return config;
 }
 
+SgemmConfig on_tensor_cores(SgemmConfig config) {
+  config.tf32x3 = true;
+  return config;
+}
+
 // warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks; then group_m,
-// vector_a, skip_idle_warps through with(), split_k through split(). docs/perf-notes.md
-// predicts each.
+// vector_a, skip_idle_warps through with(), split_k through split(), tf32x3 through
+// on_tensor_cores(). docs/perf-notes.md predicts each.
 const std::vector<ListedConfig>& listed_configs() {
   using enum SgemmShape;
   constexpr SgemmConfig base{4, 2, 4, 8, 8, 16, 3, 2};          // 128×128×16, sgemm.cu's defaults
@@ -109,6 +114,13 @@ const std::vector<ListedConfig>& listed_configs() {
       {with({2, 1, 8, 8, 8, 16, 3, 4}, 1, true, false), {skinny}},
       {with({2, 2, 8, 4, 4, 16, 3, 4}, 1, true, false), {skinny, deep}},
       {with({1, 4, 4, 8, 4, 16, 3, 4}, 1, true, false), {skinny, deep}},
+      // The tensor cores at fp32 accuracy (3xTF32): 128×256 as the heuristic's menu has it, with
+      // BK 32, 128×128 and 64×128, split or not.
+      {on_tensor_cores(with({2, 4, 8, 8, 16, 16, 3, 1}, 1, true, false)), {square, ragged, flat}},
+      {on_tensor_cores(with({2, 4, 8, 8, 16, 32, 3, 1}, 1, true, false)), {square}},
+      {on_tensor_cores(with({2, 4, 8, 8, 8, 16, 3, 1}, 1, true, false)), {square, ragged}},
+      {split(on_tensor_cores(with(half_m, 1, true, false)), 4), {small, deep}},
+      {on_tensor_cores(with(quarter, 1, false, true)), {small}},
   };
   return listed;
 }

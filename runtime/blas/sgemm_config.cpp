@@ -28,7 +28,11 @@ const Program& sgemm_program() {
                      [](const detail::EmbeddedFile& file) { return file.path == "sgemm.cu"; });
     if (source == files.end())
       throw Error(ErrorKind::not_found, "ptxrt::blas was built without sgemm.cu");
-    return Program::from_string(std::string(source->text()), "sgemm.cu");
+    Program sources = Program::from_string(std::string(source->text()), "sgemm.cu");
+    for (const detail::EmbeddedFile& file : files)
+      if (file.path != "sgemm.cu")
+        sources.add_header(std::string(file.path), std::string(file.text()));
+    return sources;
   }();
   return program;
 }
@@ -47,7 +51,7 @@ constexpr int reduce_blocks_per_sm = 16;
 // gridDim.y's limit on every architecture.
 constexpr long long max_grid_y = 65535;
 
-// The int fields by define name; the two switches are bools and go separately.
+// The int fields by define name; the three switches are bools and go separately.
 std::array<std::pair<const char*, int SgemmConfig::*>, 10> int_fields() {
   return {{{"WARPS_M", &SgemmConfig::warps_m},
            {"WARPS_N", &SgemmConfig::warps_n},
@@ -66,6 +70,7 @@ std::vector<std::pair<const char*, int>> named_values(const SgemmConfig& config)
   for (const auto& [name, field] : int_fields()) values.emplace_back(name, config.*field);
   values.emplace_back("VECTOR_A", config.vector_a ? 1 : 0);
   values.emplace_back("SKIP_IDLE_WARPS", config.skip_idle_warps ? 1 : 0);
+  values.emplace_back("TF32X3", config.tf32x3 ? 1 : 0);
   return values;
 }
 
@@ -97,8 +102,12 @@ long long ceil_div(long long value, long long divisor) { return (value + divisor
 }  // namespace
 
 std::size_t SgemmConfig::shared_bytes() const {
-  return static_cast<std::size_t>(stages) * static_cast<std::size_t>(block_k) *
-         static_cast<std::size_t>(block_m() + 4 + block_n()) * sizeof(float);
+  const auto stage_floats =
+      tf32x3
+          ? static_cast<std::size_t>(block_m()) * static_cast<std::size_t>(block_k + 4) +
+                static_cast<std::size_t>(block_k) * static_cast<std::size_t>(block_n() + 8)
+          : static_cast<std::size_t>(block_k) * static_cast<std::size_t>(block_m() + 4 + block_n());
+  return static_cast<std::size_t>(stages) * stage_floats * sizeof(float);
 }
 
 int SgemmConfig::register_cap(const DeviceProperties& device) const {
@@ -129,7 +138,8 @@ std::string SgemmConfig::describe() const {
          " stages min " + std::to_string(min_blocks) + " blocks/SM" +
          (group_m > 1 ? " group " + std::to_string(group_m) : std::string()) +
          (vector_a ? " vector A" : "") + (skip_idle_warps ? " skip idle warps" : "") +
-         (split_k > 1 ? " split " + std::to_string(split_k) : std::string());
+         (split_k > 1 ? " split " + std::to_string(split_k) : std::string()) +
+         (tf32x3 ? " 3xTF32" : "");
 }
 
 SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defines) {
@@ -144,6 +154,8 @@ SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defin
       base.vector_a = value != 0;
     else if (define.name == "SKIP_IDLE_WARPS")
       base.skip_idle_warps = value != 0;
+    else if (define.name == "TF32X3")
+      base.tf32x3 = value != 0;
     else
       throw Error(ErrorKind::invalid_argument,
                   "sgemm: " + define.name + " is not one of sgemm.cu's constants");
@@ -154,6 +166,10 @@ SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defin
 Verdict sgemm_config_fits(const SgemmConfig& config, const DeviceProperties& device) {
   if (Verdict declared = declared_values(config); !declared) return declared;
   const std::string who = config.describe() + ": ";
+  if (config.tf32x3 && device.cc_major < 8)
+    return Verdict::refused(who + "the tensor cores' TF32 needs compute capability 8.0 or newer, " +
+                            device.name + " is " + std::to_string(device.cc_major) + "." +
+                            std::to_string(device.cc_minor));
   if (config.threads() > device.max_threads_per_block)
     return Verdict::refused(who + std::to_string(config.threads()) +
                             " threads exceed the device's " +

@@ -56,9 +56,27 @@ TEST_CASE("sgemm.cu's default ring is over 48 KiB, so its launch opts in") {
   CHECK(problem_of(SgemmConfig{}, h100()).empty());
 }
 
+TEST_CASE(
+    "a config on the tensor cores has its own ring, needs compute capability 8.0 and says so") {
+  SgemmConfig config{2, 4, 8, 8, 16, 16, 3, 1};
+  config.tf32x3 = true;
+  REQUIRE(config.block_m() == 128);
+  REQUIRE(config.block_n() == 256);
+  // Per stage 128 rows of A of 16 + 4 floats and 16 rows of B of 256 + 8: 8% more than the FFMAs'.
+  CHECK(config.shared_bytes() == 3 * (128 * 20 + 16 * 264) * 4);
+  CHECK(config.describe() ==
+        "128x256x16 8x16/thread 2x4 warps lanes 8x4 3 stages min 1 blocks/SM 3xTF32");
+  CHECK(ptxrt::sgemm_config_with(SgemmConfig{}, {{"TF32X3", "1"}}).tf32x3);
+  CHECK(problem_of(config, h100()).empty());
+  CHECK(problem_of(config, turing()).find("needs compute capability 8.0 or newer") !=
+        std::string::npos);
+  config.tf32x3 = false;
+  CHECK(problem_of(config, turing()).find("compute capability") == std::string::npos);
+}
+
 TEST_CASE("every sgemm config listed for an H100 suits it, once each, sgemm.cu's defaults first") {
   const auto configs = ptxrt::apps::sgemm_configs(h100());
-  CHECK(configs.size() == 46);
+  CHECK(configs.size() == 51);
   REQUIRE(!configs.empty());
   CHECK(configs.front() == SgemmConfig{});
   for (std::size_t i = 0; i < configs.size(); ++i) {

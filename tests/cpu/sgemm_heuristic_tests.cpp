@@ -78,19 +78,30 @@ bool fills_the_sms(const SgemmConfig& config, const Shape& shape) {
 TEST_CASE(
     "large squares get the 128x256 tile, flat products no split and smaller tiles as K "
     "shortens") {
-  // All load A by vectors. The large squares take the 4096³ tune's winner, 128x256 with K steps
-  // of 32 (docs/perf-data/sgemm-menu-shapes-h200.json: 47.76 TFLOP/s at 4096³, 48.22 at 8192³);
-  // 2048³, 256 such tiles, takes 64x256 (45.90 against 44.99 there).
+  // All load A by vectors. The large squares run 128x256 tiles on the tensor cores at fp32
+  // accuracy (docs/perf-data/sgemm-3xtf32-h200.txt: 1.006x cuBLAS at 2048³ and 4096³, 1.020x at
+  // 8192³, where the FFMAs' best reached 0.93-0.95x).
   for (const Shape shape :
        {Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}}) {
     CAPTURE(shape.m);
     const SgemmConfig config = chosen(shape);
     CAPTURE(config.describe());
-    CHECK(config.block_m() * config.block_n() == (shape.m == 2048 ? 64 : 128) * 256);
-    CHECK(config.block_k == (shape.m == 2048 ? 16 : 32));
+    CHECK(config.tf32x3);
+    CHECK(config.block_m() * config.block_n() == 128 * 256);
     CHECK(config.split_k == 1);
     CHECK(config.vector_a);
   }
+  // Before compute capability 8.0 there is no TF32: an H100's resources at 7.0 take the FFMAs'
+  // 128x256 with K steps of 32, the 4096³ tune's winner
+  // (docs/perf-data/sgemm-menu-shapes-h200.json: 47.76 TFLOP/s at 4096³).
+  ptxrt::DeviceProperties before_tf32 = h100();
+  before_tf32.cc_major = 7;
+  before_tf32.cc_minor = 0;
+  const SgemmConfig ffma = ptxrt::sgemm_heuristic_config(before_tf32, 4096, 4096, 4096);
+  CAPTURE(ffma.describe());
+  CHECK_FALSE(ffma.tf32x3);
+  CHECK(ffma.block_m() * ffma.block_n() == 128 * 256);
+  CHECK(ffma.block_k == 32);
   // A flat product is its prologue and its stores: one block's tile of C stored per round is
   // what the other resident blocks cannot hide, so the tile shrinks as K does. At K of a few
   // dozen the 64x64 tile, 4 blocks per SM, reached 0.97-1.00x cuBLAS where 128x256 reached
@@ -459,7 +470,7 @@ TEST_CASE("scripts/fit_sgemm_heuristic.py picks what the heuristic picks on an H
              << " LANES_M=" << config.lanes_m << " TM=" << config.thread_m
              << " TN=" << config.thread_n << " BK=" << config.block_k << " STAGES=" << config.stages
              << " MIN_BLOCKS=" << config.min_blocks << " VECTOR_A=" << config.vector_a
-             << " SPLIT_K=" << config.split_k;
+             << " SPLIT_K=" << config.split_k << " TF32X3=" << config.tf32x3;
     CHECK(line == expected.str());
   }
   CHECK(compared == sizes.size());

@@ -1,4 +1,5 @@
-// C = A·B in fp32 through the builtin SGEMM kernel family (ptx_src/sgemm.cu): the library call,
+// C = A·B in fp32 through the builtin SGEMM kernel family (ptx_src/sgemm.cu: by FFMA, or on the
+// tensor cores at fp32 accuracy): the library call,
 // with the config chosen per shape by the heuristic (sgemm_heuristic.hpp), taken from the tuning
 // database (sgemm_tuning.hpp: the winner of `ptxrt tune sgemm` for this size, or the nearest),
 // or given.

@@ -36,19 +36,24 @@ struct PTXRT_API SgemmConfig {
   bool vector_a = false;         // VECTOR_A: A by 16-byte loads through registers (aligned entry)
   bool skip_idle_warps = false;  // SKIP_IDLE_WARPS: no FFMAs for warps wholly outside C
   int split_k = 1;               // SPLIT_K: slices of K, summed in order by a second kernel
+  // TF32X3: the same tiles on the tensor cores, each operand split into two TF32 parts (three
+  // products a term, fp32 accuracy; compute capability 8.0 or newer). Other bits than the FFMAs'.
+  bool tf32x3 = false;
 
   int lanes_n() const { return 32 / lanes_m; }
   int block_m() const { return warps_m * lanes_m * thread_m; }
   int block_n() const { return warps_n * lanes_n() * thread_n; }
   int threads() const { return 32 * warps_m * warps_n; }
-  // The cp.async ring: per stage BK rows of A (transposed, padded by 4 floats) and of B.
+  // The cp.async ring: per stage BK rows of A (transposed, padded by 4 floats) and of B; with
+  // tf32x3, BM rows of A (padded by 4) and BK rows of B (padded by 8).
   std::size_t shared_bytes() const;
   // The most registers a thread may use under __launch_bounds__(threads, min_blocks).
   int register_cap(const DeviceProperties& device) const;
 
   std::vector<Define> defines() const;
   // "128x128x16 8x8/thread 4x2 warps lanes 4x8 3 stages min 2 blocks/SM", then those of
-  // " group 8", " vector A", " skip idle warps", " split 4" that are on; for tables and messages.
+  // " group 8", " vector A", " skip idle warps", " split 4", " 3xTF32" that are on; for tables
+  // and messages.
   std::string describe() const;
 
   bool operator==(const SgemmConfig&) const = default;
@@ -61,10 +66,11 @@ struct PTXRT_API SgemmConfig {
 PTXRT_API SgemmConfig sgemm_config_with(SgemmConfig base, const std::vector<Define>& defines);
 
 // Whether `config` can run, and should be tried, on `device`, and if not why. Checked:
-// each constant is in sgemm.cu's declared set; the block's threads; the ring's shared memory
-// against the per-block opt-in limit; min_blocks blocks fitting in one SM (threads, shared
-// memory with the per-block reserve); and the register cap leaving room for the thread_m ×
-// thread_n accumulators plus one A and one B fragment (below that the compiler must spill).
+// each constant is in sgemm.cu's declared set; tf32x3 only from compute capability 8.0; the
+// block's threads; the ring's shared memory against the per-block opt-in limit; min_blocks
+// blocks fitting in one SM (threads, shared memory with the per-block reserve); and the register
+// cap leaving room for the thread_m × thread_n accumulators plus one A and one B fragment (below
+// that the compiler must spill).
 PTXRT_API Verdict sgemm_config_fits(const SgemmConfig& config, const DeviceProperties& device);
 
 // The block_m() × block_n() tiles that cover an m×n C.

@@ -1,0 +1,306 @@
+// sgemm.cu's product on the tensor cores (TF32X3 = 1), at fp32 accuracy: each operand is split
+// into a TF32 head and a TF32 tail, and a·b is head·head + head·tail + tail·head, three mma.sync
+// m16n8k8 products accumulated in fp32 ("3xTF32"; tail·tail, below fp32's rounding, is left out).
+// The tensor cores round their sums toward zero, a bias that grows with every product chained
+// onto one accumulator: each k8 step's three products go into a fresh fragment instead, which an
+// fp32 add (rounding to nearest) then adds to the thread's results. Its error against the exact
+// product stays under fp32's rounding of the sum (docs/perf-notes.md, "3xTF32 on the tensor
+// cores"). Infinities and NaN need a slower split: a block whose inputs hold one computes its
+// tile again with it (split_tf32_ieee), so that the others pay one instruction an element.
+//
+// The block's tile, its warps, the ring, the splits of K, GROUP_M and the entries are sgemm.cu's;
+// each warp computes its kWarpM×kWarpN tile of C as m16n8k8 tiles, and a thread holds TM·TN
+// results as with the FFMAs. A stage holds A row-major (BK k per row) and B as it is (BN columns
+// per k), both padded so that the fragment reads are conflict-free. VECTOR_A copies A by 16 bytes
+// (cp.async) instead of by 4.
+namespace {
+
+constexpr int kMmaTilesM = kWarpM / 16;  // a warp's m16n8k8 tiles of C
+constexpr int kMmaTilesN = kWarpN / 8;
+// A row-major with 4 floats of padding per row, B as it is with 8 per k: a warp's fragment read
+// of A (8 rows × 4 consecutive k) then hits banks 4·row + k, one of B (4 k × 8 columns) banks
+// 8·k + column, 32 distinct banks each, and every row stays 16-byte aligned for the copies.
+// SgemmConfig::shared_bytes sizes the ring by the same strides.
+constexpr int kTensorStrideA = BK + 4;
+constexpr int kTensorStrideB = kBlockN + 8;
+constexpr int kTensorStageA = kBlockM * kTensorStrideA;
+constexpr int kTensorStageFloats = kTensorStageA + BK * kTensorStrideB;
+static_assert(kWarpM % 16 == 0 && kWarpN % 8 == 0, "a warp's tile is whole m16n8 tiles");
+
+__device__ __forceinline__ int a_offset(int row, int k) { return row * kTensorStrideA + k; }
+__device__ __forceinline__ int b_offset(int k, int column) {
+  return kTensorStageA + k * kTensorStrideB + column;
+}
+
+// Starts the tile whose first k is k_first on its way to `stage`; elements past M, N or the
+// slice's end are zero-filled (`check_k`: the slice's last tile, where k may reach k_end).
+// vector_a: K % 4 == 0 and A 16-byte aligned; vector_b: B's rows are ldb floats apart, ldb % 4
+// == 0, B 16-byte aligned, and columns past N up to ldb hold zeros or lie in B (otherwise ldb ==
+// N). A slice ends at K or at a multiple of BK, so a 16-byte unit is all inside it or all past.
+template <bool vector_a, bool vector_b, bool check_k>
+__device__ __forceinline__ void fetch_tensor_tile(float* stage, const float* a, const float* b,
+                                                  int m, int n, int k, int ldb, int block_m,
+                                                  int block_n, int k_first, int k_end) {
+  constexpr int kWidthA = vector_a ? 4 : 1;
+  constexpr int kUnitsPerRowA = BK / kWidthA;
+  constexpr int kUnitsA = kBlockM * kUnitsPerRowA;
+#pragma unroll
+  for (int i = 0; i < (kUnitsA + kThreads - 1) / kThreads; ++i) {
+    const int unit = static_cast<int>(threadIdx.x) + i * kThreads;
+    if (kUnitsA % kThreads != 0 && unit >= kUnitsA) break;
+    const int row = unit / kUnitsPerRowA;
+    const int k_in_tile = unit % kUnitsPerRowA * kWidthA;
+    const int k_global = k_first + k_in_tile;
+    const bool valid = block_m + row < m && (!check_k || k_global < k_end);
+    const float* source = valid ? a + static_cast<long long>(block_m + row) * k + k_global : a;
+    if constexpr (vector_a)
+      copy_float4(stage + a_offset(row, k_in_tile), source, valid);
+    else
+      copy_float(stage + a_offset(row, k_in_tile), source, valid);
+  }
+  constexpr int kWidthB = vector_b ? 4 : 1;
+  constexpr int kUnitsPerRowB = kBlockN / kWidthB;
+  constexpr int kUnitsB = BK * kUnitsPerRowB;
+#pragma unroll
+  for (int i = 0; i < (kUnitsB + kThreads - 1) / kThreads; ++i) {
+    const int unit = static_cast<int>(threadIdx.x) + i * kThreads;
+    if (kUnitsB % kThreads != 0 && unit >= kUnitsB) break;
+    const int k_in_tile = unit / kUnitsPerRowB;
+    const int column = unit % kUnitsPerRowB * kWidthB;
+    const int k_global = k_first + k_in_tile;
+    const bool valid = block_n + column < (vector_b ? ldb : n) && (!check_k || k_global < k_end);
+    const float* source = valid ? b + static_cast<long long>(k_global) * ldb + block_n + column : b;
+    if constexpr (vector_b)
+      copy_float4(stage + b_offset(k_in_tile, column), source, valid);
+    else
+      copy_float(stage + b_offset(k_in_tile, column), source, valid);
+  }
+}
+
+// x as a TF32 head and tail, head + tail = x up to 2^-22·|x|. The head is x truncated (never
+// rounded past the largest float into infinity), the tail x - head rounded to nearest by its
+// bits, since the toolkit's cvt.rna.tf32 takes five instructions where these take two.
+// `probe` gathers the tails: an infinite or NaN x leaves a NaN tail, so a NaN probe says the
+// block met one, and sgemm_tf32x3_block then computes its tile again by split_tf32_ieee.
+__device__ __forceinline__ void split_tf32(float x, unsigned& head, unsigned& tail, float& probe) {
+  head = __float_as_uint(x) & 0xFFFFE000u;
+  const float rest = x - __uint_as_float(head);
+  tail = (__float_as_uint(rest) + 0x1000u) & 0xFFFFE000u;
+  probe = fmaxf(probe, fabsf(__uint_as_float(head)));
+}
+
+// The same, as the products need it where an operand is infinite or NaN:
+// - the tail has x's sign (the head is truncated), so that an infinite head times the other
+//   operand's tail adds an infinity of the head product's sign, not the opposite one;
+// - a nonzero x whose tail would be 0 (x exact in TF32, or infinite) gets the least normal float
+//   of its sign instead (2^-126, far below x's rounding), since infinity times 0 is NaN;
+// - a NaN becomes a quiet NaN whatever its payload (truncation could leave infinity's bits).
+__device__ __forceinline__ void split_tf32_ieee(float x, unsigned& head, unsigned& tail) {
+  const unsigned bits = __float_as_uint(x);
+  const unsigned magnitude = bits & 0x7FFFFFFFu;
+  const unsigned least_of_sign = (bits & 0x80000000u) | 0x00800000u;
+  head = magnitude > 0x7F800000u ? 0x7FC00000u : bits & 0xFFFFE000u;
+  const unsigned rest = magnitude < 0x7F800000u
+                            ? (__float_as_uint(x - __uint_as_float(head)) + 0x1000u) & 0xFFFFE000u
+                            : least_of_sign;
+  tail = (rest & 0x7FFFFFFFu) != 0 ? rest : magnitude != 0 ? least_of_sign : 0u;
+}
+
+template <bool ieee>
+__device__ __forceinline__ void split_fragment(float x, unsigned& head, unsigned& tail,
+                                               float& probe) {
+  if constexpr (ieee)
+    split_tf32_ieee(x, head, tail);
+  else
+    split_tf32(x, head, tail, probe);
+}
+
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4],
+                                         const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// One float of shared memory at a 32-bit shared address: the fragment reads are then a per-thread
+// base plus constants, which ptxas folds into the loads, instead of 64-bit pointers held in
+// register pairs (volatile: the reads stay between the barriers that guard the stage).
+__device__ __forceinline__ float shared_float(unsigned address) {
+  float value;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(value) : "r"(address));
+  return value;
+}
+
+// The warp's products of the 8 k from kk of the stage at shared address `stage`. Fragment
+// layouts are PTX's for m16n8k8 .tf32: lane = 4·group + in_group; A holds rows group and
+// group + 8 at k in_group and in_group + 4, B k in_group and in_group + 4 at column group.
+// `a_lane` and `b_lane`: the lane's first A and B element of a stage, in bytes from its start.
+// The products of M tiles [kFirstI, kFirstI + kTilesI) of the warp's tile with all its N tiles:
+// a warp tile's A fragments split in two such passes hold half the registers (each pass reads
+// and splits the N tiles' B fragments again).
+template <bool ieee, int kk, int kFirstI, int kTilesI>
+__device__ __forceinline__ void multiply_rows(unsigned stage, unsigned a_lane, unsigned b_lane,
+                                              float (&sum)[kMmaTilesM][kMmaTilesN][4],
+                                              float& probe) {
+  constexpr unsigned kFloat = sizeof(float);
+  unsigned a_head[kTilesI][4], a_tail[kTilesI][4];
+#pragma unroll
+  for (int i = 0; i < kTilesI; ++i) {
+    const unsigned row = stage + a_lane + kFloat * a_offset((kFirstI + i) * 16, kk);
+    const float values[4] = {shared_float(row), shared_float(row + kFloat * a_offset(8, 0)),
+                             shared_float(row + kFloat * 4),
+                             shared_float(row + kFloat * a_offset(8, 4))};
+#pragma unroll
+    for (int r = 0; r < 4; ++r) split_fragment<ieee>(values[r], a_head[i][r], a_tail[i][r], probe);
+  }
+#pragma unroll
+  for (int j = 0; j < kMmaTilesN; ++j) {
+    const unsigned column = stage + b_lane + kFloat * (kk * kTensorStrideB + j * 8);
+    const float values[2] = {shared_float(column),
+                             shared_float(column + kFloat * 4 * kTensorStrideB)};
+    unsigned b_head[2], b_tail[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) split_fragment<ieee>(values[r], b_head[r], b_tail[r], probe);
+#pragma unroll
+    for (int i = 0; i < kTilesI; ++i) {
+      float step[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      mma_tf32(step, a_tail[i], b_head);  // the small terms first, below the large one
+      mma_tf32(step, a_head[i], b_tail);
+      mma_tf32(step, a_head[i], b_head);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) sum[kFirstI + i][j][r] += step[r];
+    }
+  }
+}
+
+// The warp's products of the 8 k from kk, in two passes over its M tiles where it has 4 or more.
+template <bool ieee, int kk>
+__device__ __forceinline__ void multiply_k8(unsigned stage, unsigned a_lane, unsigned b_lane,
+                                            float (&sum)[kMmaTilesM][kMmaTilesN][4], float& probe) {
+  constexpr int kPasses = kMmaTilesM >= 4 ? 2 : 1;
+  constexpr int kTilesI = kMmaTilesM / kPasses;
+  multiply_rows<ieee, kk, 0, kTilesI>(stage, a_lane, b_lane, sum, probe);
+  if constexpr (kPasses == 2)
+    multiply_rows<ieee, kk, kTilesI, kTilesI>(stage, a_lane, b_lane, sum, probe);
+}
+
+// The products of a whole stage, k8 step by k8 step from kk, each step's offsets constants.
+template <bool ieee, int kk = 0>
+__device__ __forceinline__ void multiply_stage(unsigned stage, unsigned a_lane, unsigned b_lane,
+                                               float (&sum)[kMmaTilesM][kMmaTilesN][4],
+                                               float& probe) {
+  multiply_k8<ieee, kk>(stage, a_lane, b_lane, sum, probe);
+  if constexpr (kk + 8 < BK) multiply_stage<ieee, kk + 8>(stage, a_lane, b_lane, sum, probe);
+}
+
+// The block's tile of C over its slice of K into `sum`, through the ring of stages from `shared`
+// that `fetch_tile(tile, stage)` fills: `ieee` for a block that met an infinity or NaN. Returns
+// whether this thread's fragments held one.
+template <bool ieee, typename Fetch>
+__device__ __forceinline__ bool accumulate_tile(const Fetch& fetch_tile, float* shared,
+                                                unsigned a_lane, unsigned b_lane, int tiles,
+                                                bool warp_computes,
+                                                float (&sum)[kMmaTilesM][kMmaTilesN][4]) {
+#pragma unroll
+  for (int i = 0; i < kMmaTilesM; ++i)
+#pragma unroll
+    for (int j = 0; j < kMmaTilesN; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) sum[i][j][r] = 0.0f;
+#pragma unroll
+  for (int stage = 0; stage < STAGES - 1; ++stage) {
+    if (stage < tiles) fetch_tile(stage, shared + stage * kTensorStageFloats);
+    commit_copies();  // even when empty: group t always holds tile t
+  }
+  const unsigned ring = shared_address(shared);
+  float probe = 0.0f;
+  int read_stage = 0;
+  int write_stage = STAGES - 1;
+  for (int tile = 0; tile < tiles; ++tile) {
+    wait_copies<STAGES - 2>();
+    __syncthreads();  // tile `tile` is in; everyone is done with write_stage
+    if (tile + STAGES - 1 < tiles)
+      fetch_tile(tile + STAGES - 1, shared + write_stage * kTensorStageFloats);
+    commit_copies();
+    if (warp_computes)
+      multiply_stage<ieee>(ring + sizeof(float) * read_stage * kTensorStageFloats, a_lane, b_lane,
+                           sum, probe);
+    read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
+    write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
+  }
+  return isinf(probe);
+}
+
+// sgemm_block's contract (vector_b, vector_c, a split's partials) on the tensor cores.
+template <bool vector_b, bool vector_c>
+__device__ __forceinline__ void sgemm_tf32x3_block(const float* __restrict__ a,
+                                                   const float* __restrict__ b,
+                                                   float* __restrict__ c, int m, int n, int k,
+                                                   int ldb) {
+  constexpr bool vector_a = vector_b && VECTOR_A;
+  extern __shared__ float4 shared_words[];
+  float* shared = reinterpret_cast<float*>(shared_words);
+  wait_for_previous_grid();  // a padded B is the pad kernel's output
+
+  const int2 tile_position = block_tile();
+  const int block_m = tile_position.x * kBlockM;
+  const int block_n = tile_position.y * kBlockN;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int warp_row = (warp / WARPS_N) * kWarpM;
+  const int warp_column = (warp % WARPS_N) * kWarpN;
+  const bool warp_computes =
+      !SKIP_IDLE_WARPS || (block_m + warp_row < m && block_n + warp_column < n);
+
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int group = lane / 4, in_group = lane % 4;
+  const auto a_lane = static_cast<unsigned>(sizeof(float) * a_offset(warp_row + group, in_group));
+  const auto b_lane =
+      static_cast<unsigned>(sizeof(float) * b_offset(in_group, warp_column + group));
+
+  const KRange slice = k_range(k);
+  const int length = slice.end - slice.begin;
+  const int tiles = length / BK + (length % BK != 0);
+  const int full_tiles = length / BK;
+  auto fetch_tile = [&](int tile, float* stage) {
+    const int k_first = slice.begin + tile * BK;
+    if (tile < full_tiles)
+      fetch_tensor_tile<vector_a, vector_b, false>(stage, a, b, m, n, k, ldb, block_m, block_n,
+                                                   k_first, slice.end);
+    else
+      fetch_tensor_tile<vector_a, vector_b, true>(stage, a, b, m, n, k, ldb, block_m, block_n,
+                                                  k_first, slice.end);
+  };
+
+  float sum[kMmaTilesM][kMmaTilesN][4];
+  // Every element of the block's panels passes through some warp's fragments.
+  if (__syncthreads_or(
+          accumulate_tile<false>(fetch_tile, shared, a_lane, b_lane, tiles, warp_computes, sum)))
+    accumulate_tile<true>(fetch_tile, shared, a_lane, b_lane, tiles, warp_computes, sum);
+
+  allow_next_grid();
+  float* destination = SPLIT_K == 1 ? c : c + static_cast<long long>(m) * n * blockIdx.z;
+#pragma unroll
+  for (int i = 0; i < kMmaTilesM; ++i)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = block_m + warp_row + i * 16 + group + half * 8;
+      if (row >= m) continue;
+      float* c_row = destination + static_cast<long long>(row) * n;
+#pragma unroll
+      for (int j = 0; j < kMmaTilesN; ++j) {
+        const int column = block_n + warp_column + j * 8 + in_group * 2;
+        const float first = sum[i][j][2 * half], second = sum[i][j][2 * half + 1];
+        if (vector_c) {
+          // n % 4 == 0 and the column even: the pair is all inside C or all outside.
+          if (column < n) *reinterpret_cast<float2*>(c_row + column) = make_float2(first, second);
+        } else {
+          if (column < n) c_row[column] = first;
+          if (column + 1 < n) c_row[column + 1] = second;
+        }
+      }
+    }
+}
+
+}  // namespace
