@@ -80,8 +80,9 @@ __device__ __forceinline__ void fetch_tensor_tile(float* stage, const float* a, 
 // x as a TF32 head and tail, head + tail = x up to 2^-22·|x|. The head is x truncated (never
 // rounded past the largest float into infinity), the tail x - head rounded to nearest by its
 // bits, since the toolkit's cvt.rna.tf32 takes five instructions where these take two.
-// `probe` gathers the tails: an infinite or NaN x leaves a NaN tail, so a NaN probe says the
-// block met one, and sgemm_tf32x3_block then computes its tile again by split_tf32_ieee.
+// `probe` keeps the largest |head|: infinite where x was infinite (or a NaN whose payload lay
+// only in the truncated bits), and then the block computes its tile again by split_tf32_ieee. Any
+// other NaN stays a NaN head, and the products carry it.
 __device__ __forceinline__ void split_tf32(float x, unsigned& head, unsigned& tail, float& probe) {
   head = __float_as_uint(x) & 0xFFFFE000u;
   const float rest = x - __uint_as_float(head);
@@ -133,13 +134,13 @@ __device__ __forceinline__ float shared_float(unsigned address) {
   return value;
 }
 
-// The warp's products of the 8 k from kk of the stage at shared address `stage`. Fragment
-// layouts are PTX's for m16n8k8 .tf32: lane = 4·group + in_group; A holds rows group and
-// group + 8 at k in_group and in_group + 4, B k in_group and in_group + 4 at column group.
-// `a_lane` and `b_lane`: the lane's first A and B element of a stage, in bytes from its start.
-// The products of M tiles [kFirstI, kFirstI + kTilesI) of the warp's tile with all its N tiles:
-// a warp tile's A fragments split in two such passes hold half the registers (each pass reads
-// and splits the N tiles' B fragments again).
+// The products of the 8 k from kk of the stage at shared address `stage`, for M tiles [kFirstI,
+// kFirstI + kTilesI) of the warp's tile with all its N tiles: a warp tile's A fragments split in
+// two such passes hold half the registers (each pass reads and splits the N tiles' B fragments
+// again). Fragment layouts are PTX's for m16n8k8 .tf32: lane = 4·group + in_group; A holds rows
+// group and group + 8 at k in_group and in_group + 4, B k in_group and in_group + 4 at column
+// group. `a_lane` and `b_lane`: the lane's first A and B element of a stage, in bytes from its
+// start.
 template <bool ieee, int kk, int kFirstI, int kTilesI>
 __device__ __forceinline__ void multiply_rows(unsigned stage, unsigned a_lane, unsigned b_lane,
                                               float (&sum)[kMmaTilesM][kMmaTilesN][4],
