@@ -77,16 +77,23 @@ __device__ __forceinline__ void fetch_tensor_tile(float* stage, const float* a, 
   }
 }
 
+// A float's bits that TF32 keeps: sign, exponent and the top 10 bits of the mantissa.
+constexpr unsigned kTf32Bits = 0xFFFFE000u;
+
+// A finite float's bits rounded to TF32, to nearest (ties away from zero) by a carry into the
+// kept bits: the toolkit's cvt.rna.tf32 takes five instructions where this takes two.
+__device__ __forceinline__ unsigned rounded_to_tf32(unsigned bits) {
+  return (bits + 0x1000u) & kTf32Bits;
+}
+
 // x as a TF32 head and tail, head + tail = x up to 2^-22·|x|. The head is x truncated (never
-// rounded past the largest float into infinity), the tail x - head rounded to nearest by its
-// bits, since the toolkit's cvt.rna.tf32 takes five instructions where these take two.
+// rounded past the largest float into infinity), the tail x - head rounded to nearest.
 // `probe` keeps the largest |head|: infinite where x was infinite (or a NaN whose payload lay
 // only in the truncated bits), and then the block computes its tile again by split_tf32_ieee. Any
 // other NaN stays a NaN head, and the products carry it.
 __device__ __forceinline__ void split_tf32(float x, unsigned& head, unsigned& tail, float& probe) {
-  head = __float_as_uint(x) & 0xFFFFE000u;
-  const float rest = x - __uint_as_float(head);
-  tail = (__float_as_uint(rest) + 0x1000u) & 0xFFFFE000u;
+  head = __float_as_uint(x) & kTf32Bits;
+  tail = rounded_to_tf32(__float_as_uint(x - __uint_as_float(head)));
   probe = fmaxf(probe, fabsf(__uint_as_float(head)));
 }
 
@@ -100,9 +107,9 @@ __device__ __forceinline__ void split_tf32_ieee(float x, unsigned& head, unsigne
   const unsigned bits = __float_as_uint(x);
   const unsigned magnitude = bits & 0x7FFFFFFFu;
   const unsigned least_of_sign = (bits & 0x80000000u) | 0x00800000u;
-  head = magnitude > 0x7F800000u ? 0x7FC00000u : bits & 0xFFFFE000u;
+  head = magnitude > 0x7F800000u ? 0x7FC00000u : bits & kTf32Bits;
   const unsigned rest = magnitude < 0x7F800000u
-                            ? (__float_as_uint(x - __uint_as_float(head)) + 0x1000u) & 0xFFFFE000u
+                            ? rounded_to_tf32(__float_as_uint(x - __uint_as_float(head)))
                             : least_of_sign;
   tail = (rest & 0x7FFFFFFFu) != 0 ? rest : magnitude != 0 ? least_of_sign : 0u;
 }

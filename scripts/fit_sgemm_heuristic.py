@@ -385,7 +385,8 @@ def main():
                              f'measures within {1 - KEEP_BEST_SHARE:.1%}% of the best; '
                              'repeatable')
     parser.add_argument('--min-slice-depth', type=int, default=MIN_SLICE_DEPTH, metavar='N')
-    parser.add_argument('--few-blocks-slice-depth', type=int, default=0, metavar='N',
+    parser.add_argument('--few-blocks-slice-depth', type=int, default=FEW_BLOCKS_SLICE_DEPTH,
+                        metavar='N',
                         help='also rate splits of slices N deep or more where the split\'s blocks '
                              'fit one round of the SMs')
     parser.add_argument('--share-by', choices=('warps', 'results'), default=SHARE_BY)
