@@ -68,6 +68,7 @@ struct ProblemSession::State {
       buffers.emplace_back(std::in_place, context, initial.at(argument.name).bytes.size());
     }
     pristine.resize(buffers.size());
+    keep_pristine_inputs();
   }
 
   // The buffers by name, for the problem's C++ callbacks.
@@ -112,8 +113,9 @@ struct ProblemSession::State {
     }
   }
 
-  // Copies of the inputs on the device, where they take at most half of its free memory (the
-  // rest is the configs' and the other processes'); else none, and each restore uploads.
+  // Copies of the inputs on the device, made before the first restore so that every restore
+  // copies on the device, where they take at most half of its free memory (the rest is the
+  // configs' and the other processes'); else none, and each restore uploads.
   void keep_pristine_inputs() {
     const auto& arguments = problem.arguments();
     std::size_t input_bytes = 0;
@@ -340,19 +342,19 @@ struct ProblemSession::State {
   };
 
   // The largest |expected| of each output, where rtol is relative to it: measured once, since
-  // every config is compared with the same reference. By output; empty where rtol is relative to
-  // each element.
+  // every config is compared with the same reference. By output; none where rtol is relative to
+  // each element or the output's elements are not compared.
   std::vector<std::optional<double>> scales;
   // The last output read back, kept between configs: outputs of tens of millions of elements.
   std::vector<std::byte> read_back;
 
   void measure_scales() {
-    if (problem.verification().relative_to != ProblemVerification::RelativeTo::largest) return;
-    for (const ProblemData::Array& reference : expected)
-      scales.push_back(
-          problem.verification().compares_elements_of(reference.name)
-              ? std::optional(detail::largest_magnitude(reference.type, reference.bytes))
-              : std::nullopt);
+    const ProblemVerification& verification = problem.verification();
+    scales.assign(expected.size(), std::nullopt);
+    if (verification.relative_to != ProblemVerification::RelativeTo::largest) return;
+    for (std::size_t index = 0; index < expected.size(); ++index)
+      if (verification.compares_elements_of(expected[index].name))
+        scales[index] = detail::largest_magnitude(expected[index].type, expected[index].bytes);
   }
 
   // The outputs the reference has against it.
@@ -364,7 +366,7 @@ struct ProblemSession::State {
       if (!problem.verification().compares_elements_of(reference.name)) continue;
       read_back.resize(reference.bytes.size());
       buffers[index_of(reference.name)]->download_bytes(read_back.data(), read_back.size());
-      const std::optional<double> scale = scales.empty() ? std::nullopt : scales[index];
+      const std::optional<double> scale = scales[index];
       const detail::ElementComparison elements =
           detail::compare_elements(reference.type, reference.bytes, read_back, atol, rtol, scale);
       comparison.max_error = std::max(comparison.max_error, elements.max_error);
@@ -492,7 +494,6 @@ ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& j
     throw Error(error.kind(), state.problem.name() + ": the reference (" + state.reference_name +
                                   ") failed: " + error.what());
   }
-  if (state.verifies() || state.problem.peer()) state.keep_pristine_inputs();
 }
 
 ProblemSession::~ProblemSession() = default;
