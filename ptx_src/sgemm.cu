@@ -56,7 +56,7 @@
 // ptxrt: define SKIP_IDLE_WARPS in {0, 1} default 0
 // ptxrt: define TF32X3 in {0, 1} default 0
 // ptxrt: define SPLIT_K in {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128} default 1
-// ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS VECTOR_A SPLIT_K
+// ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS VECTOR_A SPLIT_K TF32X3
 // ptxrt: constraint WARPS_M * WARPS_N >= 2 && WARPS_M * WARPS_N <= 8
 // ptxrt: constraint TM * TN >= 16 && BK >= 16 && STAGES >= 3
 // ptxrt: constraint WARPS_M * LANES_M * TM >= 32 && WARPS_M * LANES_M * TM <= 256

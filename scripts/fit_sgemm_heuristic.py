@@ -97,12 +97,18 @@ MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True, False), 50.9, 49.25, 250),
         ((2, 1, 8, 8, 8, 16, 3, 4, True, False), 33.71, 33.31, 186),
         ((2, 2, 8, 4, 4, 16, 3, 4, True, False), 30.36, 27.48, 79),
         ((1, 4, 4, 8, 4, 16, 3, 4, True, False), 37.59, 34.96, 95),
-        # 3xTF32 on the tensor cores: its rates are measured (docs/perf-notes.md, "3xTF32 on the
-        # tensor cores"), not fitted: the menu benches in docs/perf-data predate it, so where it
-        # is the pick they count it untimed, and search() leaves its rates as they are.
-        ((2, 4, 8, 8, 16, 16, 3, 1, True, True), 55.2, 30.0, 255)]
-# The entries search() refits.
-FITTED = [index for index, entry in enumerate(MENU) if not entry[0][9]]
+        # 3xTF32 on the tensor cores (docs/perf-notes.md, "3xTF32 on the tensor cores").
+        ((2, 4, 8, 8, 16, 16, 3, 1, True, True), 55.53, 24.66, 255),
+        ((2, 4, 8, 8, 8, 16, 3, 1, True, True), 53.52, 22.89, 254),
+        ((2, 2, 8, 8, 8, 16, 3, 2, True, True), 51.1, 27.49, 255),
+        ((2, 2, 4, 8, 8, 16, 3, 2, True, True), 50.2, 31.69, 255)]
+# The entries search() refits (--refit): the FFMA entries with the constants, or the tensor
+# cores' rates alone. Most menu benches in docs/perf-data predate the tensor cores and count a
+# pick of theirs untimed, so the FFMA fit leaves the tensor cores' rates as they are; their own
+# fit moves their rates further, from the values above, and nothing else.
+FITTED = {'ffma': [index for index, entry in enumerate(MENU) if not entry[0][9]],
+          'tf32x3': [index for index, entry in enumerate(MENU) if entry[0][9]]}
+RATE_STEP = {'ffma': 0.05, 'tf32x3': 0.3}
 # What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
 # sub-partitions, allocated per warp in units of 256; shared memory with 1 KiB reserved per
 # block, in units of 128.
@@ -305,20 +311,22 @@ def score(shapes, c, menu):
     return sum(of_best) + 2 * min(of_best)
 
 
-def search(shapes, steps, seed=1, start=None):
-    """From `start` (default: CONSTANTS) and MENU's rates, the best set the search finds."""
+def search(shapes, steps, seed=1, start=None, refit='ffma'):
+    """From `start` (default: CONSTANTS) and MENU's rates, the best set the search finds; `refit`
+    names the entries it moves (FITTED), and the constants move with the FFMA entries alone."""
     rng = random.Random(seed)
     constants, menu = dict(start or CONSTANTS), [list(entry) for entry in MENU]
     best = score(shapes, constants, menu)
+    step = RATE_STEP[refit]
     for _ in range(steps):
         trial_constants, trial_menu = dict(constants), [list(entry) for entry in menu]
-        if rng.random() < 0.6:
+        if refit == 'ffma' and rng.random() < 0.6:
             unused = 'warps_for_full_rate' if SHARE_BY == 'results' else 'results_for_full_rate'
             name = rng.choice([name for name in BOUNDS if name != unused])
             trial_constants[name] = rng.uniform(*BOUNDS[name])
         else:
-            index = rng.choice(FITTED)
-            factor = rng.uniform(0.95, 1.05)
+            index = rng.choice(FITTED[refit])
+            factor = rng.uniform(1 - step, 1 + step)
             # Both rates, or the aligned or the any-alignment one alone.
             for column in rng.choice(((1, 2), (1,), (2,))):
                 trial_menu[index][column] = MENU[index][column] * factor
@@ -337,12 +345,13 @@ def share_of_best(shapes, c, menu):
     return sum(of_best) / len(of_best)
 
 
-def cross_validate(benches, steps, seed):
+def cross_validate(benches, steps, seed, refit):
     """Per bench: the search fitted to the shapes of the other benches, its picks judged on this
     one's. A shape that several benches timed counts with the rows of the last (a later bench
     adds configs: the menu grew), and belongs to every bench that timed it: it is judged with
-    each of them and trained on by none of them. Each fit starts with every constant in the middle
-    of its bounds (geometric), not from CONSTANTS, which may have been fitted to the bench judged."""
+    each of them and trained on by none of them. An FFMA fit starts with every constant in the
+    middle of its bounds (geometric), not from CONSTANTS, which may have been fitted to the bench
+    judged; a fit of the tensor cores' rates keeps CONSTANTS."""
     merged, held_out_sets = {}, {}
     for path in benches:
         shapes = read_bench(path)
@@ -352,7 +361,8 @@ def cross_validate(benches, steps, seed):
     for held_out, judged in held_out_sets.items():
         training = {shape: rows for shape, rows in merged.items() if shape not in judged}
         shapes = {shape: merged[shape] for shape in judged}
-        constants, menu = search(training, steps, seed, middle)
+        constants, menu = search(training, steps, seed, middle if refit == 'ffma' else CONSTANTS,
+                                 refit)
         print(f'{held_out}: the picks reach {share_of_best(shapes, constants, menu):.3f} of the '
               f'best measured, fitted to the others ({share_of_best(shapes, CONSTANTS, MENU):.3f} '
               'with the constants given)')
@@ -375,6 +385,9 @@ def main():
                         help='print the model\'s pick at each shape (no benches): a CPU test '
                              'holds them equal to the C++ heuristic\'s on an H100')
     parser.add_argument('--search', type=int, default=0, metavar='N')
+    parser.add_argument('--refit', choices=tuple(FITTED), default='ffma',
+                        help='what --search moves: the FFMA entries\' rates and the constants '
+                             '(default), or the tensor cores\' rates alone')
     parser.add_argument('--seed', type=int, default=1, metavar='S')
     parser.add_argument('--cross-validate', action='store_true',
                         help='fit (--search N) to all benches but one and judge the picks on that '
@@ -384,6 +397,9 @@ def main():
                         help='a benched shape where the search keeps only sets whose pick '
                              f'measures within {1 - KEEP_BEST_SHARE:.1%}% of the best; '
                              'repeatable')
+    parser.add_argument('--ffma-only', action='store_true',
+                        help='the menu without the tensor cores: a device before CC 8.0, or '
+                             'benches that did not time them')
     parser.add_argument('--min-slice-depth', type=int, default=MIN_SLICE_DEPTH, metavar='N')
     parser.add_argument('--few-blocks-slice-depth', type=int, default=FEW_BLOCKS_SLICE_DEPTH,
                         metavar='N',
@@ -397,6 +413,11 @@ def main():
     MIN_SLICE_DEPTH, SHARE_BY = arguments.min_slice_depth, arguments.share_by
     FEW_BLOCKS_SLICE_DEPTH = arguments.few_blocks_slice_depth
     KEEP_BEST_AT.update(arguments.keep_best_at)
+    if arguments.ffma_only:
+        if arguments.refit == 'tf32x3':
+            parser.error('--refit tf32x3 fits the tensor cores, which --ffma-only leaves out')
+        MENU[:] = [entry for entry in MENU if not entry[0][9]]
+        FITTED.update(ffma=list(range(len(MENU))), tf32x3=[])
     recorded = recorded_dram_gb_per_s(arguments.benches)  # refuses a bench of another device
     DRAM_GB_PER_S = arguments.dram_gb_per_s or recorded or DRAM_GB_PER_S
     if arguments.pick:
@@ -412,16 +433,20 @@ def main():
     if arguments.cross_validate:
         if not arguments.search or len(arguments.benches) < 2:
             parser.error('--cross-validate needs --search N and two benches or more')
-        cross_validate(arguments.benches, arguments.search, arguments.seed)
+        cross_validate(arguments.benches, arguments.search, arguments.seed, arguments.refit)
         return
     shapes = {}
     for path in arguments.benches:
         shapes.update(read_bench(path))
     for shape in sorted(KEEP_BEST_AT - set(shapes)):
         parser.error(f'--keep-best-at {"x".join(map(str, shape))}: not a shape the benches timed')
+    if arguments.refit == 'tf32x3':
+        # Only the benches that timed the tensor cores can say where they win.
+        shapes = {shape: rows for shape, rows in shapes.items()
+                  if any(key != 'cublas' and key[-1] for key in rows)}
     constants, menu = CONSTANTS, MENU
     if arguments.search:
-        constants, menu = search(shapes, arguments.search, arguments.seed)
+        constants, menu = search(shapes, arguments.search, arguments.seed, refit=arguments.refit)
         if score(shapes, constants, menu) == -math.inf:
             held = ', '.join('x'.join(map(str, shape)) for shape in sorted(KEEP_BEST_AT))
             raise SystemExit(f'no set the search tried picks within {1 - KEEP_BEST_SHARE:.1%} of '

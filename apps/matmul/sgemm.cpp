@@ -114,12 +114,14 @@ const std::vector<ListedConfig>& listed_configs() {
       {with({2, 1, 8, 8, 8, 16, 3, 4}, 1, true, false), {skinny}},
       {with({2, 2, 8, 4, 4, 16, 3, 4}, 1, true, false), {skinny, deep}},
       {with({1, 4, 4, 8, 4, 16, 3, 4}, 1, true, false), {skinny, deep}},
-      // The tensor cores at fp32 accuracy (3xTF32): 128×256 as the heuristic's menu has it, with
-      // BK 32, 128×128 and 64×128, split or not.
+      // The tensor cores at fp32 accuracy (3xTF32): the heuristic's menu (128×256, 128×128,
+      // 128×64 and 64×128), 128×256 with BK 32, a split, and 64×64.
       {on_tensor_cores(with({2, 4, 8, 8, 16, 16, 3, 1}, 1, true, false)), {square, ragged, flat}},
       {on_tensor_cores(with({2, 4, 8, 8, 16, 32, 3, 1}, 1, true, false)), {square}},
       {on_tensor_cores(with({2, 4, 8, 8, 8, 16, 3, 1}, 1, true, false)), {square, ragged}},
-      {split(on_tensor_cores(with(half_m, 1, true, false)), 4), {small, deep}},
+      {on_tensor_cores(with({2, 2, 8, 8, 8, 16, 3, 2}, 1, true, false)), {square, ragged, flat}},
+      {on_tensor_cores(with({2, 2, 4, 8, 8, 16, 3, 2}, 1, true, false)), {ragged, flat, skinny}},
+      {split(on_tensor_cores(with({2, 2, 4, 8, 8, 16, 3, 2}, 1, true, false)), 4), {small, deep}},
       {on_tensor_cores(with(quarter, 1, false, true)), {small}},
   };
   return listed;

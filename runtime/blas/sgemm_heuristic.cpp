@@ -151,11 +151,17 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
        "64x32: 16.66 TFLOP/s at 6771x24x2261 split 6; 1.14x cuBLAS at 50x3407x220"},
       {menu_config(1, 4, 4, 8, 4, 16, 3, 4, true), 37.59, 34.96, 95,
        "32x128, for M of 32 or less: 17.88 TFLOP/s at 23x4574x4586 split 32, 15.67 for 32x64"},
-      // Measured, not fitted (the fits' benches did not time it): 51.4 TFLOP/s at 4096^3 and
-      // 52.1 at 8192^3, where the first entry's 50.9 measured 47.4 and 48.1. Its 4-byte entry
-      // spills and was not measured: its rate keeps the tensor cores to aligned or padded B.
-      {menu_config(2, 4, 8, 8, 16, 16, 3, 1, true, true), 55.2, 30.0, 255,
-       "128x256 on the tensor cores (3xTF32): 1.01x cuBLAS at 4096^3, 1.02x at 8192^3"},
+      // 3xTF32 on the tensor cores, fitted (rates alone) to the menu benches that timed them:
+      // `--refit tf32x3` in scripts/fit_sgemm_heuristic.py. Their any-alignment entries spill.
+      {menu_config(2, 4, 8, 8, 16, 16, 3, 1, true, true), 55.53, 24.66, 255,
+       "128x256 on the tensor cores: 1.01x cuBLAS at 4096^3, 1.02x at 8192^3"},
+      {menu_config(2, 4, 8, 8, 8, 16, 3, 1, true, true), 53.52, 22.89, 254,
+       "128x128 on the tensor cores: 1.14x cuBLAS at 3000x2048x1500, 0.94x at 2150x4581x3223 "
+       "(B padded)"},
+      {menu_config(2, 2, 8, 8, 8, 16, 3, 2, true, true), 51.1, 27.49, 255,
+       "128x64 on the tensor cores: 1.25x cuBLAS at 5000x800x2000, 1.22x at 3000x2048x1500"},
+      {menu_config(2, 2, 4, 8, 8, 16, 3, 2, true, true), 50.2, 31.69, 255,
+       "64x128 on the tensor cores: 1.12x cuBLAS at 1200x6000x3000, 1.02x at 5420x1712x4458"},
   };
   return menu;
 }

@@ -100,8 +100,10 @@ KernelProblem sgemm_problem(const DeviceProperties& device) {
       .block("32 * WARPS_M * WARPS_N")
       .grid("ceil_div(n, " + std::string(block_n) + ")",
             "ceil_div(m, " + std::string(block_m) + ")", "SPLIT_K")
-      .shared_memory("STAGES * BK * (" + std::string(block_m) + " + 4 + " + std::string(block_n) +
-                     ") * 4")
+      // SgemmConfig::shared_bytes: the FFMAs' ring, or the tensor cores' (A by rows, B padded).
+      .shared_memory("STAGES * ((1 - TF32X3) * BK * (" + std::string(block_m) + " + 4 + " +
+                     std::string(block_n) + ") + TF32X3 * (" + std::string(block_m) +
+                     " * (BK + 4) + BK * (" + std::string(block_n) + " + 8))) * 4")
       .buffer("a", ElementType::float32, "m * k", DataInit::uniform(-1.0, 1.0))
       .buffer("b", ElementType::float32, "k * n", DataInit::uniform(-1.0, 1.0))
       .buffer("c", ElementType::float32, "m * n", DataInit::zeros(), ArgumentRole::output)

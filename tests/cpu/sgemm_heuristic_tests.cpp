@@ -91,6 +91,18 @@ TEST_CASE(
     CHECK(config.split_k == 1);
     CHECK(config.vector_a);
   }
+  // Mid-size products whose B rows are 16-byte aligned take the tensor cores' smaller tiles
+  // (docs/perf-data/sgemm-menu-tf32-aligned-h200.json: 128x64 at 1.25x cuBLAS at 5000x800x2000
+  // and 1.22x at 3000x2048x1500, where the FFMAs' best reached 0.98x and 1.07x); small products
+  // keep the FFMAs (682³: 0.81x for them, 0.71x for the tensor cores' best).
+  for (const Shape shape : {Shape{5000, 800, 2000}, Shape{3000, 2048, 1500}}) {
+    CAPTURE(shape.m);
+    const SgemmConfig config = chosen(shape);
+    CAPTURE(config.describe());
+    CHECK(config.tf32x3);
+    CHECK(config.block_m() * config.block_n() <= 128 * 128);
+  }
+  CHECK_FALSE(chosen(Shape{682, 682, 682}).tf32x3);
   // Before compute capability 8.0 there is no TF32: an H100's resources at 7.0 take the FFMAs'
   // 128x256 with K steps of 32, the 4096³ tune's winner
   // (docs/perf-data/sgemm-menu-shapes-h200.json: 47.76 TFLOP/s at 4096³).
@@ -140,13 +152,14 @@ TEST_CASE("deep K is split into slices of at least 128 that fill every SM") {
     CHECK(ptxrt::sgemm_slice_depth(config, shape.k) >= 128);
     CHECK(fills_the_sms(config, shape));
   }
-  // A 512x512 C is 8 to 16 large tiles: split 16 gives every SM a block or two (43.80 TFLOP/s
-  // with 64x256 tiles, 42.48 with 128x256, against 40.85 for 64x256 at split 8:
-  // docs/perf-data/sgemm-bench-h100.txt).
+  // A 512x512 C is 16 of the tensor cores' 128x128 tiles, one block an SM: split 8 gives 128 of
+  // the 132 SMs a block (the FFMAs, measured before the tensor cores, took 64x256 at split 16:
+  // 43.80 TFLOP/s against 40.85 at split 8, docs/perf-data/sgemm-bench-h100.txt).
   const SgemmConfig deep = chosen({512, 512, 16384});
   CAPTURE(deep.describe());
-  CHECK(deep.block_m() * deep.block_n() >= 64 * 256);
-  CHECK(deep.split_k == 16);
+  CHECK(deep.tf32x3);
+  CHECK(deep.block_m() * deep.block_n() >= 128 * 128);
+  CHECK(fills_the_sms(deep, {512, 512, 16384}));
   // Two tiles of C: the deepest split there is, on the smallest tile; 256 blocks of 512 deep
   // measured 0.0400 ms on the H100 against split 64's 0.0423 and split 16's 0.146 (cuBLAS:
   // 0.0463).

@@ -106,11 +106,12 @@ TEST_CASE("the builtin kernels declare their tuning spaces") {
   CHECK(space_of("matmul_tiled").describe() == "TILE_WIDTH in {4,8,16,32}");
   CHECK(space_of("closest_pair").describe() == "BASE in {32,64,128,256,512,1024}");
   const ptxrt::TuningSpace sgemm = space_of("sgemm");
-  CHECK(sgemm.parameters().size() == 10);
-  // 4·4·2·3·3·3·3·4 combinations of the tiles and the ring, 2 loads of A, 14 splits of K.
-  CHECK(sgemm.size() == 290304);
+  CHECK(sgemm.parameters().size() == 11);
+  // 4·4·2·3·3·3·3·4 combinations of the tiles and the ring, 2 loads of A, 14 splits of K, by
+  // FFMA or on the tensor cores.
+  CHECK(sgemm.size() == 580608);
   const ptxrt::SpaceEnumeration configs = sgemm.enumerate();
-  CHECK(configs.allowed.size() + configs.pruned.size() == 290304);
+  CHECK(configs.allowed.size() + configs.pruned.size() == 580608);
   // The default config is in the space the manifest's constraints allow.
   const ptxrt::TuningConfig default_config = sgemm.default_config();
   CHECK(std::find(configs.allowed.begin(), configs.allowed.end(), default_config) !=

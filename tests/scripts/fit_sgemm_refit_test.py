@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""scripts/fit_sgemm_heuristic.py --refit tf32x3 and --ffma-only: a search of the tensor cores'
+rates moves their rates and no constant or FFMA rate, --ffma-only picks the FFMAs where the full
+menu picks the tensor cores, and the two together are refused. Exits non-zero on the first failed
+expectation.
+"""
+import ast
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+
+from script_checks import SOURCE, expect
+
+SCRIPT = os.path.join(SOURCE, "scripts", "fit_sgemm_heuristic.py")
+BENCH = os.path.join(SOURCE, "docs", "perf-data", "sgemm-menu-tf32-aligned-h200.json")
+# A product where the full menu picks the tensor cores (docs/perf-notes.md: 1.25x cuBLAS there).
+ALIGNED = "5000x800x2000"
+
+
+def run(*arguments):
+    return subprocess.run([sys.executable, SCRIPT, *arguments], capture_output=True, text=True)
+
+
+def printed(output, label):
+    found = re.search(rf"^{label}: (.*)$", output, re.MULTILINE)
+    expect(found is not None, f"a '{label}:' line", output)
+    return ast.literal_eval(found.group(1))
+
+
+def main():
+    spec = importlib.util.spec_from_file_location("fit", SCRIPT)
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    searched = run(BENCH, "--dram-gb-per-s", "4800", "--search", "40", "--seed", "1",
+                   "--refit", "tf32x3")
+    expect(searched.returncode == 0, f"exit code {searched.returncode}: {searched.stderr}")
+    given = {name: float(f"{value:.4g}") for name, value in fit.CONSTANTS.items()}
+    expect(printed(searched.stdout, "constants") == given, "the constants as given",
+           searched.stdout)
+    rates = printed(searched.stdout, "menu rates")
+    start = [(round(entry[1], 2), round(entry[2], 2)) for entry in fit.MENU]
+    tensor_cores = fit.FITTED["tf32x3"]
+    expect(len(tensor_cores) > 0 and all(rates[i] == start[i] for i in fit.FITTED["ffma"]),
+           "every FFMA rate as given", searched.stdout)
+    expect(any(rates[i] != start[i] for i in tensor_cores), "a tensor-core rate moved",
+           searched.stdout)
+    full = run("--pick", ALIGNED)
+    expect(full.returncode == 0 and "TF32X3=1" in full.stdout,
+           f"the full menu's pick at {ALIGNED} on the tensor cores", full.stdout + full.stderr)
+    ffma = run("--pick", ALIGNED, "--ffma-only")
+    expect(ffma.returncode == 0 and "TF32X3=0" in ffma.stdout,
+           f"--ffma-only's pick at {ALIGNED} on the FFMAs", ffma.stdout + ffma.stderr)
+    refused = run(BENCH, "--search", "1", "--refit", "tf32x3", "--ffma-only")
+    expect(refused.returncode == 2 and "--refit tf32x3 fits the tensor cores, which --ffma-only "
+           "leaves out" in refused.stderr, "--refit tf32x3 with --ffma-only refused, saying why",
+           refused.stderr)
+    print("fit_sgemm_heuristic.py --refit and --ffma-only: every expectation held")
+
+
+if __name__ == "__main__":
+    main()
