@@ -102,13 +102,18 @@ MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True, False), 50.9, 49.25, 250),
         ((2, 4, 8, 8, 8, 16, 3, 1, True, True), 53.52, 22.89, 254),
         ((2, 2, 8, 8, 8, 16, 3, 2, True, True), 51.1, 27.49, 255),
         ((2, 2, 4, 8, 8, 16, 3, 2, True, True), 50.2, 31.69, 255)]
-# The entries search() refits (--refit): the FFMA entries with the constants, or the tensor
-# cores' rates alone. Most menu benches in docs/perf-data predate the tensor cores and count a
-# pick of theirs untimed, so the FFMA fit leaves the tensor cores' rates as they are; their own
-# fit moves their rates further, from the values above, and nothing else.
-FITTED = {'ffma': [index for index, entry in enumerate(MENU) if not entry[0][9]],
-          'tf32x3': [index for index, entry in enumerate(MENU) if entry[0][9]]}
+# How far search() moves a rate from MENU's, by what it refits (--refit): the FFMA entries with
+# the constants, or the tensor cores' rates alone. Most menu benches in docs/perf-data predate the
+# tensor cores and count a pick of theirs untimed, so the FFMA fit leaves the tensor cores' rates
+# as they are; their own fit moves their rates further, and nothing else.
 RATE_STEP = {'ffma': 0.05, 'tf32x3': 0.3}
+
+
+def fitted(refit):
+    """The indices in MENU of the entries search() refits."""
+    return [index for index, entry in enumerate(MENU) if entry[0][9] == (refit == 'tf32x3')]
+
+
 # What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
 # sub-partitions, allocated per warp in units of 256; shared memory with 1 KiB reserved per
 # block, in units of 128.
@@ -313,11 +318,11 @@ def score(shapes, c, menu):
 
 def search(shapes, steps, seed=1, start=None, refit='ffma'):
     """From `start` (default: CONSTANTS) and MENU's rates, the best set the search finds; `refit`
-    names the entries it moves (FITTED), and the constants move with the FFMA entries alone."""
+    names the entries it moves (fitted()), and the constants move with the FFMA entries alone."""
     rng = random.Random(seed)
     constants, menu = dict(start or CONSTANTS), [list(entry) for entry in MENU]
     best = score(shapes, constants, menu)
-    step = RATE_STEP[refit]
+    step, entries = RATE_STEP[refit], fitted(refit)
     for _ in range(steps):
         trial_constants, trial_menu = dict(constants), [list(entry) for entry in menu]
         if refit == 'ffma' and rng.random() < 0.6:
@@ -325,7 +330,7 @@ def search(shapes, steps, seed=1, start=None, refit='ffma'):
             name = rng.choice([name for name in BOUNDS if name != unused])
             trial_constants[name] = rng.uniform(*BOUNDS[name])
         else:
-            index = rng.choice(FITTED[refit])
+            index = rng.choice(entries)
             factor = rng.uniform(1 - step, 1 + step)
             # Both rates, or the aligned or the any-alignment one alone.
             for column in rng.choice(((1, 2), (1,), (2,))):
@@ -385,7 +390,7 @@ def main():
                         help='print the model\'s pick at each shape (no benches): a CPU test '
                              'holds them equal to the C++ heuristic\'s on an H100')
     parser.add_argument('--search', type=int, default=0, metavar='N')
-    parser.add_argument('--refit', choices=tuple(FITTED), default='ffma',
+    parser.add_argument('--refit', choices=tuple(RATE_STEP), default='ffma',
                         help='what --search moves: the FFMA entries\' rates and the constants '
                              '(default), or the tensor cores\' rates alone')
     parser.add_argument('--seed', type=int, default=1, metavar='S')
@@ -417,7 +422,6 @@ def main():
         if arguments.refit == 'tf32x3':
             parser.error('--refit tf32x3 fits the tensor cores, which --ffma-only leaves out')
         MENU[:] = [entry for entry in MENU if not entry[0][9]]
-        FITTED.update(ffma=list(range(len(MENU))), tf32x3=[])
     recorded = recorded_dram_gb_per_s(arguments.benches)  # refuses a bench of another device
     DRAM_GB_PER_S = arguments.dram_gb_per_s or recorded or DRAM_GB_PER_S
     if arguments.pick:

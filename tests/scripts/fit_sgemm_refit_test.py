@@ -41,8 +41,8 @@ def main():
            searched.stdout)
     rates = printed(searched.stdout, "menu rates")
     start = [(round(entry[1], 2), round(entry[2], 2)) for entry in fit.MENU]
-    tensor_cores = fit.FITTED["tf32x3"]
-    expect(len(tensor_cores) > 0 and all(rates[i] == start[i] for i in fit.FITTED["ffma"]),
+    tensor_cores = fit.fitted("tf32x3")
+    expect(len(tensor_cores) > 0 and all(rates[i] == start[i] for i in fit.fitted("ffma")),
            "every FFMA rate as given", searched.stdout)
     expect(any(rates[i] != start[i] for i in tensor_cores), "a tensor-core rate moved",
            searched.stdout)
