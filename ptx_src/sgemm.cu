@@ -397,6 +397,26 @@ __device__ __forceinline__ int2 block_tile() {
   return make_int2(static_cast<int>(first_row + within % rows), static_cast<int>(within / rows));
 }
 
+// Where this block's tile of C starts, and where this thread's warp sits in it.
+struct WarpPlace {
+  int block_m;
+  int block_n;
+  int warp_row;
+  int warp_column;
+  // Warp-uniform: only edge tiles have warps whose every result would be discarded.
+  bool computes;
+};
+
+__device__ __forceinline__ WarpPlace warp_place(int m, int n) {
+  const int2 tile_position = block_tile();
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  WarpPlace place{tile_position.x * kBlockM, tile_position.y * kBlockN, (warp / WARPS_N) * kWarpM,
+                  (warp % WARPS_N) * kWarpN, true};
+  place.computes = !SKIP_IDLE_WARPS ||
+                   (place.block_m + place.warp_row < m && place.block_n + place.warp_column < n);
+  return place;
+}
+
 // The part of K this block walks: with SPLIT_K > 1, slice blockIdx.z of SPLIT_K slices of whole
 // BK tiles, as even as that allows (so that only the last tile of K is ever partial); the last
 // slices may be short or empty, and an empty one still writes its zeros for the reduction.
@@ -430,20 +450,12 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   float* shared = reinterpret_cast<float*>(shared_words);
   wait_for_previous_grid();  // a padded B is the pad kernel's output
 
-  const int2 tile_position = block_tile();
-  const int block_m = tile_position.x * kBlockM;
-  const int block_n = tile_position.y * kBlockN;
-  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const WarpPlace place = warp_place(m, n);
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int warp_row = (warp / WARPS_N) * kWarpM;
-  const int warp_column = (warp % WARPS_N) * kWarpN;
-  const int thread_row = warp_row + (lane / kLanesN) * 4;
-  const int thread_column = warp_column + (lane % kLanesN) * 4;
-  // Warp-uniform: only edge tiles have warps whose every result would be discarded.
-  const bool warp_computes =
-      !SKIP_IDLE_WARPS || (block_m + warp_row < m && block_n + warp_column < n);
+  const int thread_row = place.warp_row + (lane / kLanesN) * 4;
+  const int thread_column = place.warp_column + (lane % kLanesN) * 4;
 
-  TileLoader<vector_b && VECTOR_A, vector_b> loader(m, ldb, block_m, block_n);
+  TileLoader<vector_b && VECTOR_A, vector_b> loader(m, ldb, place.block_m, place.block_n);
   const KRange slice = k_range(k);
   const int length = slice.end - slice.begin;
   // Written as a quotient plus a remainder test so that k close to INT_MAX cannot overflow.
@@ -485,7 +497,7 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
     if (more) fetch_tile(tile + STAGES - 1, write);
     commit_copies();
 
-    if (warp_computes) {
+    if (place.computes) {
       const float* stage_a = shared + read_stage * kStageFloats + thread_row;
       const float* stage_b = shared + read_stage * kStageFloats + BK * kStrideA + thread_column;
 #pragma unroll
@@ -506,7 +518,8 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   // Slice z's partial product is matrix z of the workspace; n % 4 == 0 where vector_c keeps each
   // matrix 16-byte aligned.
   float* destination = SPLIT_K == 1 ? c : c + static_cast<long long>(m) * n * blockIdx.z;
-  store_tile<vector_c>(destination, m, n, block_m + thread_row, block_n + thread_column, sum);
+  store_tile<vector_c>(destination, m, n, place.block_m + thread_row, place.block_n + thread_column,
+                       sum);
 }
 #endif
 

@@ -252,20 +252,13 @@ __device__ __forceinline__ void sgemm_tf32x3_block(const float* __restrict__ a,
   float* shared = reinterpret_cast<float*>(shared_words);
   wait_for_previous_grid();  // a padded B is the pad kernel's output
 
-  const int2 tile_position = block_tile();
-  const int block_m = tile_position.x * kBlockM;
-  const int block_n = tile_position.y * kBlockN;
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int warp_row = (warp / WARPS_N) * kWarpM;
-  const int warp_column = (warp % WARPS_N) * kWarpN;
-  const bool warp_computes =
-      !SKIP_IDLE_WARPS || (block_m + warp_row < m && block_n + warp_column < n);
-
+  const WarpPlace place = warp_place(m, n);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int group = lane / 4, in_group = lane % 4;
-  const auto a_lane = static_cast<unsigned>(sizeof(float) * a_offset(warp_row + group, in_group));
+  const auto a_lane =
+      static_cast<unsigned>(sizeof(float) * a_offset(place.warp_row + group, in_group));
   const auto b_lane =
-      static_cast<unsigned>(sizeof(float) * b_offset(in_group, warp_column + group));
+      static_cast<unsigned>(sizeof(float) * b_offset(in_group, place.warp_column + group));
 
   const KRange slice = k_range(k);
   const int length = slice.end - slice.begin;
@@ -274,18 +267,18 @@ __device__ __forceinline__ void sgemm_tf32x3_block(const float* __restrict__ a,
   auto fetch_tile = [&](int tile, float* stage) {
     const int k_first = slice.begin + tile * BK;
     if (tile < full_tiles)
-      fetch_tensor_tile<vector_a, vector_b, false>(stage, a, b, m, n, k, ldb, block_m, block_n,
-                                                   k_first, slice.end);
+      fetch_tensor_tile<vector_a, vector_b, false>(stage, a, b, m, n, k, ldb, place.block_m,
+                                                   place.block_n, k_first, slice.end);
     else
-      fetch_tensor_tile<vector_a, vector_b, true>(stage, a, b, m, n, k, ldb, block_m, block_n,
-                                                  k_first, slice.end);
+      fetch_tensor_tile<vector_a, vector_b, true>(stage, a, b, m, n, k, ldb, place.block_m,
+                                                  place.block_n, k_first, slice.end);
   };
 
   float sum[kMmaTilesM][kMmaTilesN][4];
   // Every element of the block's panels passes through some warp's fragments.
   if (__syncthreads_or(
-          accumulate_tile<false>(fetch_tile, shared, a_lane, b_lane, tiles, warp_computes, sum)))
-    accumulate_tile<true>(fetch_tile, shared, a_lane, b_lane, tiles, warp_computes, sum);
+          accumulate_tile<false>(fetch_tile, shared, a_lane, b_lane, tiles, place.computes, sum)))
+    accumulate_tile<true>(fetch_tile, shared, a_lane, b_lane, tiles, place.computes, sum);
 
   allow_next_grid();
   float* destination = SPLIT_K == 1 ? c : c + static_cast<long long>(m) * n * blockIdx.z;
@@ -293,12 +286,12 @@ __device__ __forceinline__ void sgemm_tf32x3_block(const float* __restrict__ a,
   for (int i = 0; i < kMmaTilesM; ++i)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int row = block_m + warp_row + i * 16 + group + half * 8;
+      const int row = place.block_m + place.warp_row + i * 16 + group + half * 8;
       if (row >= m) continue;
       float* c_row = destination + static_cast<long long>(row) * n;
 #pragma unroll
       for (int j = 0; j < kMmaTilesN; ++j) {
-        const int column = block_n + warp_column + j * 8 + in_group * 2;
+        const int column = place.block_n + place.warp_column + j * 8 + in_group * 2;
         const float first = sum[i][j][2 * half], second = sum[i][j][2 * half + 1];
         if (vector_c) {
           // n % 4 == 0 and the column even: the pair is all inside C or all outside.
