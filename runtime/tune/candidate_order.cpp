@@ -92,11 +92,14 @@ class OccupancyOrder final : public CandidateOrder {
 // free and learns from every measurement. Compiles land slower than configs are timed, so picking
 // from the first to land would be picking at random: the first pick waits for about 32 rounds
 // of the compile threads (the whole of a space that small, which compiling inline always does),
-// or a tenth of the time limit, whichever ends first, and later picks take what has landed since.
-// The limit's share matters where a compile takes seconds: 32 rounds of SGEMM configs take longer
-// than a minute's tune, which then timed one config.
+// or a tenth of the time limit (kFirstPickWaitWithoutLimit where there is none), whichever ends
+// first, and later picks take what has landed since. The bound matters where a compile takes
+// seconds: 32 rounds of SGEMM configs on 16 threads take a minute or more, longer than a minute's
+// tune, which then timed one config, and longer than a budget of a few configs calls for.
 class ModelOrder final : public CandidateOrder {
  public:
+  static constexpr std::chrono::seconds kFirstPickWaitWithoutLimit{10};
+
   ModelOrder(const TuningSpace& space, std::vector<TuningConfig> configs,
              const CandidateCompiler& compile, const TuneOptions& options)
       : configs_(shuffled(std::move(configs), options.seed)),
@@ -144,20 +147,20 @@ class ModelOrder final : public CandidateOrder {
     return configs;
   }
 
-  static std::optional<std::chrono::steady_clock::time_point> first_pick_deadline(
-      const TuneOptions& options) {
-    if (!options.time_limit_seconds) return std::nullopt;
-    const std::chrono::duration<double> share(*options.time_limit_seconds / 10.0);
+  static std::chrono::steady_clock::time_point first_pick_deadline(const TuneOptions& options) {
+    const std::chrono::duration<double> wait =
+        options.time_limit_seconds
+            ? std::chrono::duration<double>(*options.time_limit_seconds / 10.0)
+            : kFirstPickWaitWithoutLimit;
     return std::chrono::steady_clock::now() +
-           std::chrono::duration_cast<std::chrono::steady_clock::duration>(share);
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait);
   }
 
   void wait_for_first_pick() {
     const std::size_t rounds = 32;
     const std::size_t wanted = std::min(configs_.size(), rounds * compile_threads_);
     for (std::size_t landed = 0; landed < wanted && !(stop_ && *stop_); ++landed) {
-      std::optional<Candidate> candidate =
-          first_pick_deadline_ ? pool_->next_until(*first_pick_deadline_) : pool_->next();
+      std::optional<Candidate> candidate = pool_->next_until(first_pick_deadline_);
       if (!candidate) break;
       take(std::move(*candidate));
     }
@@ -174,7 +177,7 @@ class ModelOrder final : public CandidateOrder {
   const CandidateCompiler& compile_;
   const unsigned compile_threads_;
   const std::atomic<bool>* stop_;
-  const std::optional<std::chrono::steady_clock::time_point> first_pick_deadline_;
+  const std::chrono::steady_clock::time_point first_pick_deadline_;
   ModelGuidedOrder order_;
   std::deque<Candidate> not_ready_;  // pruned or failed, landed and not yet handed out
   bool compiled_inline_ = false;

@@ -212,6 +212,42 @@ TEST_CASE("with a time limit, the model's first pick waits for compiles a tenth 
   CHECK(report.results.size() > 1);
 }
 
+TEST_CASE("without a time limit, the model's first pick waits for compiles 10 s at most") {
+  // 96 configs of 400 ms compiles on two threads: the 32 rounds the first pick would otherwise
+  // wait for take 12.8 s, which a budget of two configs does not call for.
+  const RecordedTune tune = landscape(13);
+  struct FirstTime : ptxrt::Measurer {
+    std::optional<double> first_seconds;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ptxrt::Measurement measure(const ptxrt::Candidate& candidate, std::optional<double>) override {
+      if (!first_seconds)
+        first_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return {.config = candidate.config, .status = ptxrt::MeasurementStatus::ok, .median_ms = 1.0};
+    }
+  } recorder;
+  ptxrt::TuningSpace space;
+  space.add_parameter("ALGORITHM", {0, 1, 2})
+      .add_parameter("BLOCK", {64, 128, 256, 512})
+      .add_parameter("ITEMS", {1, 2, 4, 8})
+      .add_parameter("UNROLL", {1, 2});
+  ptxrt::TuneOptions options;
+  options.strategy = ptxrt::TuningStrategy::model;
+  options.budget = 2;
+  options.compile_threads = 2;
+  const ptxrt::TuneReport report = ptxrt::tune(
+      space,
+      [&](const ptxrt::TuningConfig& config) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        return recorded_candidate(tune, config);
+      },
+      recorder, options);
+  REQUIRE(recorder.first_seconds);
+  CHECK(*recorder.first_seconds >= 9.5);
+  CHECK(*recorder.first_seconds < 12.0);
+  CHECK(report.results.size() == 2);
+}
+
 TEST_CASE("the model strategy orders better than the enumeration and a random order") {
   // Summed over landscapes and seeds, so one lucky draw decides nothing.
   std::size_t model = 0, random = 0, exhaustive = 0;
