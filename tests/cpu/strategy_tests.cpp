@@ -175,47 +175,18 @@ TEST_CASE("compiling on threads, the model's first pick is from the whole of a s
   CHECK(timed.front().ends_with("ITEMS=1 UNROLL=1"));
 }
 
-TEST_CASE("with a time limit, the model's first pick waits for compiles a tenth of it at most") {
-  // 120 configs of 50 ms compiles on two threads: the 32 rounds the first pick otherwise waits
-  // for take 1.6 s, most of this 2 s tune; a tenth of it is 0.2 s.
-  const RecordedTune tune = landscape(11);
-  const auto start = std::chrono::steady_clock::now();
-  struct FirstTime : ptxrt::Measurer {
-    std::optional<double> first_seconds;
-    std::chrono::steady_clock::time_point start;
-    ptxrt::Measurement measure(const ptxrt::Candidate& candidate, std::optional<double>) override {
-      if (!first_seconds)
-        first_seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      return {.config = candidate.config, .status = ptxrt::MeasurementStatus::ok, .median_ms = 1.0};
-    }
-  } recorder;
-  recorder.start = start;
-  ptxrt::TuningSpace space;
-  space.add_parameter("ALGORITHM", {0, 1, 2})
-      .add_parameter("BLOCK", {64, 128, 256, 512, 1024})
-      .add_parameter("ITEMS", {1, 2, 4, 8})
-      .add_parameter("UNROLL", {1, 2});
-  ptxrt::TuneOptions options;
-  options.strategy = ptxrt::TuningStrategy::model;
-  options.time_limit_seconds = 2.0;
-  options.compile_threads = 2;
-  const ptxrt::TuneReport report = ptxrt::tune(
-      space,
-      [&](const ptxrt::TuningConfig& config) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        return recorded_candidate(tune, config);
-      },
-      recorder, options);
-  REQUIRE(recorder.first_seconds);
-  CHECK(*recorder.first_seconds < 0.8);
-  CHECK(report.results.size() > 1);
-}
+namespace {
 
-TEST_CASE("without a time limit, the model's first pick waits for compiles 10 s at most") {
-  // 96 configs of 400 ms compiles on two threads: the 32 rounds the first pick would otherwise
-  // wait for take 12.8 s, which a budget of two configs does not call for.
-  const RecordedTune tune = landscape(13);
+// A model-strategy tune on two compile threads of 24 configs per block size, each compile taking
+// `compile`: the seconds from the tune's start to its first measurement, and how many it timed.
+struct FirstPick {
+  double seconds = 0.0;
+  std::size_t timed = 0;
+};
+
+FirstPick first_pick(std::vector<std::int64_t> blocks, std::chrono::milliseconds compile,
+                     ptxrt::TuneOptions options) {
+  const RecordedTune tune = landscape(11);
   struct FirstTime : ptxrt::Measurer {
     std::optional<double> first_seconds;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -228,24 +199,44 @@ TEST_CASE("without a time limit, the model's first pick waits for compiles 10 s 
   } recorder;
   ptxrt::TuningSpace space;
   space.add_parameter("ALGORITHM", {0, 1, 2})
-      .add_parameter("BLOCK", {64, 128, 256, 512})
+      .add_parameter("BLOCK", std::move(blocks))
       .add_parameter("ITEMS", {1, 2, 4, 8})
       .add_parameter("UNROLL", {1, 2});
-  ptxrt::TuneOptions options;
   options.strategy = ptxrt::TuningStrategy::model;
-  options.budget = 2;
   options.compile_threads = 2;
   const ptxrt::TuneReport report = ptxrt::tune(
       space,
       [&](const ptxrt::TuningConfig& config) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        std::this_thread::sleep_for(compile);
         return recorded_candidate(tune, config);
       },
       recorder, options);
   REQUIRE(recorder.first_seconds);
-  CHECK(*recorder.first_seconds >= 9.5);
-  CHECK(*recorder.first_seconds < 12.0);
-  CHECK(report.results.size() == 2);
+  return {*recorder.first_seconds, report.results.size()};
+}
+
+}  // namespace
+
+TEST_CASE("with a time limit, the model's first pick waits for compiles a tenth of it at most") {
+  // 120 configs of 50 ms compiles: the 32 rounds the first pick otherwise waits for take 1.6 s,
+  // most of this 2 s tune; a tenth of it is 0.2 s.
+  ptxrt::TuneOptions options;
+  options.time_limit_seconds = 2.0;
+  const FirstPick pick =
+      first_pick({64, 128, 256, 512, 1024}, std::chrono::milliseconds(50), options);
+  CHECK(pick.seconds < 0.8);
+  CHECK(pick.timed > 1);
+}
+
+TEST_CASE("without a time limit, the model's first pick waits for compiles 10 s at most") {
+  // 96 configs of 400 ms compiles: the 32 rounds the first pick would otherwise wait for take
+  // 12.8 s, which a budget of two configs does not call for.
+  ptxrt::TuneOptions options;
+  options.budget = 2;
+  const FirstPick pick = first_pick({64, 128, 256, 512}, std::chrono::milliseconds(400), options);
+  CHECK(pick.seconds >= 9.5);
+  CHECK(pick.seconds < 12.0);
+  CHECK(pick.timed == 2);
 }
 
 TEST_CASE("the model strategy orders better than the enumeration and a random order") {
