@@ -19,6 +19,12 @@ Candidate compile_safely(const CandidateCompiler& compile, const TuningConfig& c
   }
 }
 
+namespace {
+thread_local std::stop_token current_pool_stop;
+}  // namespace
+
+std::stop_token pool_compile_stop() { return current_pool_stop; }
+
 bool compile_failed(const Candidate& candidate) {
   return candidate.state == Candidate::State::compile_failed ||
          candidate.state == Candidate::State::compile_timeout;
@@ -68,6 +74,7 @@ std::vector<Candidate> CompilePool::finished_now() {
 }
 
 void CompilePool::work(std::stop_token stop) {
+  current_pool_stop = stop;
   for (;;) {
     std::size_t index = 0;
     {

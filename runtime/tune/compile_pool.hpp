@@ -59,6 +59,11 @@ class CompilePool {
   std::vector<std::jthread> threads_;
 };
 
+// On a CompilePool's thread, the token the pool's destruction stops; elsewhere one that never
+// stops. A candidate compiler hands it to its compiles (CompileOptions::stop), so that the
+// compiles in flight when a tune ends are cancelled rather than waited for.
+std::stop_token pool_compile_stop();
+
 // Every config compiled (on `threads` threads; 0: on this one), in the order the compiles
 // finish. Once *stop is true (`stop` may be null) the compiles still to come are left out:
 // nothing is timed after a stop request anyway.

@@ -296,6 +296,8 @@ CandidateCompiler jit_candidate_compiler(Jit& jit, Program program, CompileOptio
     Candidate candidate{config, Candidate::State::ready, {}, std::nullopt, std::nullopt};
     CompileOptions options = base;
     options.defines.insert(options.defines.end(), config.defines().begin(), config.defines().end());
+    if (std::stop_token pool_stop = detail::pool_compile_stop(); pool_stop.stop_possible())
+      options.stop = std::move(pool_stop);
     const int driver_version =
         options.target.format == ImageFormat::ptx ? device.driver_version : 0;
     std::shared_ptr<const Image> image;

@@ -439,48 +439,62 @@ TEST_CASE("a stand-in measurer drives a compiled problem through the tuner: wron
   CHECK(elsewhere.config.describe() == "ALGORITHM=0 ITEMS_PER_THREAD=1 UNROLL=4 block_size_x=64");
 }
 
-TEST_CASE("a compile past the compile timeout is cancelled and recorded, and the tune goes on") {
+namespace {
+
+// A kernel whose HEAVY unrolls HEAVY x HEAVY x 8 shared-memory multiply-adds, tuned over HEAVY = 1
+// (quick to compile) and `heavy_value`: 24 takes seconds of NVRTC, 40 half a minute.
+KernelProblem heavy_problem(ScratchDirectory& scratch, std::int64_t heavy_value) {
   // NVRTC would answer a repeated compile from the CUDA compute cache where a driver is installed.
   ::setenv("CUDA_CACHE_DISABLE", "1", 1);
-  ScratchDirectory scratch;
-  // HEAVY=24 unrolls 24 x 24 x 8 shared-memory multiply-adds: tens of seconds of NVRTC.
-  const fs::path heavy = write(
-      scratch, "heavy.cu",
-      "__constant__ float w[4096];\n"
-      "extern \"C\" __global__ void heavy(float* out, const float* in) {\n"
-      "  __shared__ float sh[64][65];\n"
-      "  for (int i = threadIdx.y; i < 64; i += blockDim.y)\n"
-      "    for (int j = threadIdx.x; j < 64; j += blockDim.x) sh[i][j] = in[i * 64 + j];\n"
-      "  __syncthreads();\n"
-      "  float sum[8][8];\n"
-      "  for (int a = 0; a < 8; ++a) for (int b = 0; b < 8; ++b) sum[a][b] = 0;\n"
-      "#pragma unroll\n"
-      "  for (int i = 0; i < HEAVY; ++i)\n"
-      "#pragma unroll\n"
-      "    for (int j = 0; j < HEAVY; ++j)\n"
-      "#pragma unroll\n"
-      "      for (int t = 0; t < 8; ++t)\n"
-      "        sum[t][(i + j) % 8] += sh[(threadIdx.y + i + t) % 64][(threadIdx.x + j) % 64] * w[i * HEAVY + j];\n"
-      "  float total = 0;\n"
-      "  for (int a = 0; a < 8; ++a) for (int b = 0; b < 8; ++b) total += sum[a][b];\n"
-      "  out[threadIdx.y * blockDim.x + threadIdx.x] = total;\n}\n");
-  KernelProblem problem(ptxrt::Program::from_file(heavy), "heavy");
-  problem.tune("HEAVY", {1, 24})
+  const fs::path source =
+      write(scratch, "heavy.cu",
+            "__constant__ float w[4096];\n"
+            "extern \"C\" __global__ void heavy(float* out, const float* in) {\n"
+            "  __shared__ float sh[64][65];\n"
+            "  for (int i = threadIdx.y; i < 64; i += blockDim.y)\n"
+            "    for (int j = threadIdx.x; j < 64; j += blockDim.x) sh[i][j] = in[i * 64 + j];\n"
+            "  __syncthreads();\n"
+            "  float sum[8][8];\n"
+            "  for (int a = 0; a < 8; ++a) for (int b = 0; b < 8; ++b) sum[a][b] = 0;\n"
+            "#pragma unroll\n"
+            "  for (int i = 0; i < HEAVY; ++i)\n"
+            "#pragma unroll\n"
+            "    for (int j = 0; j < HEAVY; ++j)\n"
+            "#pragma unroll\n"
+            "      for (int t = 0; t < 8; ++t)\n"
+            "        sum[t][(i + j) % 8] += sh[(threadIdx.y + i + t) % 64][(threadIdx.x + j) % 64] "
+            "* w[i * HEAVY + j];\n"
+            "  float total = 0;\n"
+            "  for (int a = 0; a < 8; ++a) for (int b = 0; b < 8; ++b) total += sum[a][b];\n"
+            "  out[threadIdx.y * blockDim.x + threadIdx.x] = total;\n}\n");
+  KernelProblem problem(ptxrt::Program::from_file(source), "heavy");
+  problem.tune("HEAVY", {1, heavy_value})
       .block("32", "8")
       .buffer("out", ptxrt::ElementType::float32, "256", ptxrt::DataInit::zeros(),
               ptxrt::ArgumentRole::output)
       .buffer("in", ptxrt::ElementType::float32, "4096");
   problem.validate();
+  return problem;
+}
+
+// Every config "runs" in 1 ms: the tests below time nothing.
+struct OneMillisecond : ptxrt::Measurer {
+  Measurement measure(const Candidate& candidate, std::optional<double>) override {
+    return {.config = candidate.config, .status = MeasurementStatus::ok, .median_ms = 1.0};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a compile past the compile timeout is cancelled and recorded, and the tune goes on") {
+  ScratchDirectory scratch;
+  const KernelProblem problem = heavy_problem(scratch, 24);
   ptxrt::Jit jit(ptxrt::JitOptions{.cache_directory = {}});
   const ptxrt::DeviceProperties device = h100();
   const ptxrt::CandidateCompiler compiler = ptxrt::problem_compiler(
       jit, problem, {}, {"sm_90", ptxrt::ImageFormat::cubin, {}}, device, std::chrono::seconds(2));
   const ptxrt::TuningDatabase database(scratch.path() / "tuning.json");
-  struct Once : ptxrt::Measurer {
-    Measurement measure(const Candidate& candidate, std::optional<double>) override {
-      return {.config = candidate.config, .status = MeasurementStatus::ok, .median_ms = 1.0};
-    }
-  } measurer;
+  OneMillisecond measurer;
   ptxrt::TuneOptions options;
   options.compile_threads = 0;
   options.database = &database;
@@ -498,6 +512,29 @@ TEST_CASE("a compile past the compile timeout is cancelled and recorded, and the
   for (const Measurement& m : database.measurements(options.key))
     recorded[m.config.describe()] = ptxrt::to_string(m.status);
   CHECK(recorded == std::map<std::string, std::string>{{"HEAVY=1", "ok"}, {"HEAVY=24", "compile_timeout"}});
+}
+
+TEST_CASE("a tune that ends with a compile in flight cancels it instead of waiting for it") {
+  ScratchDirectory scratch;
+  const KernelProblem problem = heavy_problem(scratch, 40);
+  ptxrt::Jit jit(ptxrt::JitOptions{.cache_directory = {}});
+  const ptxrt::DeviceProperties device = h100();
+  // No compile timeout: only the tune's end can stop HEAVY=40, which compiles on the second
+  // thread while HEAVY=1, the budget's one config, is timed.
+  const ptxrt::CandidateCompiler compiler =
+      ptxrt::problem_compiler(jit, problem, {}, {"sm_90", ptxrt::ImageFormat::cubin, {}}, device);
+  OneMillisecond measurer;
+  ptxrt::TuneOptions options;
+  options.strategy = ptxrt::TuningStrategy::exhaustive;
+  options.compile_threads = 2;
+  options.budget = 1;
+  const ptxrt::TuneReport report =
+      ptxrt::tune(ptxrt::problem_space(problem, {}, device), compiler, measurer, options);
+  REQUIRE(report.winner);
+  CHECK(report.winner->config.describe() == "HEAVY=1");
+  CHECK(report.results.size() == 1);
+  // Waited for, HEAVY=40's compile would have finished and been counted.
+  CHECK(jit.stats().compiles == 1);
 }
 
 TEST_CASE(

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,23 @@ TEST_CASE("resource usage is reported for CUBIN by default and can be turned off
   ptxrt::Image quiet = ptxrt::compile(program, options);
   CHECK_FALSE(contains(quiet.compile_log, "ptxas info"));
   CHECK(std::count(quiet.options.begin(), quiet.options.end(), "-v") == 0);
+}
+
+TEST_CASE("a compile whose stop is requested is cancelled and says so") {
+  ptxrt::Program program =
+      ptxrt::Program::from_string("extern \"C\" __global__ void k() {}\n", "stopped.cu");
+  std::stop_source source;
+  source.request_stop();
+  ptxrt::CompileOptions options = options_for("sm_90");
+  options.stop = source.get_token();
+  const ptxrt::Error error = compile_error(program, options);
+  CHECK(error.kind() == ptxrt::ErrorKind::compile);
+  CHECK(error.code_name() == "NVRTC_ERROR_CANCELLED");
+  CHECK(contains(error.what(), "compiling stopped.cu for sm_90"));
+  CHECK(contains(error.what(), "was cancelled: its stop was requested"));
+  // Without the stop the same compile succeeds.
+  options.stop = {};
+  CHECK_FALSE(ptxrt::compile(program, options).data.empty());
 }
 
 TEST_CASE("an invalid define value is rejected before NVRTC runs") {

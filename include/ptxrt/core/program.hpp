@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -140,6 +141,12 @@ struct PTXRT_API CompileOptions {
   // throws Error (compile) with code NVRTC_ERROR_CANCELLED. Not part of the cache key: a compile
   // that finishes is the same whatever the limit.
   std::optional<std::chrono::milliseconds> timeout;
+  // Cancels the compile once a stop is requested, as `timeout` does (NVRTC 12.8 and newer, when
+  // the phase in progress ends); the compile then throws Error (compile) with code
+  // NVRTC_ERROR_CANCELLED. A tune's compile threads set it, so that the compiles in flight when
+  // the tune ends do not hold it up. A caller waiting for the same compile in the same Jit gets
+  // that error too, as with a timeout. Not part of the cache key.
+  std::stop_token stop;
   // nvJitLink links in a child process of this executable, whose main() must first call
   // serve_isolated_link(). LTO-IR is checked up to its header (check_device_code); the IR past it
   // only nvJitLink reads, and a damaged one can crash it, hang it or end the process with

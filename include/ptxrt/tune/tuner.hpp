@@ -85,7 +85,9 @@ using CandidateCompiler = std::function<Candidate(const TuningConfig& config)>;
 // `device` for the shape `shape` gives. A PTX target is keyed with device.driver_version, as
 // Jit::kernel keys it, so that the process that times the config finds this compile cached.
 // An `entry` among base.name_expressions is found by its lowered (mangled) name. A compile
-// cancelled by base.timeout gives State::compile_timeout.
+// cancelled by base.timeout gives State::compile_timeout. On a tune's compile threads the tune
+// stops each compile (in place of base.stop) that is still in flight when it ends: a tune of
+// configs that take a minute to compile still ends on time.
 PTXRT_API CandidateCompiler jit_candidate_compiler(
     Jit& jit, Program program, CompileOptions base, std::string entry,
     std::function<LaunchShape(const TuningConfig&)> shape, DeviceProperties device);

@@ -202,36 +202,46 @@ std::vector<Define> validated_defines(const Program& program, const CompileOptio
   return defines;
 }
 
-// nvrtcSetFlowCallback's callback: cancel (1) once the deadline has passed. NVRTC may call it
-// from its own threads; it only reads the deadline.
-int cancel_after_deadline(void* deadline, void*) {
-  const auto* until = static_cast<const std::chrono::steady_clock::time_point*>(deadline);
-  return std::chrono::steady_clock::now() >= *until ? 1 : 0;
+// What nvrtcSetFlowCallback's callback reads. NVRTC may call it from its own threads; it only
+// reads the deadline and asks the stop token, which is safe from any thread.
+struct CompileLimits {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::stop_token stop;
+
+  bool deadline_passed() const { return deadline && std::chrono::steady_clock::now() >= *deadline; }
+};
+
+// nvrtcSetFlowCallback's callback: cancel (1) once the deadline has passed or a stop is requested.
+int cancel_past_limits(void* limits, void*) {
+  const auto* given = static_cast<const CompileLimits*>(limits);
+  return given->deadline_passed() || given->stop.stop_requested() ? 1 : 0;
 }
 
-// Compiles with `options.timeout` enforced where NVRTC can cancel (12.8 and newer).
+// Compiles with `options.timeout` and `options.stop` enforced where NVRTC can cancel (12.8 and
+// newer).
 nvrtcResult compile_program(nvrtcProgram nvrtc, const std::string& name,
                             const CompileOptions& options,
                             const std::vector<const char*>& arguments) {
 #if CUDA_VERSION >= 12080
-  std::chrono::steady_clock::time_point deadline{};
-  if (options.timeout) {
-    deadline = std::chrono::steady_clock::now() + *options.timeout;
-    check(nvrtcSetFlowCallback(nvrtc, cancel_after_deadline, &deadline), "nvrtcSetFlowCallback",
+  CompileLimits limits{.deadline = std::nullopt, .stop = options.stop};
+  if (options.timeout) limits.deadline = std::chrono::steady_clock::now() + *options.timeout;
+  if (limits.deadline || limits.stop.stop_possible())
+    check(nvrtcSetFlowCallback(nvrtc, cancel_past_limits, &limits), "nvrtcSetFlowCallback",
           "limiting the compile of " + name);
-  }
   const nvrtcResult result =
       nvrtcCompileProgram(nvrtc, static_cast<int>(arguments.size()), arguments.data());
   if (result == NVRTC_ERROR_CANCELLED) {
-    char limit[32];
-    std::snprintf(limit, sizeof limit, "%g",
-                  static_cast<double>(options.timeout->count()) / 1000.0);
-    throw Error(ErrorKind::compile,
-                "compiling " + name + " for " + options.target.arch + " with " +
-                    format_defines(options.defines) + " took longer than the compile timeout of " +
-                    limit + " s: cancelled",
-                "nvrtcCompileProgram", static_cast<int>(result), nvrtcGetErrorString(result),
-                "compiling " + name);
+    const std::string compile = "compiling " + name + " for " + options.target.arch + " with " +
+                                format_defines(options.defines);
+    std::string why = "was cancelled: its stop was requested";
+    if (limits.deadline_passed()) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g",
+                    static_cast<double>(options.timeout->count()) / 1000.0);
+      why = "took longer than the compile timeout of " + std::string(limit) + " s: cancelled";
+    }
+    throw Error(ErrorKind::compile, compile + " " + why, "nvrtcCompileProgram",
+                static_cast<int>(result), nvrtcGetErrorString(result), "compiling " + name);
   }
   return result;
 #else
