@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The SGEMM family's default on shapes it was not fitted to: summarizes the JSON of
-`ptxrt bench sgemm --random N --seed S --json` (cuBLAS measured in the same run) as the held-out
-table of docs/perf-notes.md: the distribution of default/cuBLAS ratios (median, 10th percentile,
-worst five shapes), the same per drawn class, and how many shapes reach a goal; then the same for
-the best config the bench timed at each shape (what a perfect choice among them would reach), and
-the shapes where the choice, not the family, misses: a timed config at least 0.05 above the
-default.
+"""The SGEMM family's default on shapes it was not fitted to: summarizes the JSON of `ptxrt bench
+sgemm --random N --seed S --json` (cuBLAS measured in the same run) as the held-out table of
+docs/perf-notes.md: the distribution of default/cuBLAS ratios (median, 10th percentile, worst five
+shapes), the same per drawn class and by whether B's rows are 16-byte aligned (N a multiple of 4),
+and how many shapes reach a goal; then the same for the best config the bench timed at each shape
+(what a perfect choice among them would reach), and the shapes where the choice, not the family,
+misses: a timed config at least 0.05 above the default.
 
     build/ptxrt bench sgemm --random 40 --seed 101 --json > random-101.json   # on a GPU
     scripts/sgemm_heldout.py random-101.json [--goal 0.90]
@@ -117,6 +117,7 @@ def rows_of(report, path):
         best = max(timed, key=lambda row: row["ratio"])
         rows.append({"shape": f"{shape['m']}x{shape['n']}x{shape['k']}",
                      "drawn": shape.get("drawn", shape["class"]),
+                     "aligned_n": shape["n"] % 4 == 0,
                      "cublas": shape["cublas_tflops"], "default": default["ratio"],
                      "best": best["ratio"], "config": default["describe"]})
     return rows
@@ -153,6 +154,10 @@ def main():
         for label in dict.fromkeys(row["drawn"] for row in rows):
             print(summary_line(label, [row["default"] for row in rows if row["drawn"] == label],
                                args.goal))
+        for label, aligned in (("N % 4 = 0", True), ("N % 4 != 0", False)):
+            ratios = [row["default"] for row in rows if row["aligned_n"] == aligned]
+            if ratios:
+                print(summary_line(label, ratios, args.goal))
         print(summary_line("best timed, all", [row["best"] for row in rows], args.goal))
         print()
         misses = [row for row in rows if row["best"] - row["default"] >= CHOICE_MISS]

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """scripts/sgemm_heldout.py on a bench report made up here, whose figures are known: the default's
-median, 10th percentile, worst and count at the goal, overall and per drawn class; the same for
-the best timed config; the shapes where the choice misses (a timed config at least 0.05 above the
-default, and no others); the worst five in order; and a refusal naming a shape without a default.
-The same report printed as the bench's tables, with a last shape the run did not finish, gives
-the same figures; reports that are neither, or cannot be read, are refused by name. Exits
-non-zero on the first failed expectation.
+median, 10th percentile, worst and count at the goal, overall, per drawn class and by whether N is
+a multiple of 4; the same for the best timed config; the shapes where the choice misses (a timed
+config at least 0.05 above the default, and no others); the worst five in order; and a refusal
+naming a shape without a default. The same report printed as the bench's tables, with a last shape
+the run did not finish, gives the same figures; reports that are neither, or cannot be read, are
+refused by name. Exits non-zero on the first failed expectation.
 """
 import json
 import os
@@ -26,7 +26,9 @@ def shape(index, drawn, default, best):
     rows = [row(["default", "listed"], default, f"default config {index}")]
     if best is not None:
         rows.append(row(["listed"], best, f"listed config {index}"))
-    return {"m": 100 + index, "n": 200, "k": 300, "class": drawn, "drawn": drawn,
+    # The last four have N % 4 != 0: B's rows are not 16-byte aligned.
+    return {"m": 100 + index, "n": 200 if index < 6 else 201, "k": 300, "class": drawn,
+            "drawn": drawn,
             "cublas_tflops": 10.0, "rows": rows}
 
 
@@ -84,6 +86,10 @@ def main():
     expect("| deep | 4 | 0.65 | 0.50 | 0.50 | 0 of 4 |" in output, "the deep class's row", output)
     expect("| log-uniform | 6 | 1.15 | 0.90 | 0.90 | 6 of 6 |" in output, "the other class",
            output)
+    # By B's alignment: 0.50 .. 1.00 with N % 4 = 0, 1.10 .. 1.40 without.
+    expect("| N % 4 = 0 | 6 | 0.75 | 0.50 | 0.50 | 2 of 6 |" in output, "the aligned row", output)
+    expect("| N % 4 != 0 | 4 | 1.25 | 1.10 | 1.10 | 4 of 4 |" in output, "the ragged-N row",
+           output)
     # Best timed: 0.70, 0.60, 0.70, 0.86, 0.90, 1.04, 1.10, ...: sorted 0.60, 0.70, 0.70, 0.86,
     # 0.90, 1.04, 1.10, 1.20, 1.30, 1.40; median 0.97, 6 of 10 at 0.90.
     expect("| best timed, all | 10 | 0.97 | 0.70 | 0.60 | 6 of 10 |" in output,
@@ -104,7 +110,8 @@ def main():
            "the tables' device, shapes and the unfinished one", printed.stdout)
     for line in ("| all | 10 | 0.95 | 0.60 | 0.50 | 6 of 10 |",
                  "| best timed, all | 10 | 0.97 | 0.70 | 0.60 | 6 of 10 |",
-                 "| deep | 4 | 0.65 | 0.50 | 0.50 | 0 of 4 |", misses,
+                 "| deep | 4 | 0.65 | 0.50 | 0.50 | 0 of 4 |",
+                 "| N % 4 != 0 | 4 | 1.25 | 1.10 | 1.10 | 4 of 4 |", misses,
                  "| shape | class | cuBLAS TFLOP/s | default | best timed | default config |"):
         expect(line in printed.stdout, "from the tables: " + line, printed.stdout)
 
