@@ -225,15 +225,16 @@ class PlanProgress {
 };
 
 // --dry-run: the plan for the --arch's device model (or device 0's, for auto with a GPU). Ctrl-C
-// (SIGTERM) stops the compiling as it stops a tune: the plan so far is printed, with the configs
-// left uncompiled, and the exit code is 130 (143); --time stops it the same way, exit code 0.
+// (SIGTERM) stops the compiling as it stops a tune, cancelling the compiles in progress: the plan
+// so far is printed, with the configs left uncompiled, and the exit code is 130 (143); --time
+// stops it the same way, exit code 0.
 void plan_only(const TuneArguments& arguments) {
   const Target target = choose_target(arguments.arch, ImageFormat::cubin);
   const auto [major, minor] = compute_capability_of(target.arch);
   const DeviceProperties device = device_model(major, minor);
   const apps::StopSignal stop(
-      "\nptxrt: stopping the dry run after the compiles in progress (press Ctrl-C again to quit "
-      "at once)\n");
+      "\nptxrt: stopping the dry run, cancelling the compiles in progress (press Ctrl-C again to "
+      "quit at once)\n");
   PlanOptions options;
   options.compile_threads = arguments.no_parallel_compile ? 0 : TuneOptions{}.compile_threads;
   options.stop = &stop.requested();
