@@ -231,7 +231,11 @@ class PlanProgress {
 void plan_only(const TuneArguments& arguments) {
   const Target target = choose_target(arguments.arch, ImageFormat::cubin);
   const auto [major, minor] = compute_capability_of(target.arch);
-  const DeviceProperties device = device_model(major, minor);
+  DeviceProperties device = device_model(major, minor);
+  if (arguments.sm_count > 0) {
+    device.sm_count = arguments.sm_count;
+    device.name += " with " + std::to_string(arguments.sm_count) + " SMs";
+  }
   const apps::StopSignal stop(
       "\nptxrt: stopping the dry run, cancelling the compiles in progress (press Ctrl-C again to "
       "quit at once)\n");
@@ -328,6 +332,9 @@ void run_tune(const TuneArguments& arguments) {
   if (arguments.arch != TuneArguments{}.arch && !arguments.dry_run)
     throw Error(ErrorKind::invalid_argument,
                 "--arch applies with --dry-run (a tune compiles for the device it times on)");
+  if (arguments.sm_count != TuneArguments{}.sm_count && !arguments.dry_run)
+    throw Error(ErrorKind::invalid_argument,
+                "--sm-count applies with --dry-run (a tune plans for the device it times on)");
   if (arguments.worker) return run_worker(arguments);
   if (arguments.dry_run) return plan_only(arguments);
   if (arguments.mpi) return run_tunes_as_rank(arguments);
@@ -567,6 +574,12 @@ void add_tune_commands(CLI::App& app) {
                     "for --arch and prune by its resources; print what would be timed and why "
                     "the rest would not");
   add_arch_option(*command, arguments->arch);
+  command
+      ->add_option("--sm-count", arguments->sm_count,
+                   "with --dry-run: the SMs of the device planned for (132 for an H100 SXM or an "
+                   "H200). Constraints that depend on it, as sgemm's choice of tiles and splits "
+                   "for the shape, plan as for 1 SM without it")
+      ->check(at_least(1));
   command
       ->add_option("--l2", arguments->l2,
                    "flush: write over the L2 before every timed run, so that each reads its "

@@ -37,6 +37,7 @@ struct TuneArguments {
   double compile_timeout = 120.0;  // seconds
   bool dry_run = false;
   std::string arch = "auto";       // --dry-run's target
+  int sm_count = 0;                // --dry-run's SM count; 0: unknown
   std::string l2 = "flush";        // --l2: flush | warm
   std::string observe = "none";    // --observe: none | power
   std::string objective = "time";  // --objective: time | energy | power | a problem's metric

@@ -12,6 +12,8 @@
 #include "disk_cache_test_support.hpp"
 #include "error_checks.hpp"
 #include "process.hpp"
+#include "ptxrt/blas/sgemm_tuning.hpp"
+#include "ptxrt/tune/problem_tuner.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 
 using nlohmann::json;
@@ -105,6 +107,10 @@ TEST_CASE("tune and run --tuned reject bad arguments before touching the GPU") {
   CHECK(failure({"tune", "matmul", "--shard", "1"}) ==
         "ptxrt: error: --shard '1': expected I/N, share I of N counted from 0 (0/4, 1/4, 2/4 "
         "and 3/4 make a whole tune)\n");
+  CHECK(failure({"tune", "matmul", "--sm-count", "132"}) ==
+        "ptxrt: error: --sm-count applies with --dry-run (a tune plans for the device it times "
+        "on)\n");
+  CHECK(cli(scratch, {"tune", "matmul", "--dry-run", "--sm-count", "0"}).exit_code == 2);
   CHECK(cli(scratch, {"tune"}).exit_code == 2);
   CHECK(cli(scratch, {"tune", "matmul", "--device", "0", "--devices", "all"}).exit_code == 2);
   CHECK(cli(scratch, {"tune", "matmul", "--mpi", "--shard", "0/2"}).exit_code == 2);
@@ -113,6 +119,30 @@ TEST_CASE("tune and run --tuned reject bad arguments before touching the GPU") {
   CHECK(silence_alone.exit_code == 2);
   CHECK(ptxrt::testing::contains(silence_alone.output, "--silence-limit requires --mpi"));
   CHECK(cli(scratch, {"tune", "matmul", "--mpi", "--silence-limit", "0"}).exit_code == 2);
+}
+
+TEST_CASE("tune --dry-run --sm-count plans sgemm's tiles and splits as a tune on such a GPU") {
+  // The shape constraint of sgemm weighs tiles and splits against the SMs they fill.
+  ptxrt::testing::ScratchDirectory scratch;
+  ptxrt::DeviceProperties model = ptxrt::device_model(9, 0);
+  model.sm_count = 132;
+  const std::size_t pruned =
+      ptxrt::sgemm_tuning_space(model, 1299, 1603, 825).enumerate().pruned.size();
+  const auto plan = [&](std::vector<std::string> more) {
+    std::vector<std::string> arguments{"tune",          "sgemm",     "--size",
+                                       "1299x1603x825", "--dry-run", "--arch",
+                                       "sm_90",         "--time",    "0.1"};
+    arguments.insert(arguments.end(), more.begin(), more.end());
+    const ptxrt::testing::ProcessResult result = cli(scratch, arguments);
+    CHECK(result.exit_code == 0);
+    return result.output;
+  };
+  const std::string counted = " " + std::to_string(pruned) + " pruned by constraints";
+  const std::string planned = plan({"--sm-count", "132"});
+  CHECK(ptxrt::testing::contains(planned, "on sm_90 model with 132 SMs (9.0)"));
+  CHECK(ptxrt::testing::contains(planned, counted));
+  // Without it the constraint sees 1 SM: few splits and no small tiles pass.
+  CHECK_FALSE(ptxrt::testing::contains(plan({}), counted));
 }
 
 TEST_CASE(
