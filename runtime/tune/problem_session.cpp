@@ -68,7 +68,6 @@ struct ProblemSession::State {
       buffers.emplace_back(std::in_place, context, initial.at(argument.name).bytes.size());
     }
     pristine.resize(buffers.size());
-    keep_pristine_inputs();
   }
 
   // The buffers by name, for the problem's C++ callbacks.
@@ -97,8 +96,18 @@ struct ProblemSession::State {
     throw Error(ErrorKind::not_found, problem.name() + ": no argument " + std::string(name));
   }
 
+  bool restored = false;
+  // Whether keep_pristine_inputs has run: at the second restore, which tells a session that
+  // restores again and again (a verified tune, a peer) from one that only needs its inputs once.
+  bool pristine_considered = false;
+
   // The inputs as made, the outputs poisoned: what every verified run starts from.
   void restore() {
+    if (restored && !pristine_considered) {
+      keep_pristine_inputs();
+      pristine_considered = true;
+    }
+    restored = true;
     const auto& arguments = problem.arguments();
     for (std::size_t i = 0; i < arguments.size(); ++i) {
       if (!buffers[i]) continue;
@@ -113,9 +122,9 @@ struct ProblemSession::State {
     }
   }
 
-  // Copies of the inputs on the device, made before the first restore so that every restore
-  // copies on the device, where they take at most half of its free memory (the rest is the
-  // configs' and the other processes'); else none, and each restore uploads.
+  // Copies of the inputs on the device, from which every later restore copies, where they take at
+  // most half of its free memory (the rest is the configs' and the other processes'); else none,
+  // and each restore uploads.
   void keep_pristine_inputs() {
     const auto& arguments = problem.arguments();
     std::size_t input_bytes = 0;
@@ -494,6 +503,8 @@ ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& j
     throw Error(error.kind(), state.problem.name() + ": the reference (" + state.reference_name +
                                   ") failed: " + error.what());
   }
+  // A session that neither verifies nor has a launcher still times its configs on the inputs.
+  if (!state.restored) state.restore();
 }
 
 ProblemSession::~ProblemSession() = default;

@@ -157,6 +157,34 @@ TEST_CASE("a planted wrong config and a planted fault are recorded and never win
   check(tune(problem));
 }
 
+TEST_CASE("a problem that verifies nothing times its configs on its inputs as made") {
+  Scratch scratch;
+  // A fresh allocation holds no iota: a config timed on buffers never filled traps.
+  const std::string kernel = write(scratch, "read_iota.cu",
+                                   "__global__ void read_iota(float* y, const float* x, int n) {\n"
+                                   "  const int i = blockIdx.x * BLOCK + threadIdx.x;\n"
+                                   "  if (i >= n) return;\n"
+                                   "  if (x[i] != static_cast<float>(i)) __trap();\n"
+                                   "  y[i] = x[i];\n}\n");
+  const nlohmann::ordered_json problem{
+      {"kernel", "read_iota"},
+      {"sizes", {{"n", 10007}}},
+      {"tune", {{"BLOCK", {128, 256}}}},
+      {"block", {"BLOCK"}},
+      {"grid", {"ceil_div(n, BLOCK)"}},
+      {"arguments",
+       {{{"name", "y"}, {"type", "float"}, {"count", "n"}, {"role", "output"}},
+        {{"name", "x"}, {"type", "float"}, {"count", "n"}, {"init", "iota"}},
+        {{"name", "n"}, {"type", "int"}, {"value", "n"}}}}};
+  const json report = cli_json(
+      scratch,
+      {"tune", kernel, "--problem", write(scratch, "read_iota.json", problem.dump(1)), "--strategy",
+       "exhaustive", "--db", (scratch.path() / "tuning.json").string(), "--json"})[0];
+  CHECK(report["counts"]["timed"] == 2);
+  CHECK(report["workers_started"] == 1);
+  for (const json& result : report["results"]) CHECK(result["status"] == "ok");
+}
+
 TEST_CASE(
     "a reference that fails and an argument the driver's layout refuses stop the tune "
     "before anything is timed") {
