@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "apps/matmul/sgemm_bench.hpp"
 #include "apps/matmul/sgemm_shapes.hpp"
@@ -17,6 +18,10 @@ constexpr int quick_repeat = 3;
 // --menu's shallowest slice: four BK tiles of 16, where the measured winners of products with K
 // of a few hundred lie (docs/perf-notes.md, the H200's held-out seed).
 constexpr int menu_min_slice_depth = 64;
+
+const std::map<std::string, SgemmPadding> sgemm_paddings{{"auto", SgemmPadding::automatic},
+                                                         {"always", SgemmPadding::always},
+                                                         {"never", SgemmPadding::never}};
 
 std::vector<apps::SgemmDrawnShape> drawn_shapes(const SgemmBenchArguments& arguments) {
   if (arguments.random == 0) return {};
@@ -65,10 +70,18 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
   command.add_option("--db", arguments.database,
                      "sgemm: the tuning database whose winner for each shape joins as 'tuned' "
                      "(default: $PTXRT_TUNING_DB, else tuning.json in the cache folder)");
+  command
+      .add_option("--padding", arguments.padding,
+                  "sgemm: whether a B whose rows are not 16-byte aligned (N % 4 != 0) is first "
+                  "copied to padded rows, for every row timed: auto (where sgemm() would), "
+                  "always or never")
+      ->check(CLI::IsMember(sgemm_paddings))
+      ->capture_default_str();
 }
 
 bool sgemm_bench_options_given(const CLI::App& command) {
-  for (const char* option : {"--shape", "--random", "--rounds", "--all", "--menu", "--db"})
+  for (const char* option :
+       {"--shape", "--random", "--rounds", "--all", "--menu", "--db", "--padding"})
     if (command.count(option)) return true;
   return false;
 }
@@ -83,6 +96,7 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
   options.menu_min_slice_depth = arguments.menu ? menu_min_slice_depth : 0;
   options.seed = arguments.seed;
   options.database = &database;
+  options.padding = sgemm_paddings.at(arguments.padding);
   const Context context = Context::primary(arguments.device);
   const std::vector<apps::SgemmDrawnShape> drawn = drawn_shapes(arguments);
   // With --json each shape's table still goes out as it finishes, on stderr: a run stopped
@@ -92,6 +106,7 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
                             arguments.json ? std::cerr : std::cout);
   if (arguments.json) {
     nlohmann::json report = apps::sgemm_bench_json(context.device().properties(), shapes);
+    report["padding"] = arguments.padding;
     if (!drawn.empty()) {
       report["random"] = {{"count", arguments.random}, {"seed", arguments.seed}};
       for (std::size_t i = 0; i < drawn.size(); ++i)

@@ -20,6 +20,7 @@ struct SgemmBenchArguments {
   bool menu = false;     // the heuristic's menu at every split too (apps::sgemm_menu_configs)
   bool quick = false;    // 1024³ and 2048³, one round, 3 samples
   std::string database;  // empty: TuningDatabase::default_path()
+  std::string padding = "auto";  // auto, always or never (SgemmPadding)
   bool json = false;
   std::uint64_t seed = 1;
   int device = 0;

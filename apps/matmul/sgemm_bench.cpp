@@ -91,10 +91,12 @@ std::vector<SgemmBenchRow> rows_for(const DeviceProperties& device, const SgemmB
 // One shape's inputs, reference and timing.
 class ShapeRun {
  public:
-  ShapeRun(const Context& context, Jit& jit, const SgemmBenchSize& size, std::uint64_t seed)
+  ShapeRun(const Context& context, Jit& jit, const SgemmBenchSize& size, std::uint64_t seed,
+           SgemmPadding padding)
       : context_(context),
         jit_(jit),
         size_(size),
+        padding_(padding),
         a_(random_floats(elements(size.m, size.k), seed, 0)),
         b_(random_floats(elements(size.k, size.n), seed, 1)),
         device_a_(context, std::span<const float>(a_)),
@@ -159,12 +161,17 @@ class ShapeRun {
 
   void run(const SgemmConfig& config) {
     sgemm(context_, size_.m, size_.n, size_.k, device_a_, device_b_, device_c_,
-          {.choice = SgemmChoice::given, .config = config, .workspace = &workspace_, .jit = &jit_});
+          {.choice = SgemmChoice::given,
+           .config = config,
+           .workspace = &workspace_,
+           .padding = padding_,
+           .jit = &jit_});
   }
 
   Context context_;
   Jit& jit_;
   SgemmBenchSize size_;
+  SgemmPadding padding_;
   std::vector<float> a_, b_;
   DeviceBuffer<float> device_a_, device_b_, device_c_;
   SgemmWorkspace workspace_;
@@ -356,7 +363,7 @@ std::vector<SgemmBenchShape> run_sgemm_bench(const Context& context, Jit& jit,
         << shape.launches_per_sample
         << " launch(es) per timed sample (fewer for a config whose sample would pass "
         << slow_sample_ms << " ms)\n";
-    ShapeRun run(context, jit, shape.size, options.seed);
+    ShapeRun run(context, jit, shape.size, options.seed, options.padding);
     run.check_cublas(cublas, shape);
     out << "  " << shape.reference << '\n';
     measure_shape(run, shape, options);

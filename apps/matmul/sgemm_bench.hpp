@@ -54,6 +54,7 @@ struct SgemmBenchOptions {
   int menu_min_slice_depth = 0;
   std::uint64_t seed = 1;
   const TuningDatabase* database = nullptr;  // its exact winners join as "tuned" rows
+  SgemmPadding padding = SgemmPadding::automatic;  // every row's, where N % 4 != 0
 };
 
 // Why a config is timed at a shape; a config may be several of them.
