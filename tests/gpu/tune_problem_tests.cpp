@@ -182,7 +182,8 @@ TEST_CASE("a problem that verifies nothing times its configs on its inputs as ma
        "exhaustive", "--db", (scratch.path() / "tuning.json").string(), "--json"})[0];
   CHECK(report["counts"]["timed"] == 2);
   CHECK(report["workers_started"] == 1);
-  for (const json& result : report["results"]) CHECK(result["status"] == "ok");
+  for (const json& result : report["results"])  // never failed: no config trapped
+    CHECK((result["status"] == "ok" || result["status"] == "cut"));
 }
 
 TEST_CASE(
@@ -373,7 +374,9 @@ TEST_CASE("a problem that declares no sizes tunes from C++ in worker processes")
   const ptxrt::TuneOutcome outcome = ptxrt::tune_problem(fixed_size_problem(), {}, options);
   REQUIRE(outcome.report.results.size() == 4);
   for (const ptxrt::TuneResult& result : outcome.report.results) {
-    CHECK(result.measurement.status == ptxrt::MeasurementStatus::ok);
+    // Verified either way; a config clearly slower than the best so far is cut after a few runs.
+    CHECK((result.measurement.status == ptxrt::MeasurementStatus::ok ||
+           result.measurement.status == ptxrt::MeasurementStatus::cut));
     CHECK(result.measurement.device == 0);  // timed by a worker, which took no --size
   }
   CHECK(outcome.key.size.empty());
