@@ -164,9 +164,9 @@ __device__ __forceinline__ void wait_copies() {
 #endif
 }
 
-// Programmatic dependent launch (sm_90 and newer): the host launches the kernel that reads a
-// kernel's output (the product after the pad, the reduction after the product) with programmatic
-// stream serialization, so that its blocks are set up while the kernel before still runs.
+// Programmatic dependent launch (sm_90 and newer): the host launches the reduction, which reads
+// the product's output, with programmatic stream serialization, so that its blocks are set up
+// while the product still runs.
 // Waits until the grid before has completed and its writes are visible; at once where the launch
 // had no such dependency.
 __device__ __forceinline__ void wait_for_previous_grid() {
@@ -448,7 +448,6 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
                                             int m, int n, int k, int ldb) {
   extern __shared__ float4 shared_words[];
   float* shared = reinterpret_cast<float*>(shared_words);
-  wait_for_previous_grid();  // a padded B is the pad kernel's output
 
   const WarpPlace place = warp_place(m, n);
   const int lane = static_cast<int>(threadIdx.x) % 32;

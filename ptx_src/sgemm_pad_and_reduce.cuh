@@ -8,7 +8,6 @@
 extern "C" __global__ void __launch_bounds__(256)
     sgemm_pad_rows(const float* __restrict__ b, float* __restrict__ padded, int rows, int n,
                    int pitch) {
-  allow_next_grid();  // the product's blocks then wait for the copy's end in their prologue
   const int quads = pitch / 4;
   for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
     const float* source = b + row * n;

@@ -250,7 +250,6 @@ __device__ __forceinline__ void sgemm_tf32x3_block(const float* __restrict__ a,
   constexpr bool vector_a = vector_b && VECTOR_A;
   extern __shared__ float4 shared_words[];
   float* shared = reinterpret_cast<float*>(shared_words);
-  wait_for_previous_grid();  // a padded B is the pad kernel's output
 
   const WarpPlace place = warp_place(m, n);
   const int lane = static_cast<int>(threadIdx.x) % 32;

@@ -59,10 +59,11 @@ def declared_splits():
 
 
 SPLITS = declared_splits()
-# sgemm_pad_b_min_rows and _min_flop: from this many rows of C and flop a ragged B is copied to
-# padded rows (sgemm_path), at this share of the DRAM bandwidth after a launch of pad_launch_ms.
-PAD_B_MIN_ROWS = 1024
-PAD_B_MIN_FLOP = 4e9
+# sgemm_pad_b_max_share and sgemm_pad_reference_gflop_per_sm: a ragged B is copied to padded
+# rows (sgemm_path) where the copy, at this share of the DRAM bandwidth after a launch of
+# PAD_LAUNCH_MS, takes at most that share of the product at that rate per SM.
+PAD_B_MAX_SHARE = 0.25
+PAD_REFERENCE_GFLOP_PER_SM = 303.0
 PAD_COPY_EFFICIENCY = 0.8
 PAD_LAUNCH_MS = 6e-3
 
@@ -252,7 +253,8 @@ def path(m, n, k, vector_a):
         return 'any_alignment'
     if n % 4 == 0:
         return 'vectors'
-    padded = m >= PAD_B_MIN_ROWS and 2.0 * m * n * k >= PAD_B_MIN_FLOP
+    product_ms = 2.0 * m * n * k / (PAD_REFERENCE_GFLOP_PER_SM * 1e6 * SM_COUNT)
+    padded = pad_ms(n, k) <= PAD_B_MAX_SHARE * product_ms
     return 'padded_b' if padded else 'any_alignment'
 
 

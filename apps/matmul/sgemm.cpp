@@ -193,7 +193,7 @@ std::vector<SgemmConfig> sgemm_menu_configs(const DeviceProperties& device, int 
   std::vector<SgemmConfig> configs;
   for (const SgemmMenuEntry& entry : sgemm_heuristic_menu()) {
     if (!sgemm_config_fits(entry.config, device)) continue;
-    SgemmConfig config = sgemm_runnable_vector_a(entry.config, m, n, k);
+    SgemmConfig config = sgemm_runnable_vector_a(device, entry.config, m, n, k);
     for (const int split : sgemm_split_values()) {
       config.split_k = split;
       if (split > 1 && sgemm_slice_depth(config, k) < min_slice_depth) break;

@@ -88,9 +88,8 @@ SgemmRun run_sgemm(Jit& jit, const Context& context, const SgemmRunPlan& plan,
   const SgemmOptions given{
       .choice = SgemmChoice::given, .config = config, .workspace = &workspace, .jit = &jit};
 
-  const SgemmPath path =
-      sgemm_path(config, plan.m, plan.n, plan.k, device_a.address(), device_b.address(),
-                 device_c.address());
+  const SgemmPath path = sgemm_path(context.device().properties(), config, plan.m, plan.n, plan.k,
+                                    device_a.address(), device_b.address(), device_c.address());
   const SgemmLaunch launch = sgemm_launch(config, plan.m, plan.n, path);
   Run run = describe_launch("sgemm", launch.entry, config.defines(), launch.launch.grid,
                             launch.launch.block);

@@ -113,7 +113,7 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
   if (m == 0 || n == 0) return config;
 
   Jit& jit = options.jit ? *options.jit : Jit::shared();
-  const SgemmPath path = sgemm_path(config, m, n, k, a, b, c, options.padding);
+  const SgemmPath path = sgemm_path(device, config, m, n, k, a, b, c, options.padding);
   const int ldb = sgemm_b_pitch(path, n);
   // The scratch holds the padded B first (16-byte aligned, as every allocation), then the split's
   // partial products (aligned too: ldb % 4 == 0).
@@ -132,8 +132,9 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
   const CUdeviceptr destination = config.split_k > 1 ? scratch + padded_floats * sizeof(float) : c;
   SgemmLaunch product = sgemm_launch(config, m, n, path);
   product.launch.stream = options.stream;
-  // After the pad, the product's blocks are set up while the copy runs and wait for its end.
-  product.launch.programmatic_serialization = path == SgemmPath::padded_b && device.cc_major >= 9;
+  // Not by programmatic launch after the pad: blocks placed while the copy's blocks still hold
+  // the SMs doubled up on some of them, and a product of one round of blocks ran at 0.6x
+  // (docs/perf-notes.md, "Padding B where it pays").
   const Kernel kernel = sgemm_kernel(jit, context, config, product.entry);
   if (path == SgemmPath::any_alignment || path == SgemmPath::vectors)
     kernel.launch(product.launch, a, b_read, destination, m, n, k);

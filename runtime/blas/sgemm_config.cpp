@@ -51,6 +51,14 @@ constexpr int reduce_blocks_per_sm = 16;
 // gridDim.y's limit on every architecture.
 constexpr long long max_grid_y = 65535;
 
+// sgemm_pad_ms's launch, measured on an H100 at products of 0.1-0.2 GFLOP, where the copy itself
+// is a few hundred KB (the H200's 3223×437×78 padded took 5 µs more), and its copy's share of the
+// theoretical DRAM bandwidth (B rarely fits in L2 where padding pays); the bandwidth where the
+// device does not report one.
+constexpr double pad_launch_ms = 6e-3;
+constexpr double pad_copy_efficiency = 0.8;
+constexpr double pad_fallback_bandwidth_gb_per_s = 2000.0;
+
 // The int fields by define name; the three switches are bools and go separately.
 std::array<std::pair<const char*, int SgemmConfig::*>, 10> int_fields() {
   return {{{"WARPS_M", &SgemmConfig::warps_m},
@@ -217,16 +225,30 @@ std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, int n) {
          static_cast<std::size_t>(n);
 }
 
-SgemmPath sgemm_path(const SgemmConfig& config, int m, int n, int k, CUdeviceptr a, CUdeviceptr b,
-                     CUdeviceptr c, SgemmPadding padding) {
+double sgemm_pad_ms(const DeviceProperties& device, int n, int k) {
+  const double theoretical = device.theoretical_bandwidth_gb_per_s();
+  const double bytes_per_ms = (theoretical > 0.0 ? theoretical : pad_fallback_bandwidth_gb_per_s) *
+                              pad_copy_efficiency * 1e6;
+  const double pitch = static_cast<double>(ceil_div(n, 4) * 4);
+  return static_cast<double>(k) * (n + pitch) * sizeof(float) / bytes_per_ms + pad_launch_ms;
+}
+
+bool sgemm_padding_pays(const DeviceProperties& device, int m, int n, int k) {
+  const double flop = 2.0 * m * static_cast<double>(n) * k;
+  const double product_ms =
+      flop / (sgemm_pad_reference_gflop_per_sm * 1e6 * std::max(device.sm_count, 1));
+  return sgemm_pad_ms(device, n, k) <= sgemm_pad_b_max_share * product_ms;
+}
+
+SgemmPath sgemm_path(const DeviceProperties& device, const SgemmConfig& config, int m, int n, int k,
+                     CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, SgemmPadding padding) {
   if (config.vector_a && (k % 4 != 0 || a % 16 != 0)) return SgemmPath::any_alignment;
   // A split writes its partials to the workspace, 16-byte aligned wherever C is.
   const bool c_aligned = config.split_k > 1 || c % 16 == 0;
   if (n % 4 == 0 && b % 16 == 0) return c_aligned ? SgemmPath::vectors : SgemmPath::vector_b;
   const bool pitch_fits = n <= std::numeric_limits<int>::max() - 3;
-  const bool pays =
-      m >= sgemm_pad_b_min_rows && 2.0 * m * static_cast<double>(n) * k >= sgemm_pad_b_min_flop;
-  const bool pads = padding == SgemmPadding::always || (padding == SgemmPadding::automatic && pays);
+  const bool pads = padding == SgemmPadding::always ||
+                    (padding == SgemmPadding::automatic && sgemm_padding_pays(device, m, n, k));
   return pads && k > 0 && pitch_fits ? SgemmPath::padded_b : SgemmPath::any_alignment;
 }
 

@@ -101,20 +101,6 @@ double bandwidth_bytes_per_ms(const DeviceProperties& device) {
   return (theoretical > 0.0 ? theoretical * memory_efficiency : fallback_bandwidth_gb_per_s) * 1e6;
 }
 
-// sgemm_pad_rows on a k×n B: a launch (measured on an H100 at products of 0.1-0.2 GFLOP, where
-// the copy itself is a few hundred KB) and B read and its padded copy written at this share of
-// the theoretical DRAM bandwidth (a streaming copy; B rarely fits in L2 where padding pays).
-constexpr double pad_launch_ms = 6e-3;
-constexpr double pad_copy_efficiency = 0.8;
-
-double pad_ms(const DeviceProperties& device, int n, int k) {
-  const double theoretical = device.theoretical_bandwidth_gb_per_s();
-  const double bytes_per_ms =
-      (theoretical > 0.0 ? theoretical * pad_copy_efficiency : fallback_bandwidth_gb_per_s) * 1e6;
-  const double pitch = std::ceil(n / 4.0) * 4.0;
-  return static_cast<double>(k) * (n + pitch) * sizeof(float) / bytes_per_ms + pad_launch_ms;
-}
-
 }  // namespace
 
 const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
@@ -231,7 +217,7 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
     // the path does not depend on the split.
     SgemmConfig plain = entry.config;
     plain.vector_a = false;
-    const SgemmPath path = sgemm_path(plain, m, n, k, 0, 0, 0);
+    const SgemmPath path = sgemm_path(device, plain, m, n, k, 0, 0, 0);
     const double tflops =
         path == SgemmPath::any_alignment ? entry.any_alignment_tflops : entry.tflops;
     for (const int split : sgemm_split_values()) {
@@ -239,7 +225,7 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
       config.split_k = split;
       if (split > 1 && sgemm_slice_depth(config, k) < sgemm_min_slice_depth) break;
       estimates.push_back(sgemm_estimate(config, tflops, entry.registers, device, m, n, k, path));
-      if (path == SgemmPath::padded_b) estimates.back().milliseconds += pad_ms(device, n, k);
+      if (path == SgemmPath::padded_b) estimates.back().milliseconds += sgemm_pad_ms(device, n, k);
     }
   }
   const auto cost = [](const SgemmEstimate& estimate) {
@@ -258,12 +244,13 @@ SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n,
     throw Error(ErrorKind::invalid_argument, "sgemm: no config suits " + device.name + " (sm_" +
                                                  std::to_string(device.cc_major) +
                                                  std::to_string(device.cc_minor) + ")");
-  return sgemm_runnable_vector_a(estimates.front().config, m, n, k);
+  return sgemm_runnable_vector_a(device, estimates.front().config, m, n, k);
 }
 
-SgemmConfig sgemm_runnable_vector_a(SgemmConfig config, int m, int n, int k) {
+SgemmConfig sgemm_runnable_vector_a(const DeviceProperties& device, SgemmConfig config, int m,
+                                    int n, int k) {
   config.vector_a =
-      config.vector_a && sgemm_path(config, m, n, k, 0, 0, 0) != SgemmPath::any_alignment;
+      config.vector_a && sgemm_path(device, config, m, n, k, 0, 0, 0) != SgemmPath::any_alignment;
   return config;
 }
 

@@ -214,7 +214,7 @@ TEST_CASE("a B of ragged rows copied to 16-byte rows gives the product, split or
     for (const SgemmConfig& config : {chosen, split, vector_a}) {
       CAPTURE(config.describe());
       const SgemmPath path =
-          sgemm_path(config, shape.m, shape.n, shape.k, problem.device_a.address(),
+          sgemm_path(device, config, shape.m, shape.n, shape.k, problem.device_a.address(),
                      problem.device_b.address(), 0, SgemmPadding::always);
       CHECK(path ==
             (config.vector_a && shape.k % 4 != 0 ? SgemmPath::any_alignment : SgemmPath::padded_b));
@@ -250,8 +250,9 @@ TEST_CASE("B on 16 bytes loads by vectors whatever C's alignment; B off 16 is pa
       const SgemmPath expected = b_shifted  ? SgemmPath::padded_b
                                  : c_offset ? SgemmPath::vector_b
                                             : SgemmPath::vectors;
-      CHECK(sgemm_path(options.config, shape.m, shape.n, shape.k, problem.device_a.address(), b,
-                       written, options.padding) == expected);
+      CHECK(sgemm_path(test_context().device().properties(), options.config, shape.m, shape.n,
+                       shape.k, problem.device_a.address(), b, written,
+                       options.padding) == expected);
       sgemm(test_context(), shape.m, shape.n, shape.k, problem.device_a.address(), b, written,
             options);
       const std::vector<float> values = c.download();

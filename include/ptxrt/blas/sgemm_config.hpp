@@ -92,28 +92,42 @@ enum class SgemmPath {
   padded_b,       // "sgemm_pad_rows" copies B to rows of sgemm_b_pitch, then as vector_b
 };
 
-// From how many rows of C, and how many flop (2·m·n·k), a product whose B rows are not 16-byte
-// aligned copies B to padded rows first: the 16-byte loads gain 3-9 % of the product (H100), the
-// copy costs 2·k·n floats of traffic (against 2·m·n·k flop: a share of about 50/m) and a launch
-// (about 6 µs: a product under a few GFLOP loses; docs/perf-notes.md, "Ragged sides").
-inline constexpr int sgemm_pad_b_min_rows = 1024;
-inline constexpr double sgemm_pad_b_min_flop = 4e9;
+// A product whose B rows are not 16-byte aligned copies B to padded rows first where the copy
+// (sgemm_pad_ms: 2·k·n floats of traffic and a launch of a few µs) takes at most this share of
+// the product's time reckoned at sgemm_pad_reference_gflop_per_sm on every SM. Below that share
+// the 16-byte loads win back more than the copy costs; above it the copy mostly costs more (H200,
+// 16 ragged shapes benched padded and not: of the ten at a share of 0.21 or less nine gained, up
+// to 0.74× → 0.97× cuBLAS, and one ran level; of the six at 0.28 or more four lost;
+// docs/perf-notes.md, "Padding B where it pays").
+inline constexpr double sgemm_pad_b_max_share = 0.25;
+// A mid-size product's rate on an H100 or H200: 40 TFLOP/s on 132 SMs.
+inline constexpr double sgemm_pad_reference_gflop_per_sm = 303.0;
 
 // Whether a B whose rows are not 16-byte aligned is copied to padded rows.
 enum class SgemmPadding {
-  automatic,  // where the product is large enough to win the copy back (sgemm_pad_b_min_*)
+  automatic,  // where the copy pays (sgemm_padding_pays)
   always,     // whenever B's rows are not 16-byte aligned and k > 0
   never,      // B then loads a float at a time
 };
 
-// The path sgemm() takes for `config` on these addresses: where n % 4 == 0 and B is 16-byte
-// aligned, vectors if what the product writes is too (C, or with a split the workspace, always
-// aligned), else vector_b; otherwise padded_b where `padding` allows (automatic: m >=
-// sgemm_pad_b_min_rows and 2·m·n·k >= sgemm_pad_b_min_flop), k > 0 and n leaves room for the
-// pitch; else any_alignment. With config.vector_a every path but any_alignment also needs
-// k % 4 == 0 and A 16-byte aligned (any_alignment otherwise).
-PTXRT_API SgemmPath sgemm_path(const SgemmConfig& config, int m, int n, int k, CUdeviceptr a,
-                               CUdeviceptr b, CUdeviceptr c,
+// The time in ms the copy of a k×n B to rows of n rounded up to a multiple of 4 takes on
+// `device`: a launch (about 6 µs on an H100 and an H200, with the product waiting on it) and B
+// read and its copy written at 0.8 of the theoretical DRAM bandwidth (a streaming copy).
+PTXRT_API double sgemm_pad_ms(const DeviceProperties& device, int n, int k);
+
+// Whether SgemmPadding::automatic copies a ragged B of an m×n×k product on `device`:
+// sgemm_pad_ms at most sgemm_pad_b_max_share of 2·m·n·k flop at sgemm_pad_reference_gflop_per_sm
+// on each of the device's SMs.
+PTXRT_API bool sgemm_padding_pays(const DeviceProperties& device, int m, int n, int k);
+
+// The path sgemm() takes for `config` on `device` at these addresses: where n % 4 == 0 and B is
+// 16-byte aligned, vectors if what the product writes is too (C, or with a split the workspace,
+// always aligned), else vector_b; otherwise padded_b where `padding` allows (automatic:
+// sgemm_padding_pays), k > 0 and n leaves room for the pitch; else any_alignment. With
+// config.vector_a every path but any_alignment also needs k % 4 == 0 and A 16-byte aligned
+// (any_alignment otherwise).
+PTXRT_API SgemmPath sgemm_path(const DeviceProperties& device, const SgemmConfig& config, int m,
+                               int n, int k, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
                                SgemmPadding padding = SgemmPadding::automatic);
 
 // B's row pitch in floats on `path`: n, or n rounded up to a multiple of 4 for padded_b.

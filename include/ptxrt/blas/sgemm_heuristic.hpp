@@ -82,6 +82,7 @@ PTXRT_API SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int
 
 // `config` with VECTOR_A kept only where the vector entry runs at m×n×k on aligned addresses
 // (sgemm_path): what sgemm_heuristic_config does to the model's first estimate.
-PTXRT_API SgemmConfig sgemm_runnable_vector_a(SgemmConfig config, int m, int n, int k);
+PTXRT_API SgemmConfig sgemm_runnable_vector_a(const DeviceProperties& device, SgemmConfig config,
+                                              int m, int n, int k);
 
 }  // namespace ptxrt
