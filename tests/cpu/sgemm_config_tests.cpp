@@ -188,8 +188,8 @@ TEST_CASE(
         SgemmPath::padded_b);
   CHECK(sgemm_path(device, config, 4096, 4097, 0, 0x3000, 0x1000, 0x2000) ==
         SgemmPath::any_alignment);
-  // Shapes benched on an H200 padded and not: the first two gained (0.74x -> 0.99x and
-  // 0.78x -> 0.85x cuBLAS at their best config), the last three lost.
+  // Shapes benched on an H200 padded and not: the first two gained (0.74x -> 0.97x and
+  // 0.78x -> 0.83x cuBLAS at their best config), the last three lost.
   const auto padded = [&](int m, int n, int k) {
     return sgemm_path(device, config, m, n, k, 0x3000, 0x1000, 0x2000) == SgemmPath::padded_b;
   };
