@@ -96,18 +96,14 @@ struct ProblemSession::State {
     throw Error(ErrorKind::not_found, problem.name() + ": no argument " + std::string(name));
   }
 
-  bool restored = false;
-  // Whether keep_pristine_inputs has run: at the second restore, which tells a session that
-  // restores again and again (a verified tune, a peer) from one that only needs its inputs once.
-  bool pristine_considered = false;
+  // The second restore makes the device copies of the inputs (keep_pristine_inputs): it tells a
+  // session that restores again and again (a verified tune, a peer) from one that needs its inputs
+  // once. Counted up to 2 only.
+  int restores = 0;
 
   // The inputs as made, the outputs poisoned: what every verified run starts from.
   void restore() {
-    if (restored && !pristine_considered) {
-      keep_pristine_inputs();
-      pristine_considered = true;
-    }
-    restored = true;
+    if (restores < 2 && ++restores == 2) keep_pristine_inputs();
     const auto& arguments = problem.arguments();
     for (std::size_t i = 0; i < arguments.size(); ++i) {
       if (!buffers[i]) continue;
@@ -504,7 +500,7 @@ ProblemSession::ProblemSession(KernelProblem problem, ProblemSizes sizes, Jit& j
                                   ") failed: " + error.what());
   }
   // A session that neither verifies nor has a launcher still times its configs on the inputs.
-  if (!state.restored) state.restore();
+  if (state.restores == 0) state.restore();
 }
 
 ProblemSession::~ProblemSession() = default;
