@@ -21,7 +21,8 @@
 //
 // Rows of B that are not 16-byte aligned (N % 4 != 0) make `sgemm` load B a float at a time; for
 // products large enough to pay for it the host first copies B to padded rows (sgemm_pad_rows) and
-// runs sgemm_pitched_b, which loads them by 16 bytes and stores C a float at a time.
+// runs sgemm_pitched_b, which loads them by 16 bytes. Rows of C that are not 16-byte aligned go
+// out by 16 bytes too, between their ragged ends (store_tile_ragged).
 //
 // Three switches that change no result (docs/perf-notes.md predicts each):
 // - GROUP_M > 1: consecutive blocks walk down GROUP_M tile rows before the next column, so that
@@ -63,7 +64,7 @@
 // ptxrt: constraint WARPS_N * (32 / LANES_M) * TN >= 32 && WARPS_N * (32 / LANES_M) * TN <= 256
 // ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM), SPLIT_K) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment; with SPLIT_K > 1, C is the workspace of SPLIT_K partial products (SPLIT_K·M·N floats)
 // ptxrt: entry sgemm_aligned same launch as sgemm — needs N % 4 == 0 and B, C 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), 16-byte stores of C
-// ptxrt: entry sgemm_pitched_b same launch as sgemm, one more argument ldb — B's rows ldb floats apart, ldb % 4 == 0 and B 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), C stored a float at a time at any alignment
+// ptxrt: entry sgemm_pitched_b same launch as sgemm, one more argument ldb — B's rows ldb floats apart, ldb % 4 == 0 and B 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), C at any alignment
 // ptxrt: entry sgemm_split_reduce grid=(any) block=256 — C = the sum of the SPLIT_K partial products in the workspace, added in one fixed order (float4 where C and the count allow)
 // ptxrt: entry sgemm_pad_rows grid=(any, any) block=256 — copies a rows×n B to rows of pitch floats (pitch % 4 == 0, 16-byte aligned), zeros past n: a B that sgemm_pitched_b loads by float4
 // clang-format on
@@ -354,10 +355,16 @@ __device__ __forceinline__ void multiply_k(const float* stage_a, const float* st
     for (int j = 0; j < TN; ++j) sum[i][j] = fmaf(a[i], b[j], sum[i][j]);
 }
 
-// Row i of the thread's tile sits at warp_row + (i/4)·LANES_M·4 + i%4; columns likewise.
-template <bool vector_c>
-__device__ __forceinline__ void store_tile(float* c, int m, int n, int first_row, int first_column,
-                                           const float (&sum)[TM][TN]) {
+// Float `t` of the 16-byte chunk that starts `offset` floats into `run` (a lane's four floats and
+// the next lane's four): selects, not an index into the array, which would put it in local
+// memory.
+__device__ __forceinline__ float chunk_float(const float (&run)[8], int offset, int t) {
+  return offset == 0 ? run[t] : offset == 1 ? run[t + 1] : offset == 2 ? run[t + 2] : run[t + 3];
+}
+
+// A float at a time, any alignment: the edge of C, where a lane's columns may pass N.
+__device__ __forceinline__ void store_tile_floats(float* c, int m, int n, int first_row,
+                                                  int first_column, const float (&sum)[TM][TN]) {
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = first_row + (i / 4) * LANES_M * 4 + i % 4;
@@ -366,15 +373,100 @@ __device__ __forceinline__ void store_tile(float* c, int m, int n, int first_row
 #pragma unroll
     for (int j = 0; j < TN / 4; ++j) {
       const int column = first_column + j * kLanesN * 4;
-      if (vector_c) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (column + q < n) c_row[column + q] = sum[i][4 * j + q];
+    }
+  }
+}
+
+// Rows of C that need not start on 16 bytes (N % 4 != 0, or C itself off 16 bytes). The kLanesN
+// lanes of a row of lanes hold kWarpN consecutive columns of one row, 4 each, run j + 1 of the
+// first lane continuing where run j of the last one ends. Each lane stores the 16-byte-aligned
+// chunk that starts among its own four floats as one float4, taking the rest of it from the next
+// lane by shuffle; the floats before the row's first 16-byte boundary (the first lane's) and
+// after its last (the last lane's) go out as a float2 and a float. A float at a time throughout
+// took four stores, each touching a cache line per row of lanes, where one does: at K under 50
+// the configs run 1.2-1.7x faster (docs/perf-notes.md, "C at any alignment by 16 bytes").
+__device__ __forceinline__ void store_tile_ragged(float* c, int m, int n, int first_row,
+                                                  int first_column, const float (&sum)[TM][TN]) {
+  // Read here, not derived from threadIdx.x: a value computed before the main loop and kept
+  // through it would cost the loop a register, which the tiles at their register cap spill.
+  int lane;
+  asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(lane));
+  const int in_row = lane % kLanesN;
+  const int row_first_column = first_column - 4 * in_row;
+  // Warp-uniform: only the warps at C's right edge have columns past N.
+  if (row_first_column + kWarpN > n) {
+    store_tile_floats(c, m, n, first_row, first_column, sum);
+    return;
+  }
+  const auto c_word =
+      static_cast<unsigned>(reinterpret_cast<unsigned long long>(c) / sizeof(float));
+  const int next_lane = lane - in_row + (in_row + 1) % kLanesN;
+  const bool first_lane = in_row == 0, last_lane = in_row == kLanesN - 1;
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = first_row + (i / 4) * LANES_M * 4 + i % 4;
+    float* c_row = c + static_cast<long long>(row) * n;
+    // Floats from the row's first column to its first 16-byte boundary (C is 4-byte aligned):
+    // modulo 4, so 32-bit arithmetic that wraps gives it.
+    const unsigned first_word = c_word + static_cast<unsigned>(row) * static_cast<unsigned>(n) +
+                                static_cast<unsigned>(row_first_column);
+    const int offset = static_cast<int>((4 - first_word % 4) % 4);
+#pragma unroll
+    for (int j = 0; j < TN / 4; ++j) {
+      const int column = first_column + j * kLanesN * 4;
+      const int chunk = column + offset;
+      const bool row_start = first_lane && j == 0, row_end = last_lane && j + 1 == TN / 4;
+      float run[8];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        run[q] = sum[i][4 * j + q];
+        // The last lane's run j continues in the first lane's run j + 1, which the first lane
+        // offers where the others offer their run j. Every lane shuffles, whatever its row: a
+        // shuffle needs the whole warp.
+        const float offered = first_lane && j + 1 < TN / 4 ? sum[i][4 * (j + 1) + q] : run[q];
+        run[4 + q] = __shfl_sync(0xffffffffu, offered, next_lane);
+      }
+      if (row >= m) continue;
+      if (offset == 0 || !row_end)
+        *reinterpret_cast<float4*>(c_row + chunk) =
+            make_float4(chunk_float(run, offset, 0), chunk_float(run, offset, 1),
+                        chunk_float(run, offset, 2), chunk_float(run, offset, 3));
+      if (offset != 0 && (row_start || row_end)) {
+        // The start's `offset` floats end on a boundary, the end's 4 - offset begin on one: each
+        // is at most a float2 on 8 bytes and a float.
+        if (row_start ? offset >= 2 : offset <= 2) {
+          const int first = row_start ? offset - 2 : offset;
+          *reinterpret_cast<float2*>(c_row + column + first) =
+              make_float2(chunk_float(run, first, 0), chunk_float(run, first, 1));
+        }
+        if (offset % 2 == 1) c_row[row_start ? column : column + 3] = row_start ? run[0] : run[3];
+      }
+    }
+  }
+}
+
+// Row i of the thread's tile sits at warp_row + (i/4)·LANES_M·4 + i%4; columns likewise.
+template <bool vector_c>
+__device__ __forceinline__ void store_tile(float* c, int m, int n, int first_row, int first_column,
+                                           const float (&sum)[TM][TN]) {
+  if constexpr (!vector_c) {
+    store_tile_ragged(c, m, n, first_row, first_column, sum);
+  } else {
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int row = first_row + (i / 4) * LANES_M * 4 + i % 4;
+      if (row >= m) continue;
+      float* c_row = c + static_cast<long long>(row) * n;
+#pragma unroll
+      for (int j = 0; j < TN / 4; ++j) {
         // n % 4 == 0, so a chunk is all inside C or all outside.
+        const int column = first_column + j * kLanesN * 4;
         if (column < n)
           *reinterpret_cast<float4*>(c_row + column) =
               make_float4(sum[i][4 * j], sum[i][4 * j + 1], sum[i][4 * j + 2], sum[i][4 * j + 3]);
-      } else {
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-          if (column + q < n) c_row[column + q] = sum[i][4 * j + q];
       }
     }
   }

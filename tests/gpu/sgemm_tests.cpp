@@ -90,9 +90,10 @@ SgemmConfig check_product(const Problem& problem, const SgemmOptions& options) {
 }  // namespace
 
 TEST_CASE("every listed sgemm config matches the fp64 reference at small and ragged sizes") {
-  // N % 4 != 0 runs the float-at-a-time entry, N % 4 == 0 the float4 one (with vector A only
-  // when K % 4 == 0 too); K below, at and across a tile of k; M and N short of, on and across
-  // tile edges; 1300 rows leave a partial group of tile rows for GROUP_M. Under compute-sanitizer
+  // N % 4 != 0 runs the any-alignment entry (B loaded a float at a time, rows of C starting
+  // 1, 2 or 3 floats past 16 bytes), N % 4 == 0 the float4 one (with vector A only when K % 4 == 0
+  // too); K below, at and across a tile of k; M and N short of, on and across tile edges; 1300
+  // rows leave a partial group of tile rows for GROUP_M. Under compute-sanitizer
   // the large shapes keep their alignment classes and edges at a fraction of the work.
   using ptxrt::testing::full_or_sanitized;
   const std::vector<Shape> shapes = {
@@ -100,7 +101,8 @@ TEST_CASE("every listed sgemm config matches the fp64 reference at small and rag
       {127, 129, 65}, full_or_sanitized<Shape>({1000, 777, 513}, {140, 133, 36}),
       {64, 4, 3},     {128, 256, 64},
       {129, 132, 17}, full_or_sanitized<Shape>({1000, 776, 513}, {140, 132, 37}),
-      {129, 132, 20}, full_or_sanitized<Shape>({1300, 776, 516}, {1300, 132, 8})};
+      {129, 132, 20}, full_or_sanitized<Shape>({1300, 776, 516}, {1300, 132, 8}),
+      {97, 130, 40},  {65, 259, 24}};
   const auto configs = apps::sgemm_configs(test_context().device().properties());
   REQUIRE(!configs.empty());
   SgemmWorkspace workspace(test_context());

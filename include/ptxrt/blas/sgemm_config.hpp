@@ -86,9 +86,9 @@ PTXRT_API std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, i
 
 // Which of the family's entries a product runs, and on which B.
 enum class SgemmPath {
-  any_alignment,  // "sgemm": A and B loaded a float at a time, C stored a float at a time
+  any_alignment,  // "sgemm": A and B loaded a float at a time, C's ragged rows by 16-byte stores
   vectors,        // "sgemm_aligned": B (and A with vector_a) by 16-byte loads, C by 16-byte stores
-  vector_b,       // "sgemm_pitched_b" on B as it is: B by 16-byte loads, C a float at a time
+  vector_b,       // "sgemm_pitched_b" on B as it is: B by 16-byte loads, C as in any_alignment
   padded_b,       // "sgemm_pad_rows" copies B to rows of sgemm_b_pitch, then as vector_b
 };
 
