@@ -68,14 +68,13 @@ PAD_COPY_EFFICIENCY = 0.8
 PAD_LAUNCH_MS = 6e-3
 
 # The C++ constants (sgemm_heuristic.cpp) and their search bounds; warps_for_full_rate is only
-# --share-by warps' (the C++ counts results); element_store_cost is held where it is (the C++
-# says why).
+# --share-by warps' (the C++ counts results).
 # How a partial round's occupancy share is counted: 'results' (the C++) or 'warps' (--share-by).
 SHARE_BY = 'results'
 CONSTANTS = dict(round_overhead_ms=0.3959e-3, fill_bytes_per_ms=47.87e6, warps_for_full_rate=4.95,
                  results_for_full_rate=585.5,
                  reduce_launch_ms=6.938e-3, memory_efficiency=2.135, split_penalty=1.01,
-                 store_bytes_per_ms=24.64e6, element_store_cost=3.0)
+                 store_bytes_per_ms=24.64e6)
 BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
               warps_for_full_rate=(4.0, 16.0), results_for_full_rate=(64.0, 2048.0),
               reduce_launch_ms=(1e-3, 8e-3),
@@ -83,31 +82,33 @@ BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
               store_bytes_per_ms=(5e6, 60e6))
 # The menu: (warps_m, warps_n, lanes_m, thread_m, thread_n, block_k, stages, min_blocks,
 # vector_a, tf32x3), full rate aligned, any alignment (TFLOP/s), registers per thread (the larger
-# of sgemm's and sgemm_aligned's, ptxas sm_90, CUDA 13.0).
-MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True, False), 50.9, 49.25, 250),
-        ((2, 4, 4, 8, 8, 16, 4, 1, True, False), 50.55, 46.14, 128),
-        ((4, 2, 4, 8, 8, 16, 3, 2, False, False), 45.95, 37.98, 128),
-        ((2, 2, 8, 8, 8, 16, 3, 2, True, False), 46.03, 44.91, 153),
-        ((2, 2, 4, 8, 8, 16, 3, 3, True, False), 49.31, 40.66, 147),
-        ((2, 2, 4, 8, 4, 16, 3, 4, True, False), 43.19, 38.75, 96),
-        ((2, 2, 4, 4, 4, 16, 3, 4, True, False), 33.53, 26.99, 72),
-        ((4, 1, 4, 8, 8, 16, 3, 3, True, False), 42.11, 39.26, 151),
-        ((2, 2, 4, 8, 4, 8, 4, 4, True, False), 39.59, 35.69, 95),
-        ((4, 1, 8, 8, 8, 16, 3, 3, True, False), 30.39, 26.97, 168),
-        ((4, 1, 4, 8, 4, 16, 3, 4, True, False), 33.5, 32.27, 120),
-        ((2, 1, 8, 8, 8, 16, 3, 4, True, False), 33.71, 33.31, 186),
-        ((2, 2, 8, 4, 4, 16, 3, 4, True, False), 30.36, 27.48, 79),
-        ((1, 4, 4, 8, 4, 16, 3, 4, True, False), 37.59, 34.96, 95),
+# of sgemm's and sgemm_aligned's, ptxas sm_90, CUDA 13.0, as the C++ menu says).
+MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True, False), 50.9, 44.74, 250),
+        ((2, 4, 4, 8, 8, 16, 4, 1, True, False), 50.55, 42.18, 128),
+        ((4, 2, 4, 8, 8, 16, 3, 2, False, False), 45.95, 41.33, 128),
+        ((2, 2, 8, 8, 8, 16, 3, 2, True, False), 46.03, 41.38, 153),
+        ((2, 2, 4, 8, 8, 16, 3, 3, True, False), 49.31, 37.68, 147),
+        ((2, 2, 4, 8, 4, 16, 3, 4, True, False), 43.19, 35.71, 96),
+        ((2, 2, 4, 4, 4, 16, 3, 4, True, False), 33.53, 26.05, 72),
+        ((4, 1, 4, 8, 8, 16, 3, 3, True, False), 42.11, 38.96, 151),
+        ((2, 2, 4, 8, 4, 8, 4, 4, True, False), 39.59, 33.44, 95),
+        ((4, 1, 8, 8, 8, 16, 3, 3, True, False), 30.39, 29.08, 168),
+        ((4, 1, 4, 8, 4, 16, 3, 4, True, False), 33.5, 33.36, 120),
+        ((2, 1, 8, 8, 8, 16, 3, 4, True, False), 33.71, 30.56, 186),
+        ((2, 2, 8, 4, 4, 16, 3, 4, True, False), 30.36, 26.01, 79),
+        ((1, 4, 4, 8, 4, 16, 3, 4, True, False), 37.59, 32.91, 95),
         # 3xTF32 on the tensor cores (docs/perf-notes.md, "3xTF32 on the tensor cores").
         ((2, 4, 8, 8, 16, 16, 3, 1, True, True), 55.53, 24.66, 255),
         ((2, 4, 8, 8, 8, 16, 3, 1, True, True), 53.52, 22.89, 254),
         ((2, 2, 8, 8, 8, 16, 3, 2, True, True), 51.1, 27.49, 255),
         ((2, 2, 4, 8, 8, 16, 3, 2, True, True), 50.2, 31.69, 255)]
 # How far search() moves a rate from MENU's, by what it refits (--refit): the FFMA entries with
-# the constants, or the tensor cores' rates alone. Most menu benches in docs/perf-data predate the
-# tensor cores and count a pick of theirs untimed, so the FFMA fit leaves the tensor cores' rates
-# as they are; their own fit moves their rates further, and nothing else.
-RATE_STEP = {'ffma': 0.05, 'tf32x3': 0.3}
+# the constants, the tensor cores' rates alone, or the FFMA entries' any-alignment rates alone.
+# Most menu benches in docs/perf-data predate the tensor cores and count a pick of theirs untimed,
+# so the FFMA fit leaves the tensor cores' rates as they are; their own fit moves their rates
+# further, and nothing else. The any-alignment fit is for a change to that path alone (the
+# kernel's ragged epilogue), judged by benches of ragged shapes.
+RATE_STEP = {'ffma': 0.05, 'tf32x3': 0.3, 'any-alignment': 0.1}
 
 
 def fitted(refit):
@@ -216,7 +217,7 @@ def resident_blocks(config, registers):
     return min(SM_WARPS // warps, SM_BLOCKS, by_registers, SM_SHARED // shared)
 
 
-def estimate_ms(config, split, tflops, registers, m, n, k, c, by_float):
+def estimate_ms(config, split, tflops, registers, m, n, k, c):
     block_m, block_n, block_k, stages, _, warps = tile(config)
     resident = resident_blocks(config, registers)
     blocks = ceil_div(m, block_m) * ceil_div(n, block_n) * split
@@ -225,10 +226,9 @@ def estimate_ms(config, split, tflops, registers, m, n, k, c, by_float):
     depth = slice_depth(config, split, k)
     block_flop = 2.0 * block_m * block_n * ceil_div(depth, block_k) * block_k
     fill = resident * min((stages - 1) * block_k, depth) * (block_m + block_n) * 4
-    # The round's tiles of C stored (a warp's store touches a line per row of lanes, config[2];
-    # by float, four stores where one did); the other resident blocks' main loops hide the rest.
-    store = (block_m * block_n * 4 / c['store_bytes_per_ms'] * config[2] / 4
-             * (c['element_store_cost'] if by_float else 1.0))
+    # The round's tiles of C stored (a warp's store touches a line per row of lanes, config[2]);
+    # the other resident blocks' main loops hide the rest.
+    store = block_m * block_n * 4 / c['store_bytes_per_ms'] * config[2] / 4
     overhead = c['round_overhead_ms'] + fill / c['fill_bytes_per_ms'] + store
     milliseconds = blocks // slots * (resident * block_flop / sm_rate + overhead)
     rest = blocks % slots
@@ -268,7 +268,6 @@ def choose(m, n, k, c, menu):
     # The pick drops vector A where it cannot run, so the rate is its path's without; the path
     # depends on neither the config nor the split.
     route = path(m, n, k, False)
-    by_float = route != 'vectors'
     padding_ms = pad_ms(n, k) if route == 'padded_b' else 0.0
     for config, tflops, any_alignment_tflops, registers in menu:
         rate = any_alignment_tflops if route == 'any_alignment' else tflops
@@ -280,8 +279,7 @@ def choose(m, n, k, c, menu):
                     FEW_BLOCKS_SLICE_DEPTH and depth >= FEW_BLOCKS_SLICE_DEPTH
                     and tiles * split <= SM_COUNT):
                 break
-            milliseconds = (estimate_ms(config, split, rate, registers, m, n, k, c, by_float)
-                            + padding_ms)
+            milliseconds = estimate_ms(config, split, rate, registers, m, n, k, c) + padding_ms
             cost = milliseconds * (c['split_penalty'] if split > 1 else 1.0)
             if best is None or cost < best[0]:
                 best = (cost, config, split)
@@ -335,7 +333,8 @@ def search(shapes, steps, seed=1, start=None, refit='ffma'):
             index = rng.choice(entries)
             factor = rng.uniform(1 - step, 1 + step)
             # Both rates, or the aligned or the any-alignment one alone.
-            for column in rng.choice(((1, 2), (1,), (2,))):
+            columns = ((2,),) if refit == 'any-alignment' else ((1, 2), (1,), (2,))
+            for column in rng.choice(columns):
                 trial_menu[index][column] = MENU[index][column] * factor
         # Loading B a float at a time is never faster than by 16 bytes.
         if any(entry[2] > entry[1] for entry in trial_menu):
@@ -394,7 +393,8 @@ def main():
     parser.add_argument('--search', type=int, default=0, metavar='N')
     parser.add_argument('--refit', choices=tuple(RATE_STEP), default='ffma',
                         help='what --search moves: the FFMA entries\' rates and the constants '
-                             '(default), or the tensor cores\' rates alone')
+                             '(default), the tensor cores\' rates alone, or the FFMA entries\' '
+                             'any-alignment rates alone')
     parser.add_argument('--seed', type=int, default=1, metavar='S')
     parser.add_argument('--cross-validate', action='store_true',
                         help='fit (--search N) to all benches but one and judge the picks on that '

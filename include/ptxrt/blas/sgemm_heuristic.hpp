@@ -58,10 +58,9 @@ struct PTXRT_API SgemmEstimate {
 
 // The model's prediction for `config` (its split included) at m×n×k on `device`, for a config
 // whose full-round rate on an H100 or H200 is `tflops` and whose kernel takes `registers` per
-// thread, on `path` (every path but the vector one stores C a float at a time).
+// thread.
 PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int registers,
-                                       const DeviceProperties& device, int m, int n, int k,
-                                       SgemmPath path = SgemmPath::vectors);
+                                       const DeviceProperties& device, int m, int n, int k);
 
 // How much slower than predicted sgemm_estimates counts a split, so that it must win clearly to
 // be chosen (it needs a workspace and a second launch).
