@@ -362,9 +362,11 @@ __device__ __forceinline__ float chunk_float(const float (&run)[8], int offset, 
   return offset == 0 ? run[t] : offset == 1 ? run[t + 1] : offset == 2 ? run[t + 2] : run[t + 3];
 }
 
-// A float at a time, any alignment: the edge of C, where a lane's columns may pass N.
-__device__ __forceinline__ void store_tile_floats(float* c, int m, int n, int first_row,
-                                                  int first_column, const float (&sum)[TM][TN]) {
+// Row i of the thread's tile sits at warp_row + (i/4)·LANES_M·4 + i%4; columns likewise. By
+// float4 (`vector_c`: N % 4 == 0 and C 16-byte aligned), or a float at a time at any alignment.
+template <bool vector_c>
+__device__ __forceinline__ void store_runs(float* c, int m, int n, int first_row, int first_column,
+                                           const float (&sum)[TM][TN]) {
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = first_row + (i / 4) * LANES_M * 4 + i % 4;
@@ -373,9 +375,16 @@ __device__ __forceinline__ void store_tile_floats(float* c, int m, int n, int fi
 #pragma unroll
     for (int j = 0; j < TN / 4; ++j) {
       const int column = first_column + j * kLanesN * 4;
+      if (vector_c) {
+        // n % 4 == 0, so a chunk is all inside C or all outside.
+        if (column < n)
+          *reinterpret_cast<float4*>(c_row + column) =
+              make_float4(sum[i][4 * j], sum[i][4 * j + 1], sum[i][4 * j + 2], sum[i][4 * j + 3]);
+      } else {
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
-        if (column + q < n) c_row[column + q] = sum[i][4 * j + q];
+        for (int q = 0; q < 4; ++q)
+          if (column + q < n) c_row[column + q] = sum[i][4 * j + q];
+      }
     }
   }
 }
@@ -396,9 +405,10 @@ __device__ __forceinline__ void store_tile_ragged(float* c, int m, int n, int fi
   asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(lane));
   const int in_row = lane % kLanesN;
   const int row_first_column = first_column - 4 * in_row;
-  // Warp-uniform: only the warps at C's right edge have columns past N.
+  // Warp-uniform: only the warps at C's right edge have columns past N; they store a float at a
+  // time.
   if (row_first_column + kWarpN > n) {
-    store_tile_floats(c, m, n, first_row, first_column, sum);
+    store_runs<false>(c, m, n, first_row, first_column, sum);
     return;
   }
   const auto c_word =
@@ -448,28 +458,13 @@ __device__ __forceinline__ void store_tile_ragged(float* c, int m, int n, int fi
   }
 }
 
-// Row i of the thread's tile sits at warp_row + (i/4)·LANES_M·4 + i%4; columns likewise.
 template <bool vector_c>
 __device__ __forceinline__ void store_tile(float* c, int m, int n, int first_row, int first_column,
                                            const float (&sum)[TM][TN]) {
-  if constexpr (!vector_c) {
+  if constexpr (vector_c)
+    store_runs<true>(c, m, n, first_row, first_column, sum);
+  else
     store_tile_ragged(c, m, n, first_row, first_column, sum);
-  } else {
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int row = first_row + (i / 4) * LANES_M * 4 + i % 4;
-      if (row >= m) continue;
-      float* c_row = c + static_cast<long long>(row) * n;
-#pragma unroll
-      for (int j = 0; j < TN / 4; ++j) {
-        // n % 4 == 0, so a chunk is all inside C or all outside.
-        const int column = first_column + j * kLanesN * 4;
-        if (column < n)
-          *reinterpret_cast<float4*>(c_row + column) =
-              make_float4(sum[i][4 * j], sum[i][4 * j + 1], sum[i][4 * j + 2], sum[i][4 * j + 3]);
-      }
-    }
-  }
 }
 #endif
 
