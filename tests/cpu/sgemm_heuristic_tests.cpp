@@ -207,7 +207,11 @@ TEST_CASE("a side of 32 or less gets a tile 32 wide on that side, split to fill 
     CAPTURE(config.describe());
     CHECK(config.block_n() == 32);
     CHECK(config.block_m() >= 64);
-    CHECK(fills_the_sms(config, shape));
+    CHECK(config.split_k > 1);
+    // At 2198x23x1121 the 18 tile rows of 128, split 6 ways, leave 108 blocks for 132 SMs: since
+    // C's ragged rows go out by float4, the measured best (7.80 TFLOP/s, where 64x32 at split 16
+    // fills them and ran 7.65; docs/perf-data/sgemm-menu-ragged-small-h200.json).
+    if (shape.m != 2198) CHECK(fills_the_sms(config, shape));
   }
   // And 32 rows at M of 23 to 81: the 32x128 tile of 8x4 results a thread ran 17.88 TFLOP/s at
   // 23x4574x4586 against 15.67 for the 32x64 of 4x4, and 26.22 against 23.47 (128x64) at
