@@ -450,9 +450,13 @@ TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
   std::vector<TuningConfig> configs =
       still_to_run(share_of(std::move(ordered), options.share), options, report);
   const std::size_t total = configs.size();
-  TuneRun run(detail::make_candidate_order(space, std::move(configs), compile, options), measurers,
-              options, progress, report, total);
-  run.handle_all();
+  {
+    // Destroying the run stops its compile pool and waits for the compiles still in flight,
+    // which may take seconds; the wall time is read after that, so that the report counts them.
+    TuneRun run(detail::make_candidate_order(space, std::move(configs), compile, options),
+                measurers, options, progress, report, total);
+    run.handle_all();
+  }
   report.wall_seconds = seconds_since(start);
   return report;
 }

@@ -202,6 +202,7 @@ struct PTXRT_API TuneReport {
   std::vector<Measurement> resumed;   // finished earlier (database), skipped this time
   std::size_t not_reached = 0;        // left out by the budget or the time limit
   std::optional<Measurement> winner;  // the best ok one by the objective, this run's and resumed
+  // Until tune() returns: the wait for the compiles cancelled when it ends counts too.
   double wall_seconds = 0.0;
   // Time inside the measurers (summed over them when several time at once): the rest of the
   // wall time is what compiling and pruning did not hide behind the timing.
