@@ -19,10 +19,12 @@
 // sgemm_split_reduce sums the slices in one fixed order into C. No atomics: the result is the same
 // bits on every run.
 //
-// Rows of B that are not 16-byte aligned (N % 4 != 0) make `sgemm` load B a float at a time; for
-// products large enough to pay for it the host first copies B to padded rows (sgemm_pad_rows) and
-// runs sgemm_pitched_b, which loads them by 16 bytes. Rows of C that are not 16-byte aligned go
-// out by 16 bytes too, between their ragged ends (store_tile_ragged).
+// Rows of B that are not 16-byte aligned (N % 4 != 0) make `sgemm` load B by the 16-byte-aligned
+// chunks around them, realigned through registers (TileLoader's LoadB::realigned; a float at a
+// time in the largest tiles); for products large enough to pay for it the host first copies B to
+// padded rows (sgemm_pad_rows) and runs sgemm_pitched_b, which loads them by 16 bytes. Rows of C
+// that are not 16-byte aligned go out by 16 bytes too, between their ragged ends
+// (store_tile_ragged).
 //
 // Three switches that change no result (docs/perf-notes.md predicts each):
 // - GROUP_M > 1: consecutive blocks walk down GROUP_M tile rows before the next column, so that
@@ -200,14 +202,36 @@ __device__ __forceinline__ void store_column(float* destination, const float4* v
     *destination = pick(values[0]);
 }
 
+// How B's tile reaches shared memory. by_vector: 16-byte cp.async, where B's rows are 16-byte
+// aligned. At any alignment, by_float: a 4-byte cp.async per float, which keeps the L1 busy four
+// times as long per float (ncu: 41 % of its throughput where by_vector takes 16 %, and B's
+// loads cost a ragged N a quarter of its rate at deep K). realigned: a row's 16-byte-aligned
+// chunks by 16-byte loads into registers; after the tile's compute each lane takes the floats its
+// unit needs past its chunk from the next lane's chunk by shuffle and stores the unit as one
+// float4. Only the last lane of a row (or of a warp) has no next lane: it loads its own unit
+// with 4-byte cp.async besides the chunk its neighbour needs.
+enum class LoadB { by_float, by_vector, realigned };
+
+// A thread's chunks of B in flight, realigned, take 4 registers each beside its TM×TN results. A
+// tile with more than 4, or whose launch bound leaves fewer than 56 registers besides the two
+// (the rest of the loop's state and the epilogue; both fitted to the listed configs' ptxas
+// counts), would spill, and loads a ragged B a float at a time instead.
+constexpr int kChunksB = (kBlockN / 4 * BK + kThreads - 1) / kThreads;
+constexpr int kRegisterCap =
+    65536 / (kThreads * MIN_BLOCKS) / 8 * 8 < 255 ? 65536 / (kThreads * MIN_BLOCKS) / 8 * 8 : 255;
+constexpr LoadB kRaggedB = kChunksB <= 4 && 4 * kChunksB + TM * TN + 56 <= kRegisterCap
+                               ? LoadB::realigned
+                               : LoadB::by_float;
+
 // Where each thread's share of a tile comes from and goes to. Rows past M are clamped to the last
-// one, columns past N to the last unit of B's row (a padded B's pad holds zeros): their results
-// are never stored, so any finite data will do and no address leaves the matrix; k past K is
+// one, columns past N to the last unit of B's row (a padded B's pad holds zeros; realigned, the
+// chunks past N are the next rows' floats, and those past B's end zeros): their results are
+// never stored, so any finite data will do and no address leaves the matrix; k past K is
 // zero-filled, since it enters every dot product.
 // Per copy a thread keeps one int (its clamped row or column) and rebuilds the 64-bit address
 // each tile with one wide multiply-add: 64-bit pointers per copy would cost registers that the
 // TM×TN accumulators need.
-template <bool vector_a, bool vector_b>
+template <bool vector_a, LoadB load_b>
 struct TileLoader {
   // A: a unit is kRowsA consecutive rows × kWidthA consecutive k, one global load per row.
   // 8 / kWidthA threads cover 8 consecutive k of a unit's rows (one 32-byte sector per row), the
@@ -232,25 +256,36 @@ struct TileLoader {
   // B: row-major BK×BN in units of float4 (vector_b) or float, consecutive along n: unit u of the
   // flattened tile goes to thread u % kThreads, whether a row holds more units than the block
   // has threads (kPassesB columns each) or fewer (then kKStepB rows apart).
-  static constexpr int kWidthB = vector_b ? 4 : 1;
+  static constexpr int kWidthB = load_b == LoadB::by_float ? 1 : 4;
   static constexpr int kUnitsPerRowB = kBlockN / kWidthB;
   static constexpr int kUnitsB = kUnitsPerRowB * BK;
   static constexpr int kCopiesB = (kUnitsB + kThreads - 1) / kThreads;
   static constexpr bool kExactB = kUnitsB % kThreads == 0;
   static constexpr int kPassesB = kThreads < kUnitsPerRowB ? kUnitsPerRowB / kThreads : 1;
   static constexpr int kKStepB = kThreads > kUnitsPerRowB ? kThreads / kUnitsPerRowB : 1;
+  // realigned: the lanes of a warp that share a row of B (a whole warp where a row has more
+  // units than 32).
+  static constexpr int kLanesPerRowB = kUnitsPerRowB < 32 ? kUnitsPerRowB : 32;
 
   int row_a[kPassesA][kRowsA];  // clamped global rows
   int k_a;                      // the thread's first k within a tile
   int shared_a;                 // where that k and its first row sit in a stage
-  int column_b[kPassesB];       // clamped global columns
+  // Global columns, clamped (realigned: not clamped, an unsigned int so that n + BN fits).
+  unsigned column_b[kPassesB];
   int k_b;
   int shared_b;
+  // realigned: B's float offset from 16 bytes in the thread's first row (mod 4), how much each
+  // next row adds to it (N mod 4), and whether the thread's unit ends its row (or warp).
+  int shift_b;
+  int shift_per_row_b;
+  bool last_in_row_b;
   // vector_a: the A of the tile in flight, between fetch() and store(); unused otherwise.
   float4 staged_a[vector_a ? kCopiesA * kRowsA : 1];
+  // realigned: B's chunks in flight, likewise.
+  float4 staged_b[load_b == LoadB::realigned ? kCopiesB : 1];
 
   // `ldb`: B's row pitch in floats (N, or a padded copy's multiple of 4).
-  __device__ TileLoader(int m, int ldb, int block_m, int block_n) {
+  __device__ TileLoader(int m, const float* b, int ldb, int block_m, int block_n) {
     const int thread = static_cast<int>(threadIdx.x);
     const int first_row = thread / kLanesPerRowA * kRowsA;  // < kRowsPerPassA
     const int tile_row = first_row % kBlockM;
@@ -267,7 +302,21 @@ struct TileLoader {
     shared_b = BK * kStrideA + k_b * kBlockN + unit * kWidthB;
 #pragma unroll
     for (int pass = 0; pass < kPassesB; ++pass)
-      column_b[pass] = min(block_n + (unit + pass * kThreads) * kWidthB, ldb - kWidthB);
+      column_b[pass] = load_b == LoadB::realigned
+                           ? static_cast<unsigned>(block_n) + (unit + pass * kThreads) * kWidthB
+                           : min(block_n + (unit + pass * kThreads) * kWidthB, ldb - kWidthB);
+    // Units start on multiples of 4 columns, and slices on multiples of BK rows: the offset of a
+    // row's chunks is the same in every tile.
+    shift_per_row_b = ldb % 4;
+    // Reduced while unsigned: the address's low 32 bits as an int may be negative.
+    const int b_offset =
+        static_cast<int>(reinterpret_cast<unsigned long long>(b) / sizeof(float) % 4);
+    shift_b = (b_offset + k_b * shift_per_row_b) % 4;
+    last_in_row_b = thread % kLanesPerRowB == kLanesPerRowB - 1;
+    // A copy that a thread skips (its row past BK) is shuffled all the same.
+#pragma unroll
+    for (int i = 0; i < (load_b == LoadB::realigned ? kCopiesB : 0); ++i)
+      staged_b[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }
 
   // Starts the tile whose first k is k_first on its way to `stage`: cp.async for B, and for A
@@ -307,17 +356,88 @@ struct TileLoader {
         const bool valid = !check_k || k_global < k_end;
         const float* source = b + static_cast<long long>(k_global) * ldb + column_b[pass];
         float* destination = stage + shared_b + k_offset * kBlockN + pass * kThreads * kWidthB;
-        if (vector_b)
+        if constexpr (load_b == LoadB::by_vector)
           copy_float4(destination, valid ? source : b, valid);
-        else
+        else if constexpr (load_b == LoadB::by_float)
           copy_float(destination, valid ? source : b, valid);
+        else
+          fetch_realigned<check_k>(staged_b[i], destination, source, b, ldb, k, valid,
+                                   column_b[pass]);
+      }
+    }
+  }
+
+  // realigned: the 16-byte chunk that holds `unit`'s first float into `chunk`, and for the last
+  // lane of a row its unit's floats by cp.async. Unchecked (sgemm_block's unchecked tiles), every
+  // chunk and unit lies inside B. Checked, a chunk that reaches past B (the first or last floats
+  // of a B that does not start or end on 16 bytes) is read a float at a time, zeros outside, and
+  // a unit's floats past N are zeros.
+  template <bool checked>
+  __device__ __forceinline__ void fetch_realigned(float4& chunk, float* destination,
+                                                  const float* unit, const float* b, int ldb, int k,
+                                                  bool valid, unsigned column) {
+    const auto address = reinterpret_cast<unsigned long long>(unit) & ~15ull;
+    if constexpr (!checked) {
+      chunk = __ldcg(reinterpret_cast<const float4*>(address));
+      if (last_in_row_b) {
+#pragma unroll
+        for (int t = 0; t < 4; ++t) copy_float(destination + t, unit + t, true);
+      }
+      return;
+    }
+    const auto begin = reinterpret_cast<unsigned long long>(b);
+    const auto end = begin + static_cast<unsigned long long>(k) * ldb * sizeof(float);
+    const float* first = reinterpret_cast<const float*>(address);
+    if (!valid) {
+      chunk = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    } else if (address >= begin && address + 16 <= end) {
+      chunk = __ldcg(reinterpret_cast<const float4*>(first));
+    } else {
+      float part[4];
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        const unsigned long long at = address + t * sizeof(float);
+        part[t] = at >= begin && at < end ? first[t] : 0.0f;
+      }
+      chunk = make_float4(part[0], part[1], part[2], part[3]);
+    }
+    if (last_in_row_b) {
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        const bool inside = valid && column + t < static_cast<unsigned>(ldb);
+        copy_float(destination + t, inside ? unit + t : b, inside);
       }
     }
   }
 
   // vector_a: writes staged_a transposed into `stage` (the one fetch() was given): for each of
-  // the 4 k of a unit, its kRowsA rows as one store.
+  // the 4 k of a unit, its kRowsA rows as one store. realigned: B's units from staged_b.
   __device__ __forceinline__ void store(float* stage) const {
+    if constexpr (load_b == LoadB::realigned) {
+#pragma unroll
+      for (int i = 0; i < kCopiesB; ++i) {
+        const int pass = i % kPassesB;
+        const int k_offset = (i / kPassesB) * kKStepB;
+        // Every lane shuffles, so that the warp is converged; the last lane of a row reads the
+        // first lane of the next row, and discards it.
+        const float4 own = staged_b[i];
+        const float next_x = __shfl_down_sync(0xffffffffu, own.x, 1);
+        const float next_y = __shfl_down_sync(0xffffffffu, own.y, 1);
+        const float next_z = __shfl_down_sync(0xffffffffu, own.z, 1);
+        if ((kExactB || k_b + k_offset < BK) && !last_in_row_b) {
+          const int shift = (shift_b + k_offset % 4 * shift_per_row_b) % 4;
+          // By 2 floats, then by 1: the unit is floats shift to shift + 3 of own·next.
+          const bool by_two = shift >= 2;
+          const float x0 = by_two ? own.z : own.x, x1 = by_two ? own.w : own.y;
+          const float x2 = by_two ? next_x : own.z, x3 = by_two ? next_y : own.w;
+          const float x4 = by_two ? next_z : next_x;
+          const bool by_one = shift % 2 == 1;
+          *reinterpret_cast<float4*>(stage + shared_b + k_offset * kBlockN +
+                                     pass * kThreads * kWidthB) =
+              by_one ? make_float4(x1, x2, x3, x4) : make_float4(x0, x1, x2, x3);
+        }
+      }
+    }
     if constexpr (vector_a) {
 #pragma unroll
       for (int i = 0; i < kCopiesA; ++i) {
@@ -478,8 +598,8 @@ __device__ __forceinline__ int2 block_tile() {
   const long long linear = static_cast<long long>(blockIdx.y) * columns + blockIdx.x;
   const long long per_group = GROUP_M * columns;
   const long long first_row = linear / per_group * GROUP_M;
-  const long long rows = min(static_cast<long long>(gridDim.y) - first_row,
-                             static_cast<long long>(GROUP_M));
+  const long long rows =
+      min(static_cast<long long>(gridDim.y) - first_row, static_cast<long long>(GROUP_M));
   const long long within = linear % per_group;
   return make_int2(static_cast<int>(first_row + within % rows), static_cast<int>(within / rows));
 }
@@ -517,13 +637,34 @@ __device__ __forceinline__ KRange k_range(int k) {
   // In 64 bits: SPLIT_K slices of up to K rounded up to BK may pass INT_MAX.
   const long long tiles = k / BK + (k % BK != 0);
   const long long per_slice = (tiles + SPLIT_K - 1) / SPLIT_K * BK;
-  const long long begin = min(static_cast<long long>(blockIdx.z) * per_slice,
-                              static_cast<long long>(k));
-  return {static_cast<int>(begin), static_cast<int>(min(begin + per_slice,
-                                                        static_cast<long long>(k)))};
+  const long long begin =
+      min(static_cast<long long>(blockIdx.z) * per_slice, static_cast<long long>(k));
+  return {static_cast<int>(begin),
+          static_cast<int>(min(begin + per_slice, static_cast<long long>(k)))};
 }
 
 #if !SGEMM_ON_TENSOR_CORES
+// The tiles of a slice that TileLoader may fetch without checks: whole tiles of K, and when B is
+// realigned, tiles whose chunks all lie inside B. A unit's chunk ends at most BN - 1 floats past
+// its row's end (N - 1 + BN floats from the row's start), so a tile whose last row is
+// ceil((BN - 1) / N) rows before K's end stays inside; and a B that does not start on 16 bytes has
+// its first chunk start before it (only in the first tile).
+struct UncheckedTiles {
+  int first;
+  int end;
+};
+
+__device__ __forceinline__ UncheckedTiles unchecked_tiles(KRange slice, int k, int n, LoadB load_b,
+                                                          const float* b) {
+  const int full_tiles = (slice.end - slice.begin) / BK;
+  if (load_b != LoadB::realigned) return {0, full_tiles};
+  const long long rows_past = (kBlockN - 2) / n + 1;
+  const long long inside = (static_cast<long long>(k) - rows_past - slice.begin) / BK;
+  const bool starts_off_16 = reinterpret_cast<unsigned long long>(b) % 16 != 0;
+  return {slice.begin == 0 && starts_off_16 ? 1 : 0,
+          static_cast<int>(max(0ll, min(inside, static_cast<long long>(full_tiles))))};
+}
+
 // `vector_b`: B's rows are `ldb` floats apart, ldb % 4 == 0 and B 16-byte aligned (and with
 // VECTOR_A, K % 4 == 0 and A 16-byte aligned); otherwise ldb == n and any 4-byte alignment.
 // `vector_c`: N % 4 == 0 and C (or the workspace) 16-byte aligned. Both are template parameters,
@@ -541,15 +682,17 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   const int thread_row = place.warp_row + (lane / kLanesN) * 4;
   const int thread_column = place.warp_column + (lane % kLanesN) * 4;
 
-  TileLoader<vector_b && VECTOR_A, vector_b> loader(m, ldb, place.block_m, place.block_n);
+  TileLoader<vector_b && VECTOR_A, vector_b ? LoadB::by_vector : kRaggedB> loader(
+      m, b, ldb, place.block_m, place.block_n);
   const KRange slice = k_range(k);
   const int length = slice.end - slice.begin;
   // Written as a quotient plus a remainder test so that k close to INT_MAX cannot overflow.
   const int tiles = length / BK + (length % BK != 0);
-  const int full_tiles = length / BK;
+  const UncheckedTiles unchecked =
+      unchecked_tiles(slice, k, n, vector_b ? LoadB::by_vector : kRaggedB, b);
   auto fetch_tile = [&](int tile, float* stage) {
     const int k_first = slice.begin + tile * BK;
-    if (tile < full_tiles)
+    if (tile >= unchecked.first && tile < unchecked.end)
       loader.template fetch<false>(stage, a, b, ldb, k, slice.end, k_first);
     else
       loader.template fetch<true>(stage, a, b, ldb, k, slice.end, k_first);

@@ -90,7 +90,7 @@ SgemmConfig check_product(const Problem& problem, const SgemmOptions& options) {
 }  // namespace
 
 TEST_CASE("every listed sgemm config matches the fp64 reference at small and ragged sizes") {
-  // N % 4 != 0 runs the any-alignment entry (B loaded a float at a time, rows of C starting
+  // N % 4 != 0 runs the any-alignment entry (B loaded by realigned chunks, rows of C starting
   // 1, 2 or 3 floats past 16 bytes), N % 4 == 0 the float4 one (with vector A only when K % 4 == 0
   // too); K below, at and across a tile of k; M and N short of, on and across tile edges; 1300
   // rows leave a partial group of tile rows for GROUP_M. Under compute-sanitizer
@@ -176,7 +176,7 @@ TEST_CASE("the deep splits of a small C sum every slice, in every group of the r
 
 TEST_CASE("sgemm on addresses 4 bytes off 16 runs the any-alignment entry and matches") {
   // A, B and C one float into their allocations: the heuristic's vector A must be dropped and
-  // the float-at-a-time entry run, with a split too.
+  // the any-alignment entry run, with a split too.
   const Shape shape{200, 256, 4096};
   const Problem problem(shape, 301);
   const DeviceBuffer<float> a = one_float_in(problem.a), b = one_float_in(problem.b);
@@ -193,12 +193,47 @@ TEST_CASE("sgemm on addresses 4 bytes off 16 runs the any-alignment entry and ma
   CHECK(apps::max_relative_error(product, problem.expected) <= 1e-4);
 }
 
+TEST_CASE("B 0 to 3 floats past 16 bytes, ending where its allocation ends, gives the product") {
+  // The any-alignment entry loads B's rows by their 16-byte-aligned chunks: the first chunk of a
+  // B that starts past 16 bytes begins before it, and the last chunks of narrow rows reach past
+  // its end; those are read a float at a time. Each B here ends at its allocation's end, so a
+  // read past it shows under compute-sanitizer. N of 1 to 7 puts rows of many tiles' chunks past
+  // K's end; every listed config, split or not.
+  const std::vector<Shape> shapes = {{70, 3, 37}, {33, 6, 133}, {5, 1, 300}, {40, 131, 41}};
+  const auto configs = apps::sgemm_configs(test_context().device().properties());
+  SgemmWorkspace workspace(test_context());
+  const unsigned seed = static_cast<unsigned>(ptxrt::testing::fresh_seed());
+  CAPTURE(seed);
+  for (const Shape& shape : shapes) {
+    const Problem problem(shape, seed);
+    for (const std::size_t offset : {0, 1, 2, 3}) {
+      CAPTURE(offset);
+      std::vector<float> shifted(offset, 0.0f);
+      shifted.insert(shifted.end(), problem.b.begin(), problem.b.end());
+      const DeviceBuffer<float> b(test_context(), std::span<const float>(shifted));
+      for (const SgemmConfig& config : configs) {
+        CAPTURE(config.describe());
+        DeviceBuffer<float> c(test_context(), elements(shape.m, shape.n) + guard_floats);
+        c.memory().fill_words(poison_word);
+        sgemm(test_context(), shape.m, shape.n, shape.k, problem.device_a.address(),
+              b.address() + offset * sizeof(float), c.address(), given(config, &workspace));
+        const std::vector<float> values = c.download();
+        const auto product_end =
+            values.begin() + static_cast<std::ptrdiff_t>(elements(shape.m, shape.n));
+        CHECK(apps::max_relative_error(std::vector<float>(values.begin(), product_end),
+                                       problem.expected) <= 1e-4);
+        CHECK(std::all_of(product_end, values.end(), is_poison));
+      }
+    }
+  }
+}
+
 TEST_CASE("a B of ragged rows copied to 16-byte rows gives the product, split or not") {
   // sgemm_pad_rows copies B to rows of a multiple of 4 floats (zeros past N) and the vector entry
-  // stores C a float at a time. Padding is forced: the sizes where it pays on its own (billions
-  // of flop) are too large for the fp64 reference; sgemm_path's choice is a CPU test. N % 4 of
-  // 1, 3 and 1; K below one tile of k, a multiple of 4 (vector A) and odd; on the call's own
-  // scratch and on a workspace that already holds a split's partials.
+  // stores C by 16 bytes between its ragged ends. Padding is forced: the sizes where it pays on its
+  // own (billions of flop) are too large for the fp64 reference; sgemm_path's choice is a CPU test.
+  // N % 4 of 1, 3 and 1; K below one tile of k, a multiple of 4 (vector A) and odd; on the call's
+  // own scratch and on a workspace that already holds a split's partials.
   using ptxrt::testing::full_or_sanitized;
   const std::vector<Shape> shapes = {
       {37, 37, 9}, {130, 131, 36}, full_or_sanitized<Shape>({1031, 1001, 515}, {200, 5, 515})};
@@ -230,7 +265,7 @@ TEST_CASE("a B of ragged rows copied to 16-byte rows gives the product, split or
 }
 
 TEST_CASE("B on 16 bytes loads by vectors whatever C's alignment; B off 16 is padded") {
-  // C one float into its allocation: B still loads by float4, C is stored a float at a time
+  // C one float into its allocation: B still loads by float4, C is stored at any alignment
   // (vector_b). B one float in, N % 4 == 0: padded (forced: this product is too small to pay for
   // the copy on its own). Each with C aligned and not.
   const Shape shape{1027, 256, 300};
