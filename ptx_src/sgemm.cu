@@ -203,13 +203,13 @@ __device__ __forceinline__ void store_column(float* destination, const float4* v
 }
 
 // How B's tile reaches shared memory. by_vector: 16-byte cp.async, where B's rows are 16-byte
-// aligned. At any alignment, by_float: a 4-byte cp.async per float, which keeps the L1 busy four
-// times as long per float (ncu: 41 % of its throughput where by_vector takes 16 %, and B's
-// loads cost a ragged N a quarter of its rate at deep K). realigned: a row's 16-byte-aligned
-// chunks by 16-byte loads into registers; after the tile's compute each lane takes the floats its
-// unit needs past its chunk from the next lane's chunk by shuffle and stores the unit as one
-// float4. Only the last lane of a row (or of a warp) has no next lane: it loads its own unit
-// with 4-byte cp.async besides the chunk its neighbour needs.
+// aligned. At any alignment, by_float: a 4-byte cp.async per float (ncu at 1119×734×180: the L1
+// at 41 % of its throughput where the aligned entry keeps it at 16 %; a ragged N lost a quarter
+// of its rate at deep K where C was aligned). realigned: a row's 16-byte-aligned chunks by
+// 16-byte loads into registers; after the tile's compute each lane takes the floats its unit
+// needs past its chunk from the next lane's chunk by shuffle and stores the unit as one float4.
+// Only the last lane of a row (or of a warp) has no next lane: it loads its own unit with 4-byte
+// cp.async besides the chunk its neighbour needs.
 enum class LoadB { by_float, by_vector, realigned };
 
 // A thread's chunks of B in flight, realigned, take 4 registers each beside its TM×TN results. A
@@ -253,9 +253,9 @@ struct TileLoader {
   static constexpr int kUnitsA = kBlockM * BK / (kWidthA * kRowsA);
   static constexpr int kCopiesA = (kUnitsA + kThreads - 1) / kThreads;
   static constexpr bool kExactA = kUnitsA % kThreads == 0;
-  // B: row-major BK×BN in units of float4 (vector_b) or float, consecutive along n: unit u of the
-  // flattened tile goes to thread u % kThreads, whether a row holds more units than the block
-  // has threads (kPassesB columns each) or fewer (then kKStepB rows apart).
+  // B: row-major BK×BN in units of float4 (by_vector, realigned) or float, consecutive along n:
+  // unit u of the flattened tile goes to thread u % kThreads, whether a row holds more units than
+  // the block has threads (kPassesB columns each) or fewer (then kKStepB rows apart).
   static constexpr int kWidthB = load_b == LoadB::by_float ? 1 : 4;
   static constexpr int kUnitsPerRowB = kBlockN / kWidthB;
   static constexpr int kUnitsB = kUnitsPerRowB * BK;
