@@ -197,8 +197,8 @@ TEST_CASE("B 0 to 3 floats past 16 bytes, ending where its allocation ends, give
   // The any-alignment entry loads B's rows by their 16-byte-aligned chunks: the first chunk of a
   // B that starts past 16 bytes begins before it, and the last chunks of narrow rows reach past
   // its end; those are read a float at a time. Each B here ends at its allocation's end, so a
-  // read past it shows under compute-sanitizer. N of 1 to 7 puts rows of many tiles' chunks past
-  // K's end; every listed config, split or not.
+  // read past it shows under compute-sanitizer. At N of 1 to 6 a row's chunks reach many rows
+  // ahead, past B's end for the last tiles of K; every listed config, split or not.
   const std::vector<Shape> shapes = {{70, 3, 37}, {33, 6, 133}, {5, 1, 300}, {40, 131, 41}};
   const auto configs = apps::sgemm_configs(test_context().device().properties());
   SgemmWorkspace workspace(test_context());
