@@ -34,8 +34,10 @@ constexpr double h100_sm_count = 132.0;
 // (docs/perf-data/sgemm-menu-ragged-{small,large,short-k}-h200.*; `--refit any-alignment
 // --search 3000 --seed 2` from the rates before). The picks reach 0.954 of the best measured
 // there (0.935 with the rates before); fitted to two of the three benches, 0.940, 0.947 and 0.919
-// on the third (0.938, 0.944, 0.929 before). Held-out shapes (another seed) judge the fit:
-// docs/perf-notes.md, "SGEMM on shapes nobody fitted".
+// on the third (0.938, 0.944, 0.929 before). Those rates predate loading a ragged B by 16-byte
+// chunks, and were not refitted to it (docs/perf-notes.md, "B at any alignment by 16-byte
+// chunks"). Held-out shapes (another seed) judge the fit: docs/perf-notes.md, "SGEMM on shapes
+// nobody fitted".
 //
 // Per round: a fixed part (launching the blocks, the epilogue's stores issuing) and the ring's
 // first STAGES - 1 tiles of every resident block arriving before the first FFMA, at an SM's
