@@ -86,7 +86,8 @@ PTXRT_API std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, i
 
 // Which of the family's entries a product runs, and on which B.
 enum class SgemmPath {
-  any_alignment,  // "sgemm": A and B loaded a float at a time, C's ragged rows by 16-byte stores
+  any_alignment,  // "sgemm": A a float at a time, B by realigned 16-byte chunks, C's ragged rows
+                  // by 16-byte stores
   vectors,        // "sgemm_aligned": B (and A with vector_a) by 16-byte loads, C by 16-byte stores
   vector_b,       // "sgemm_pitched_b" on B as it is: B by 16-byte loads, C as in any_alignment
   padded_b,       // "sgemm_pad_rows" copies B to rows of sgemm_b_pitch, then as vector_b
@@ -107,7 +108,7 @@ inline constexpr double sgemm_pad_reference_gflop_per_sm = 303.0;
 enum class SgemmPadding {
   automatic,  // where the copy pays (sgemm_padding_pays)
   always,     // whenever B's rows are not 16-byte aligned and k > 0
-  never,      // B then loads a float at a time
+  never,      // B then loads by realigned 16-byte chunks (a float at a time in the largest tiles)
 };
 
 // The time in ms the copy of a k×n B to rows of n rounded up to a multiple of 4 takes on
@@ -143,8 +144,8 @@ struct PTXRT_API SgemmLaunch {
 };
 PTXRT_API SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, SgemmPath path);
 
-// The launch of sgemm_pad_rows for a B of `rows` rows padded to `pitch` floats: 256 threads a block along a
-// row's float4s, rows spread over at most 16 blocks per SM of `device` in all.
+// The launch of sgemm_pad_rows for a B of `rows` rows padded to `pitch` floats: 256 threads a block
+// along a row's float4s, rows spread over at most 16 blocks per SM of `device` in all.
 PTXRT_API LaunchConfig sgemm_pad_launch(const DeviceProperties& device, int rows, int pitch);
 
 // How many groups of sgemm_split_reduce's threads add a split's slices side by side: the largest
