@@ -682,14 +682,13 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   const int thread_row = place.warp_row + (lane / kLanesN) * 4;
   const int thread_column = place.warp_column + (lane % kLanesN) * 4;
 
-  TileLoader<vector_b && VECTOR_A, vector_b ? LoadB::by_vector : kRaggedB> loader(
-      m, b, ldb, place.block_m, place.block_n);
+  constexpr LoadB load_b = vector_b ? LoadB::by_vector : kRaggedB;
+  TileLoader<vector_b && VECTOR_A, load_b> loader(m, b, ldb, place.block_m, place.block_n);
   const KRange slice = k_range(k);
   const int length = slice.end - slice.begin;
   // Written as a quotient plus a remainder test so that k close to INT_MAX cannot overflow.
   const int tiles = length / BK + (length % BK != 0);
-  const UncheckedTiles unchecked =
-      unchecked_tiles(slice, k, n, vector_b ? LoadB::by_vector : kRaggedB, b);
+  const UncheckedTiles unchecked = unchecked_tiles(slice, k, n, load_b, b);
   auto fetch_tile = [&](int tile, float* stage) {
     const int k_first = slice.begin + tile * BK;
     if (tile >= unchecked.first && tile < unchecked.end)
