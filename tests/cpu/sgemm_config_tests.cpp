@@ -385,13 +385,22 @@ TEST_CASE("the menu's configs at every split hold every config the heuristic can
 // (docs/perf-notes.md, "3xTF32 on the tensor cores"). Each compile takes seconds, so CTest checks
 // the list in parts, each its own case selecting one subcase (tests/CMakeLists.txt registers
 // PTXRT_SGEMM_SPILL_CHECK_PARTS of them): part N holds the configs whose place in the list is
-// N - 1 modulo the count. Run whole, it is skipped.
+// N - 1 modulo the count. Run whole, it is skipped. The list holds the heuristic's menu too, whose
+// any-alignment registers must give the blocks per SM the any-alignment kernel's give: the model
+// counts rounds of them.
 TEST_CASE("every listed sgemm config builds for sm_90 without spills and within its register cap" *
           doctest::skip()) {
   constexpr std::size_t parts = PTXRT_SGEMM_SPILL_CHECK_PARTS;
   const ptxrt::Program program = ptxrt::apps::builtin_program("sgemm");
-  const std::vector<SgemmConfig> configs = ptxrt::apps::sgemm_configs(h100());
+  std::vector<SgemmConfig> configs = ptxrt::apps::sgemm_configs(h100());
+  const auto& menu = ptxrt::sgemm_heuristic_menu();
+  for (const ptxrt::SgemmMenuEntry& entry : menu)
+    if (std::find(configs.begin(), configs.end(), entry.config) == configs.end())
+      configs.push_back(entry.config);
   REQUIRE(configs.size() >= parts);
+  const auto blocks_per_sm = [](const SgemmConfig& config, int registers) {
+    return ptxrt::sgemm_estimate(config, 1.0, registers, h100(), 4096, 4096, 4096).resident_blocks;
+  };
   for (std::size_t part = 0; part < parts; ++part) {
     SUBCASE(("part " + std::to_string(part + 1) + " of " + std::to_string(parts)).c_str()) {
       for (std::size_t index = part; index < configs.size(); index += parts) {
@@ -417,6 +426,13 @@ TEST_CASE("every listed sgemm config builds for sm_90 without spills and within 
           MESSAGE(config.describe() << " " << kernel.name << ": " << kernel.registers
                                     << " registers, " << config.shared_bytes() << " bytes shared, "
                                     << kernel.spill_store_bytes.value_or(0) << " bytes spilled");
+          const auto entry =
+              std::find_if(menu.begin(), menu.end(), [&](const ptxrt::SgemmMenuEntry& listed) {
+                return listed.config == config;
+              });
+          if (entry != menu.end() && kernel.name == "sgemm")
+            CHECK(blocks_per_sm(config, entry->any_alignment_registers) ==
+                  blocks_per_sm(config, kernel.registers));
         }
       }
     }

@@ -35,7 +35,8 @@ struct PTXRT_API SgemmMenuEntry {
   SgemmConfig config;                 // split_k 1; the heuristic picks the split
   double tflops = 0.0;  // on full rounds of a large product, all 132 SMs of an H100 or H200
   double any_alignment_tflops = 0.0;  // the same through the any-alignment entry (N % 4 != 0)
-  int registers = 0;                  // per thread, the larger of the two entries' on sm_90
+  int registers = 0;                  // per thread on sm_90, through the aligned entries
+  int any_alignment_registers = 0;    // the same through the any-alignment entry
   std::string source;                 // where the rates come from
 };
 
