@@ -413,6 +413,9 @@ TEST_CASE("every listed sgemm config builds for sm_90 without spills and within 
         const auto kernels = ptxrt::parse_ptxas_info(image.compile_log);
         REQUIRE(kernels.size() ==
                 5);  // sgemm, sgemm_aligned, sgemm_pitched_b, the reduction, the pad
+        const auto entry = std::find_if(
+            menu.begin(), menu.end(),
+            [&](const ptxrt::SgemmMenuEntry& listed) { return listed.config == config; });
         for (const ptxrt::KernelResources& kernel : kernels) {
           CAPTURE(kernel.name);
           const bool product =
@@ -426,10 +429,6 @@ TEST_CASE("every listed sgemm config builds for sm_90 without spills and within 
           MESSAGE(config.describe() << " " << kernel.name << ": " << kernel.registers
                                     << " registers, " << config.shared_bytes() << " bytes shared, "
                                     << kernel.spill_store_bytes.value_or(0) << " bytes spilled");
-          const auto entry =
-              std::find_if(menu.begin(), menu.end(), [&](const ptxrt::SgemmMenuEntry& listed) {
-                return listed.config == config;
-              });
           if (entry != menu.end() && kernel.name == "sgemm")
             CHECK(blocks_per_sm(config, entry->any_alignment_registers) ==
                   blocks_per_sm(config, kernel.registers));
