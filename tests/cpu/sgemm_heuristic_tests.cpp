@@ -170,16 +170,16 @@ TEST_CASE("deep K is split into slices of at least 128 that fill every SM") {
 }
 
 TEST_CASE("a split between the powers of two is taken where it spreads K more evenly") {
-  // 5 tiles of 64x32 at 41x150x12486, 6 blocks an SM: the busiest SM walks 2 slices of 272 at
-  // split 48 and 4 of 144 at 96, against 3 of 208 at 64 (128 would cut slices under 128 deep).
-  // The H200's menu bench timed 6.73 TFLOP/s at split 96 and 6.71 at 48 against 6.50 at 64 and
-  // 6.45 at 128, the best of every config and split there
-  // (docs/perf-data/sgemm-menu-deep-splits-h200.txt).
+  // 3 tiles of 64x64 at 41x150x12486: split 96 cuts slices of 144 and 288 blocks (128 would cut
+  // slices under 128 deep, 64 gives 192 blocks). The H200's menu bench, B loaded by 16-byte
+  // chunks, timed 8.74 TFLOP/s at split 96, the best of every config and split there, against
+  // 8.30 at 128, 6.80 at 64 and 5.61 at 48; 64x32, the best before, ran 8.03 at 96
+  // (docs/perf-data/sgemm-menu-ragged-realigned-small-short-k-h200.json).
   const SgemmConfig config = chosen({41, 150, 12486}, h200());
   CAPTURE(config.describe());
   CHECK(config.block_m() == 64);
-  CHECK(config.block_n() == 32);
-  CHECK((config.split_k == 48 || config.split_k == 96));
+  CHECK(config.block_n() == 64);
+  CHECK(config.split_k == 96);
 }
 
 TEST_CASE("small and skinny products get tiles or splits that give every SM a block") {
@@ -223,10 +223,11 @@ TEST_CASE("a side of 32 or less gets a tile 32 wide on that side, split to fill 
     CHECK(config.split_k > 1);
     if (row.must_fill_the_sms) CHECK(fills_the_sms(config, shape));
   }
-  // And 32 rows at M of 23 to 81: the 32x128 tile of 8x4 results a thread ran 17.88 TFLOP/s at
-  // 23x4574x4586 against 15.67 for the 32x64 of 4x4, and 26.22 against 23.47 (128x64) at
-  // 81x6251x3296 (docs/perf-data/sgemm-menu-narrow-h200.json).
-  for (const Shape shape : {Shape{23, 4574, 4586}, Shape{81, 6251, 3296}}) {
+  // And 32 rows at M of 32 or less: the 32x128 tile of 8x4 results a thread ran 15.17 TFLOP/s at
+  // 23x4574x4586 against 14.15 for the 32x64 of 4x4 and 10.59 for 64x128, and 14.38 at 30x8891x727,
+  // the best of every config and split at both
+  // (docs/perf-data/sgemm-menu-ragged-realigned-large-h200.json).
+  for (const Shape shape : {Shape{23, 4574, 4586}, Shape{30, 8891, 727}}) {
     CAPTURE(shape.m);
     const SgemmConfig config = chosen(shape, h200());
     CAPTURE(config.describe());
