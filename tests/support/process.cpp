@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,6 +166,23 @@ ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::vector<std::string>& environment) {
   return BackgroundProcess(arguments, environment).wait();
 }
+
+namespace {
+
+double used_seconds(int who) {
+  rusage usage{};
+  ::getrusage(who, &usage);
+  const auto seconds = [](const timeval& time) {
+    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) * 1e-6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+}  // namespace
+
+double cpu_seconds() { return used_seconds(RUSAGE_SELF); }
+
+double children_cpu_seconds() { return used_seconds(RUSAGE_CHILDREN); }
 
 std::optional<ProcessResult> run_process_within(const std::vector<std::string>& arguments,
                                                 int seconds,

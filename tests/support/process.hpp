@@ -60,6 +60,12 @@ class BackgroundProcess {
   std::optional<int> status_;  // waitpid's, once reaped
 };
 
+// CPU seconds (user and system) this process has used, and those its reaped children have: what
+// a test of how much work a step does measures, where the wall clock also counts the other
+// processes of a busy machine.
+double cpu_seconds();
+double children_cpu_seconds();
+
 // Whether process `pid` runs: it exists and is not a zombie (from /proc).
 bool is_running(pid_t pid);
 // The running processes that `parent` started (from /proc): a tune's workers.
