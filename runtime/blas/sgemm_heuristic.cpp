@@ -227,14 +227,13 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
     SgemmConfig plain = entry.config;
     plain.vector_a = false;
     const SgemmPath path = sgemm_path(device, plain, m, n, k, 0, 0, 0);
-    const double tflops =
-        path == SgemmPath::any_alignment ? entry.any_alignment_tflops : entry.tflops;
+    const bool any_alignment = path == SgemmPath::any_alignment;
+    const double tflops = any_alignment ? entry.any_alignment_tflops : entry.tflops;
+    const int registers = any_alignment ? entry.any_alignment_registers : entry.registers;
     for (const int split : sgemm_split_values()) {
       SgemmConfig config = entry.config;
       config.split_k = split;
       if (split > 1 && sgemm_slice_depth(config, k) < sgemm_min_slice_depth) break;
-      const int registers =
-          path == SgemmPath::any_alignment ? entry.any_alignment_registers : entry.registers;
       estimates.push_back(sgemm_estimate(config, tflops, registers, device, m, n, k));
       if (path == SgemmPath::padded_b) estimates.back().milliseconds += sgemm_pad_ms(device, n, k);
     }

@@ -68,6 +68,15 @@ std::optional<ProcessStatus> process_status(const std::string& pid) {
   return status;
 }
 
+double used_seconds(int who) {
+  rusage usage{};
+  ::getrusage(who, &usage);
+  const auto seconds = [](const timeval& time) {
+    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) * 1e-6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 }  // namespace
 
 bool is_running(pid_t pid) {
@@ -166,19 +175,6 @@ ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::vector<std::string>& environment) {
   return BackgroundProcess(arguments, environment).wait();
 }
-
-namespace {
-
-double used_seconds(int who) {
-  rusage usage{};
-  ::getrusage(who, &usage);
-  const auto seconds = [](const timeval& time) {
-    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) * 1e-6;
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-}  // namespace
 
 double cpu_seconds() { return used_seconds(RUSAGE_SELF); }
 
