@@ -15,9 +15,10 @@
 //
 // SPLIT_K > 1 splits K into SPLIT_K slices of whole BK tiles, one per blockIdx.z, so that a
 // product with few tiles of C and a deep K fills the GPU: each slice's block writes its partial
-// product to slice z of a workspace of SPLIT_K stacked M×N matrices (passed as C), and
+// product to slice z of a workspace of SPLIT_K stacked M-row matrices (passed as C), and
 // sgemm_split_reduce sums the slices in one fixed order into C. No atomics: the result is the same
-// bits on every run.
+// bits on every run. The workspace's rows are N rounded up to whole float4s apart, so that the
+// partials go out by 16 bytes and the reduction reads them so whatever N's alignment.
 //
 // Rows of B that are not 16-byte aligned (N % 4 != 0) make `sgemm` load B by the 16-byte-aligned
 // chunks around them, realigned through registers (TileLoader's LoadB::realigned; a float at a
@@ -64,10 +65,10 @@
 // ptxrt: constraint TM * TN >= 16 && BK >= 16 && STAGES >= 3
 // ptxrt: constraint WARPS_M * LANES_M * TM >= 32 && WARPS_M * LANES_M * TM <= 256
 // ptxrt: constraint WARPS_N * (32 / LANES_M) * TN >= 32 && WARPS_N * (32 / LANES_M) * TN <= 256
-// ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM), SPLIT_K) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment; with SPLIT_K > 1, C is the workspace of SPLIT_K partial products (SPLIT_K·M·N floats)
+// ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM), SPLIT_K) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment; with SPLIT_K > 1, C is the workspace of SPLIT_K partial products (SPLIT_K·M·ceil(N/4)·4 floats, 16-byte aligned)
 // ptxrt: entry sgemm_aligned same launch as sgemm — needs N % 4 == 0 and B, C 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), 16-byte stores of C
 // ptxrt: entry sgemm_pitched_b same launch as sgemm, one more argument ldb — B's rows ldb floats apart, ldb % 4 == 0 and B 16-byte aligned (with VECTOR_A also K % 4 == 0 and A 16-byte aligned): 16-byte loads of B (and A), C at any alignment
-// ptxrt: entry sgemm_split_reduce grid=(any) block=256 — C = the sum of the SPLIT_K partial products in the workspace, added in one fixed order (float4 where C and the count allow)
+// ptxrt: entry sgemm_split_reduce grid=(any) block=256 — C = the sum of the SPLIT_K partial products in the workspace, added in one fixed order: read by float4, C written by float4 where N % 4 == 0 and C is 16-byte aligned
 // ptxrt: entry sgemm_pad_rows grid=(any, any) block=256 — copies a rows×n B to rows of pitch floats (pitch % 4 == 0, 16-byte aligned), zeros past n: a B that sgemm_pitched_b loads by float4
 // clang-format on
 
@@ -124,6 +125,12 @@ constexpr int kStageFloats = BK * (kStrideA + kBlockN);
 #endif
 
 static_assert(kThreads <= 1024, "a block has at most 1024 threads");
+
+// The workspace of a split K: row r of slice z's partial product starts (z·M + r)·pitch floats
+// in, N rounded up to whole float4s (sgemm_workspace_floats on the host says the same).
+__device__ __forceinline__ long long workspace_pitch(int n) {
+  return (static_cast<long long>(n) + 3) / 4 * 4;
+}
 
 __device__ __forceinline__ unsigned shared_address(const void* pointer) {
   return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
@@ -482,21 +489,23 @@ __device__ __forceinline__ float chunk_float(const float (&run)[8], int offset, 
   return offset == 0 ? run[t] : offset == 1 ? run[t + 1] : offset == 2 ? run[t + 2] : run[t + 3];
 }
 
-// Row i of the thread's tile sits at warp_row + (i/4)·LANES_M·4 + i%4; columns likewise. By
-// float4 (`vector_c`: N % 4 == 0 and C 16-byte aligned), or a float at a time at any alignment.
+// Row i of the thread's tile sits at warp_row + (i/4)·LANES_M·4 + i%4; columns likewise. C's rows
+// are `pitch` floats apart. By float4 (`vector_c`: pitch % 4 == 0 and C 16-byte aligned), or a
+// float at a time at any alignment.
 template <bool vector_c>
-__device__ __forceinline__ void store_runs(float* c, int m, int n, int first_row, int first_column,
-                                           const float (&sum)[TM][TN]) {
+__device__ __forceinline__ void store_runs(float* c, long long pitch, int m, int n, int first_row,
+                                           int first_column, const float (&sum)[TM][TN]) {
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = first_row + (i / 4) * LANES_M * 4 + i % 4;
     if (row >= m) continue;
-    float* c_row = c + static_cast<long long>(row) * n;
+    float* c_row = c + row * pitch;
 #pragma unroll
     for (int j = 0; j < TN / 4; ++j) {
       const int column = first_column + j * kLanesN * 4;
       if (vector_c) {
-        // n % 4 == 0, so a chunk is all inside C or all outside.
+        // Columns start on multiples of 4 and pitch % 4 == 0: a chunk that starts before N ends
+        // within the row's pitch.
         if (column < n)
           *reinterpret_cast<float4*>(c_row + column) =
               make_float4(sum[i][4 * j], sum[i][4 * j + 1], sum[i][4 * j + 2], sum[i][4 * j + 3]);
@@ -517,8 +526,9 @@ __device__ __forceinline__ void store_runs(float* c, int m, int n, int first_row
 // after its last (the last lane's) go out as a float2 and a float. A float at a time throughout
 // took four stores, each touching a cache line per row of lanes, where one does: at K under 50
 // the configs run 1.2-1.7x faster (docs/perf-notes.md, "C at any alignment by 16 bytes").
-__device__ __forceinline__ void store_tile_ragged(float* c, int m, int n, int first_row,
-                                                  int first_column, const float (&sum)[TM][TN]) {
+__device__ __forceinline__ void store_tile_ragged(float* c, long long pitch, int m, int n,
+                                                  int first_row, int first_column,
+                                                  const float (&sum)[TM][TN]) {
   // Read here, not derived from threadIdx.x: a value computed before the main loop and kept
   // through it would cost the loop a register, which the tiles at their register cap spill.
   int lane;
@@ -528,7 +538,7 @@ __device__ __forceinline__ void store_tile_ragged(float* c, int m, int n, int fi
   // Warp-uniform: only the warps at C's right edge have columns past N; they store a float at a
   // time.
   if (row_first_column + kWarpN > n) {
-    store_runs<false>(c, m, n, first_row, first_column, sum);
+    store_runs<false>(c, pitch, m, n, first_row, first_column, sum);
     return;
   }
   const auto c_word =
@@ -538,10 +548,10 @@ __device__ __forceinline__ void store_tile_ragged(float* c, int m, int n, int fi
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = first_row + (i / 4) * LANES_M * 4 + i % 4;
-    float* c_row = c + static_cast<long long>(row) * n;
+    float* c_row = c + row * pitch;
     // Floats from the row's first column to its first 16-byte boundary (C is 4-byte aligned):
     // modulo 4, so 32-bit arithmetic that wraps gives it.
-    const unsigned first_word = c_word + static_cast<unsigned>(row) * static_cast<unsigned>(n) +
+    const unsigned first_word = c_word + static_cast<unsigned>(row) * static_cast<unsigned>(pitch) +
                                 static_cast<unsigned>(row_first_column);
     const int offset = static_cast<int>((4 - first_word % 4) % 4);
 #pragma unroll
@@ -578,13 +588,27 @@ __device__ __forceinline__ void store_tile_ragged(float* c, int m, int n, int fi
   }
 }
 
-template <bool vector_c>
+// C's tile, or with SPLIT_K > 1 slice blockIdx.z's partial product in the workspace `c`, whose
+// pitched rows take float4 whatever the alignment of N. `ragged_split` (the entry that realigns
+// B): the partials go through store_tile_ragged all the same, whose shuffles then find every row
+// on 16 bytes. Stored by float4 straight from the accumulators there, ptxas laid out that entry's
+// main loop anew: 64×128 split 16 ran 1.5× slower at 61×9097×4328 (ncu: 309 µs against 200 µs),
+// and 128×128 with 256 threads spilled.
+template <bool vector_c, bool ragged_split>
 __device__ __forceinline__ void store_tile(float* c, int m, int n, int first_row, int first_column,
                                            const float (&sum)[TM][TN]) {
-  if constexpr (vector_c)
-    store_runs<true>(c, m, n, first_row, first_column, sum);
-  else
-    store_tile_ragged(c, m, n, first_row, first_column, sum);
+  if constexpr (SPLIT_K > 1) {
+    const long long pitch = workspace_pitch(n);
+    float* slice = c + m * pitch * blockIdx.z;
+    if constexpr (ragged_split)
+      store_tile_ragged(slice, pitch, m, n, first_row, first_column, sum);
+    else
+      store_runs<true>(slice, pitch, m, n, first_row, first_column, sum);
+  } else if constexpr (vector_c) {
+    store_runs<true>(c, n, m, n, first_row, first_column, sum);
+  } else {
+    store_tile_ragged(c, n, m, n, first_row, first_column, sum);
+  }
 }
 #endif
 
@@ -743,11 +767,8 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   // Once every block is past its main loop, the reduction's blocks are set up during the
   // epilogues.
   allow_next_grid();
-  // Slice z's partial product is matrix z of the workspace; n % 4 == 0 where vector_c keeps each
-  // matrix 16-byte aligned.
-  float* destination = SPLIT_K == 1 ? c : c + static_cast<long long>(m) * n * blockIdx.z;
-  store_tile<vector_c>(destination, m, n, place.block_m + thread_row, place.block_n + thread_column,
-                       sum);
+  store_tile<vector_c, load_b == LoadB::realigned>(c, m, n, place.block_m + thread_row,
+                                                    place.block_n + thread_column, sum);
 }
 #endif
 

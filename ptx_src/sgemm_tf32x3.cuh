@@ -280,20 +280,25 @@ __device__ __forceinline__ void sgemm_tf32x3_block(const float* __restrict__ a,
     accumulate_tile<true>(fetch_tile, shared, a_lane, b_lane, tiles, place.computes, sum);
 
   allow_next_grid();
-  float* destination = SPLIT_K == 1 ? c : c + static_cast<long long>(m) * n * blockIdx.z;
+  // A split's partial product goes to slice z of the workspace, whose rows are pitched to whole
+  // float4s (sgemm_block's contract): by pairs whatever N.
+  constexpr bool vector_out = vector_c || SPLIT_K > 1;
+  const long long pitch = SPLIT_K == 1 ? n : workspace_pitch(n);
+  float* destination = c + m * pitch * blockIdx.z;
 #pragma unroll
   for (int i = 0; i < kMmaTilesM; ++i)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = place.block_m + place.warp_row + i * 16 + group + half * 8;
       if (row >= m) continue;
-      float* c_row = destination + static_cast<long long>(row) * n;
+      float* c_row = destination + row * pitch;
 #pragma unroll
       for (int j = 0; j < kMmaTilesN; ++j) {
         const int column = place.block_n + place.warp_column + j * 8 + in_group * 2;
         const float first = sum[i][j][2 * half], second = sum[i][j][2 * half + 1];
-        if (vector_c) {
-          // n % 4 == 0 and the column even: the pair is all inside C or all outside.
+        if (vector_out) {
+          // The pitch even and the column even: a pair that starts before N ends within the
+          // row's pitch.
           if (column < n) *reinterpret_cast<float2*>(c_row + column) = make_float2(first, second);
         } else {
           if (column < n) c_row[column] = first;

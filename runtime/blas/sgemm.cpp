@@ -141,10 +141,9 @@ SgemmConfig sgemm(const Context& context, int m, int n, int k, CUdeviceptr a, CU
   else
     kernel.launch(product.launch, a, b_read, destination, m, n, k, ldb);
   if (config.split_k > 1) {
-    LaunchConfig reduce = sgemm_reduce_launch(config, device, m, n, c % 16 == 0);
+    LaunchConfig reduce = sgemm_reduce_launch(config, device, m, n);
     reduce.stream = options.stream;
-    sgemm_kernel(jit, context, config, "sgemm_split_reduce")
-        .launch(reduce, destination, c, static_cast<long long>(m) * n);
+    sgemm_kernel(jit, context, config, "sgemm_split_reduce").launch(reduce, destination, c, m, n);
   }
   if (temporary) context.synchronize();
   return config;

@@ -222,7 +222,7 @@ int sgemm_slice_depth(const SgemmConfig& config, int k) {
 std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, int n) {
   if (config.split_k <= 1) return 0;
   return static_cast<std::size_t>(config.split_k) * static_cast<std::size_t>(m) *
-         static_cast<std::size_t>(n);
+         static_cast<std::size_t>(ceil_div(n, 4) * 4);
 }
 
 double sgemm_pad_ms(const DeviceProperties& device, int n, int k) {
@@ -284,10 +284,8 @@ int sgemm_reduce_groups(int split_k) {
 }
 
 LaunchConfig sgemm_reduce_launch(const SgemmConfig& config, const DeviceProperties& device, int m,
-                                 int n, bool c_aligned) {
-  const long long elements = static_cast<long long>(m) * n;
-  // The kernel's own test: by float4 only where M·N % 4 == 0 and C is 16-byte aligned.
-  const long long units = elements % 4 == 0 && c_aligned ? elements / 4 : elements;
+                                 int n) {
+  const long long units = static_cast<long long>(m) * ceil_div(n, 4);
   const long long most =
       static_cast<long long>(std::max(device.sm_count, 1)) * reduce_blocks_per_sm;
   const long long units_per_block = reduce_threads / sgemm_reduce_groups(config.split_k);

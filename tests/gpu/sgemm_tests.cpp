@@ -155,9 +155,10 @@ TEST_CASE("a split whose last slices are empty still sums to the product, on one
 }
 
 TEST_CASE("the deep splits of a small C sum every slice, in every group of the reduction") {
-  // Splits of 24 to 128 on a few tiles of C and a deep, odd K (slices of unequal length); C of
-  // N % 4 != 0 runs the reduction by float, N % 4 == 0 by float4; 3 and 6 leave groups of
-  // threads with one slice fewer than others.
+  // Splits of 24 to 128 on a few tiles of C and a deep, odd K (slices of unequal length); at
+  // N % 4 != 0 the workspace's rows are padded past N, whose floats the reduction must not
+  // write to C, at N % 4 == 0 it writes C by float4; 3 and 6 leave groups of threads with one
+  // slice fewer than others.
   using ptxrt::testing::full_or_sanitized;
   SgemmWorkspace workspace(test_context());
   unsigned seed = 401;

@@ -80,8 +80,9 @@ PTXRT_API long long sgemm_tiles(const SgemmConfig& config, int m, int n);
 // as that allows (k itself when split_k is 1, and never more than k).
 PTXRT_API int sgemm_slice_depth(const SgemmConfig& config, int k);
 
-// The floats of workspace an m×n product with `config` needs: split_k stacked m×n partial
-// products, or none without a split.
+// The floats of workspace an m×n product with `config` needs: split_k stacked partial products of
+// m rows, n rounded up to a multiple of 4 floats apart (so that they go by float4 whatever n), or
+// none without a split.
 PTXRT_API std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, int n);
 
 // Which of the family's entries a product runs, and on which B.
@@ -153,13 +154,11 @@ PTXRT_API LaunchConfig sgemm_pad_launch(const DeviceProperties& device, int rows
 PTXRT_API int sgemm_reduce_groups(int split_k);
 
 // The launch of sgemm_split_reduce for `config` over an m×n C: 256 threads a block, each group
-// of them (sgemm_reduce_groups) on one float4 of C (one float where M·N % 4 != 0 or C is not
-// 16-byte aligned, as the kernel decides), enough blocks for all of C, at most 16 per SM of
-// `device` (the kernel's grid-stride loop does the rest). From compute capability 9.0 it follows
+// of them (sgemm_reduce_groups) on one float4 of the workspace's pitched rows, enough blocks for
+// all of them, at most 16 per SM of `device` (the kernel's grid-stride loop does the rest). From compute capability 9.0 it follows
 // the product by programmatic dependent launch: its blocks are set up during the product's last
 // epilogues and wait there for the product's end.
 PTXRT_API LaunchConfig sgemm_reduce_launch(const SgemmConfig& config,
-                                           const DeviceProperties& device, int m, int n,
-                                           bool c_aligned = true);
+                                           const DeviceProperties& device, int m, int n);
 
 }  // namespace ptxrt
