@@ -768,7 +768,7 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   // epilogues.
   allow_next_grid();
   store_tile<vector_c, load_b == LoadB::realigned>(c, m, n, place.block_m + thread_row,
-                                                    place.block_n + thread_column, sum);
+                                                   place.block_n + thread_column, sum);
 }
 #endif
 

@@ -77,8 +77,9 @@ extern "C" __global__ void __launch_bounds__(kReduceThreads)
   const auto* slices = reinterpret_cast<const float4*>(partials);
   if (n % 4 == 0 && reinterpret_cast<unsigned long long>(c) % 16 == 0) {
     // The pitch is N: unit i of the workspace is float4 i of C.
-    reduce_slices(slices, count, sums,
-                  [c](long long i, const float4& total) { reinterpret_cast<float4*>(c)[i] = total; });
+    reduce_slices(slices, count, sums, [c](long long i, const float4& total) {
+      reinterpret_cast<float4*>(c)[i] = total;
+    });
   } else {
     reduce_slices(slices, count, sums, [=](long long i, const float4& total) {
       const long long row = i / units_per_row;

@@ -155,9 +155,9 @@ PTXRT_API int sgemm_reduce_groups(int split_k);
 
 // The launch of sgemm_split_reduce for `config` over an m×n C: 256 threads a block, each group
 // of them (sgemm_reduce_groups) on one float4 of the workspace's pitched rows, enough blocks for
-// all of them, at most 16 per SM of `device` (the kernel's grid-stride loop does the rest). From compute capability 9.0 it follows
-// the product by programmatic dependent launch: its blocks are set up during the product's last
-// epilogues and wait there for the product's end.
+// all of them, at most 16 per SM of `device` (the kernel's grid-stride loop does the rest). From
+// compute capability 9.0 it follows the product by programmatic dependent launch: its blocks are
+// set up during the product's last epilogues and wait there for the product's end.
 PTXRT_API LaunchConfig sgemm_reduce_launch(const SgemmConfig& config,
                                            const DeviceProperties& device, int m, int n);
 
