@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "process.hpp"
 #include "support/single_flight.hpp"
 
 using ptxrt::SingleFlight;
@@ -206,20 +207,21 @@ TEST_CASE("clear forgets every entry, so the next call runs the factory again") 
 #define SANITIZED_BY_CLANG 0
 #endif
 
-TEST_CASE("a cache hit takes well under a microsecond") {
+TEST_CASE("a cache hit takes well under a microsecond of CPU time") {
+  // CPU time, not the wall clock, which the other processes of a busy machine stretch.
   SingleFlight<std::string, int> cache;
   const std::string key(64, 'a');
   cache.get_or_create(key, [] { return 1; });
   constexpr int lookups = 100000;
   long sum = 0;
-  auto start = std::chrono::steady_clock::now();
+  const double start = ptxrt::testing::cpu_seconds();
   for (int i = 0; i < lookups; ++i) sum += *cache.get_or_create(key, [] { return 2; });
-  std::chrono::duration<double, std::micro> elapsed = std::chrono::steady_clock::now() - start;
+  const double microseconds = (ptxrt::testing::cpu_seconds() - start) * 1e6;
   CHECK(sum == lookups);
-  MESSAGE("in-memory hit: " << elapsed.count() * 1000.0 / lookups << " ns");
+  MESSAGE("in-memory hit: " << microseconds * 1000.0 / lookups << " ns of CPU time");
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__) || SANITIZED_BY_CLANG
   MESSAGE("timing not checked: sanitizers slow every lookup down");
 #else
-  CHECK(elapsed.count() / lookups < 1.0);
+  CHECK(microseconds / lookups < 1.0);
 #endif
 }
