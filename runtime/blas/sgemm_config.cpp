@@ -107,6 +107,9 @@ int integer_value(const Define& define) {
 
 long long ceil_div(long long value, long long divisor) { return (value + divisor - 1) / divisor; }
 
+// A row of n floats padded to whole float4s: a padded B's pitch, and a split workspace's.
+long long float4_pitch(int n) { return ceil_div(n, 4) * 4; }
+
 }  // namespace
 
 std::size_t SgemmConfig::shared_bytes() const {
@@ -222,14 +225,14 @@ int sgemm_slice_depth(const SgemmConfig& config, int k) {
 std::size_t sgemm_workspace_floats(const SgemmConfig& config, int m, int n) {
   if (config.split_k <= 1) return 0;
   return static_cast<std::size_t>(config.split_k) * static_cast<std::size_t>(m) *
-         static_cast<std::size_t>(ceil_div(n, 4) * 4);
+         static_cast<std::size_t>(float4_pitch(n));
 }
 
 double sgemm_pad_ms(const DeviceProperties& device, int n, int k) {
   const double theoretical = device.theoretical_bandwidth_gb_per_s();
   const double bytes_per_ms = (theoretical > 0.0 ? theoretical : pad_fallback_bandwidth_gb_per_s) *
                               pad_copy_efficiency * 1e6;
-  const double pitch = static_cast<double>(ceil_div(n, 4) * 4);
+  const double pitch = static_cast<double>(float4_pitch(n));
   return static_cast<double>(k) * (n + pitch) * sizeof(float) / bytes_per_ms + pad_launch_ms;
 }
 
@@ -253,7 +256,7 @@ SgemmPath sgemm_path(const DeviceProperties& device, const SgemmConfig& config, 
 }
 
 int sgemm_b_pitch(SgemmPath path, int n) {
-  return path == SgemmPath::padded_b ? static_cast<int>(ceil_div(n, 4) * 4) : n;
+  return path == SgemmPath::padded_b ? static_cast<int>(float4_pitch(n)) : n;
 }
 
 SgemmLaunch sgemm_launch(const SgemmConfig& config, int m, int n, SgemmPath path) {
@@ -285,7 +288,7 @@ int sgemm_reduce_groups(int split_k) {
 
 LaunchConfig sgemm_reduce_launch(const SgemmConfig& config, const DeviceProperties& device, int m,
                                  int n) {
-  const long long units = static_cast<long long>(m) * ceil_div(n, 4);
+  const long long units = static_cast<long long>(m) * (float4_pitch(n) / 4);
   const long long most =
       static_cast<long long>(std::max(device.sm_count, 1)) * reduce_blocks_per_sm;
   const long long units_per_block = reduce_threads / sgemm_reduce_groups(config.split_k);
