@@ -193,11 +193,11 @@ std::vector<SgemmConfig> sgemm_menu_configs(const DeviceProperties& device, int 
   std::vector<SgemmConfig> configs;
   for (const SgemmMenuEntry& entry : sgemm_heuristic_menu()) {
     if (!sgemm_config_fits(entry.config, device)) continue;
-    SgemmConfig config = sgemm_runnable_vector_a(device, entry.config, m, n, k);
     for (const int split : sgemm_split_values()) {
+      SgemmConfig config = entry.config;
       config.split_k = split;
       if (split > 1 && sgemm_slice_depth(config, k) < min_slice_depth) break;
-      configs.push_back(config);
+      configs.push_back(sgemm_pick_vector_a(device, config, m, n, k));
     }
   }
   return configs;

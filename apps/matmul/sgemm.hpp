@@ -33,9 +33,9 @@ std::vector<SgemmConfig> sgemm_candidates(const DeviceProperties& device, int m,
 
 // Whatever the heuristic could pick at m×n×k on `device`, and more: every config of its menu
 // (sgemm_heuristic_menu) that fits, at every split SPLIT_K declares whose slices are at least
-// `min_slice_depth` deep (the heuristic rates none under 128), vector A only where the shape's
-// path runs it (sgemm_runnable_vector_a). A bench of these times every pick of a model
-// refitted over that menu (scripts/fit_sgemm_heuristic.py), so that none goes unmeasured.
+// `min_slice_depth` deep (the heuristic rates none under 128), vector A where the pick would keep
+// it (sgemm_pick_vector_a). A bench of these times every pick of a model refitted over that menu
+// (scripts/fit_sgemm_heuristic.py), so that none goes unmeasured.
 std::vector<SgemmConfig> sgemm_menu_configs(const DeviceProperties& device, int m, int n, int k,
                                             int min_slice_depth);
 

@@ -254,13 +254,14 @@ SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n,
     throw Error(ErrorKind::invalid_argument, "sgemm: no config suits " + device.name + " (sm_" +
                                                  std::to_string(device.cc_major) +
                                                  std::to_string(device.cc_minor) + ")");
-  return sgemm_runnable_vector_a(device, estimates.front().config, m, n, k);
+  return sgemm_pick_vector_a(device, estimates.front().config, m, n, k);
 }
 
-SgemmConfig sgemm_runnable_vector_a(const DeviceProperties& device, SgemmConfig config, int m,
-                                    int n, int k) {
-  config.vector_a =
-      config.vector_a && sgemm_path(device, config, m, n, k, 0, 0, 0) != SgemmPath::any_alignment;
+SgemmConfig sgemm_pick_vector_a(const DeviceProperties& device, SgemmConfig config, int m, int n,
+                                int k) {
+  const bool pays = config.tf32x3 || sgemm_slice_depth(config, k) > sgemm_vector_a_min_depth;
+  config.vector_a = config.vector_a && pays &&
+                    sgemm_path(device, config, m, n, k, 0, 0, 0) != SgemmPath::any_alignment;
   return config;
 }
 

@@ -275,9 +275,10 @@ TEST_CASE("the switches that change no result are defines and show in the descri
   CHECK(problem_of(config, h100()) == "GROUP_M=4 is not among sgemm.cu's declared values");
 }
 
-TEST_CASE("the bench's shape classes: deep, skinny, flat, small, ragged, square, first that holds") {
-  using ptxrt::apps::SgemmShape;
+TEST_CASE(
+    "the bench's shape classes: deep, skinny, flat, small, ragged, square, first that holds") {
   using ptxrt::apps::sgemm_shape_of;
+  using ptxrt::apps::SgemmShape;
   CHECK(sgemm_shape_of(4096, 4096, 4096) == SgemmShape::square);
   CHECK(sgemm_shape_of(8192, 8192, 8192) == SgemmShape::square);
   CHECK(sgemm_shape_of(4097, 4097, 4097) == SgemmShape::ragged);
@@ -286,9 +287,9 @@ TEST_CASE("the bench's shape classes: deep, skinny, flat, small, ragged, square,
   CHECK(sgemm_shape_of(8192, 8192, 513) == SgemmShape::square);  // 16 · 513 > 8192
   CHECK(sgemm_shape_of(8192, 8192, 512) == SgemmShape::flat);    // 16 · 512 = 8192
   CHECK(sgemm_shape_of(1024, 1024, 1024) == SgemmShape::small);
-  CHECK(sgemm_shape_of(1536, 1536, 12288) == SgemmShape::deep);  // K = 8 · max(M, N)
+  CHECK(sgemm_shape_of(1536, 1536, 12288) == SgemmShape::deep);    // K = 8 · max(M, N)
   CHECK(sgemm_shape_of(1536, 1536, 12287) == SgemmShape::square);  // 1536 = 12 · 128
-  CHECK(sgemm_shape_of(64, 64, 512) == SgemmShape::deep);  // deep before skinny
+  CHECK(sgemm_shape_of(64, 64, 512) == SgemmShape::deep);          // deep before skinny
   CHECK(sgemm_shape_of(8192, 64, 8192) == SgemmShape::skinny);
   CHECK(sgemm_shape_of(128, 8192, 128) == SgemmShape::skinny);  // skinny before flat
   CHECK(std::string(ptxrt::apps::to_string(SgemmShape::deep)) == "deep");
@@ -341,9 +342,9 @@ TEST_CASE("the menu's configs at every split hold every config the heuristic can
     CAPTURE(m);
     CAPTURE(n);
     CAPTURE(k);
-    // sgemm_heuristic_config's rule: vector A only where the vector entry runs.
+    // sgemm_heuristic_config's rule: vector A only where the vector entry runs and pays.
     const auto as_picked = [&](const SgemmConfig& config) {
-      return ptxrt::sgemm_runnable_vector_a(h100(), config, m, n, k);
+      return ptxrt::sgemm_pick_vector_a(h100(), config, m, n, k);
     };
     const auto menu = ptxrt::apps::sgemm_menu_configs(h100(), m, n, k, 64);
     for (const SgemmConfig& config : menu) {

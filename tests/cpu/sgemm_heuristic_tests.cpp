@@ -141,6 +141,38 @@ TEST_CASE("an odd size gets no vector A: the any-alignment entry runs there") {
   }
 }
 
+// Staging A through registers costs the FFMA configs more than it saves at shallow slices
+// (docs/perf-notes.md, "Vector A at shallow slices"); the tensor cores' configs keep it.
+TEST_CASE("the FFMA configs load A by vectors only where their slices are deeper than 256") {
+  SgemmConfig ffma = ptxrt::sgemm_heuristic_menu()[1].config;  // 64x256, vector A
+  REQUIRE(ffma.vector_a);
+  REQUIRE_FALSE(ffma.tf32x3);
+  const auto keeps = [](SgemmConfig config, int split, int m, int n, int k) {
+    config.split_k = split;
+    return ptxrt::sgemm_pick_vector_a(h100(), config, m, n, k).vector_a;
+  };
+  CHECK(keeps(ffma, 1, 4096, 4096, 1024));
+  CHECK(keeps(ffma, 2, 4096, 4096, 1024));        // slices 512 deep
+  CHECK_FALSE(keeps(ffma, 4, 4096, 4096, 1024));  // 256
+  CHECK(keeps(ffma, 1, 4096, 4096, 260));
+  CHECK_FALSE(keeps(ffma, 1, 4096, 4096, 256));
+  CHECK_FALSE(keeps(ffma, 1, 8192, 8192, 56));
+  CHECK_FALSE(keeps(ffma, 1, 4096, 4096, 4097));  // K % 4 != 0: the any-alignment entry
+  CHECK(keeps(ffma, 1, 4096, 4097, 4096));        // B padded
+  SgemmConfig tensor_cores = ffma;
+  tensor_cores.tf32x3 = true;
+  CHECK(keeps(tensor_cores, 1, 4096, 4096, 64));
+  // The pick at flat products with B padded and aligned: 10-14 % faster without (H200).
+  for (const Shape shape : {Shape{2308, 13786, 56}, Shape{2308, 13788, 56}, Shape{8436, 6607, 48},
+                            Shape{12664, 16161, 28}}) {
+    CAPTURE(shape.n);
+    const SgemmConfig config = chosen(shape);
+    CAPTURE(config.describe());
+    CHECK_FALSE(config.tf32x3);
+    CHECK_FALSE(config.vector_a);
+  }
+}
+
 TEST_CASE("deep K is split into slices of at least 128 that fill every SM") {
   for (const Shape shape : {Shape{1536, 1536, 12288}, Shape{512, 512, 16384},
                             Shape{1000, 1000, 9001}, Shape{777, 555, 9001}}) {

@@ -32,7 +32,7 @@
 namespace ptxrt {
 
 struct PTXRT_API SgemmMenuEntry {
-  SgemmConfig config;                 // split_k 1; the heuristic picks the split
+  SgemmConfig config;   // split_k 1; the heuristic picks the split
   double tflops = 0.0;  // on full rounds of a large product, all 132 SMs of an H100 or H200
   double any_alignment_tflops = 0.0;  // the same through the any-alignment entry (N % 4 != 0)
   int registers = 0;                  // per thread on sm_90, through the aligned entries
@@ -74,15 +74,23 @@ inline constexpr double sgemm_split_penalty = 1.01;
 PTXRT_API std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m, int n,
                                                      int k);
 
-// The first of sgemm_estimates, with VECTOR_A only where the vector entry runs on aligned
-// addresses (sgemm_path: K a multiple of 4, and N one too or B padded; elsewhere the
-// any-alignment entry runs, which never loads A by vectors). Sizes below 1 count as 1.
-// Throws Error (invalid_argument) naming the device when no menu config suits it.
+// The first of sgemm_estimates, with VECTOR_A where sgemm_pick_vector_a keeps it. Sizes below 1
+// count as 1. Throws Error (invalid_argument) naming the device when no menu config suits it.
 PTXRT_API SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n, int k);
 
+// Loading A by vectors stages it through registers: on the FFMA configs it costs more than it
+// saves where slices are this deep or shallower (H200, each pick's config with and without it:
+// 3-14 % slower at 28-160 deep, level to 3 % slower at 256, up to 2 % faster deeper;
+// docs/perf-notes.md, "Vector A at shallow slices"). The tensor cores' configs gain from it at
+// any depth measured.
+inline constexpr int sgemm_vector_a_min_depth = 256;
+
 // `config` with VECTOR_A kept only where the vector entry runs at m×n×k on aligned addresses
-// (sgemm_path): what sgemm_heuristic_config does to the model's first estimate.
-PTXRT_API SgemmConfig sgemm_runnable_vector_a(const DeviceProperties& device, SgemmConfig config,
-                                              int m, int n, int k);
+// (sgemm_path: K a multiple of 4, and N one too or B padded; elsewhere the any-alignment entry
+// runs, which never loads A by vectors) and, on the FFMA configs, where its slices (its split
+// included) are deeper than sgemm_vector_a_min_depth: what sgemm_heuristic_config does to the
+// model's first estimate.
+PTXRT_API SgemmConfig sgemm_pick_vector_a(const DeviceProperties& device, SgemmConfig config, int m,
+                                          int n, int k);
 
 }  // namespace ptxrt
