@@ -79,10 +79,10 @@ PTXRT_API std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& dev
 PTXRT_API SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n, int k);
 
 // Loading A by vectors stages it through registers: on the FFMA configs it costs more than it
-// saves where slices are this deep or shallower (H200, each pick's config with and without it:
-// 3-14 % slower at 28-160 deep, level to 3 % slower at 256, up to 2 % faster deeper;
-// docs/perf-notes.md, "Vector A at shallow slices"). The tensor cores' configs gain from it at
-// any depth measured.
+// saves where slices are this deep or shallower (H200, each pick's config with and without it,
+// 28-160 deep: a median of 10 % slower where B is padded, 4.5 % where it is aligned; at 256, 3 %
+// and level; deeper, up to 2 % faster: docs/perf-notes.md, "Vector A at shallow slices"). The
+// tensor cores' configs gain from it at every depth measured.
 inline constexpr int sgemm_vector_a_min_depth = 256;
 
 // `config` with VECTOR_A kept only where the vector entry runs at m×n×k on aligned addresses
