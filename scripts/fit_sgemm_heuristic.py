@@ -289,9 +289,14 @@ def choose(m, n, k, c, menu):
             if best is None or cost < best[0]:
                 best = (cost, config, split)
     config, split = best[1], best[2]
-    vector_a = (config[8] and path(m, n, k, True) != 'any_alignment' and
-                (config[9] or slice_depth(config, split, k) > VECTOR_A_MIN_DEPTH))
-    return config[:8] + (vector_a, split, config[9])
+    return config[:8] + (keeps_vector_a(config, split, m, n, k), split, config[9])
+
+
+def keeps_vector_a(config, split, m, n, k, min_depth=VECTOR_A_MIN_DEPTH):
+    """sgemm_pick_vector_a: vector A where the vector entry runs and, on the FFMA configs, where
+    slices are deeper than `min_depth`."""
+    return (config[8] and path(m, n, k, True) != 'any_alignment' and
+            (config[9] or slice_depth(config, split, k) > min_depth))
 
 
 def picks(shapes, c, menu):
@@ -309,11 +314,9 @@ def picks(shapes, c, menu):
 
 def shallow_vector_a(shape, pick, menu):
     """Whether `pick` is a menu entry with vector A that lost it to VECTOR_A_MIN_DEPTH alone."""
-    m, n, k = shape
     entry = pick[:8] + (True, pick[10])
-    return (not pick[8] and not pick[10] and any(config == entry for config, *_ in menu) and
-            path(m, n, k, True) != 'any_alignment' and
-            slice_depth(entry, pick[9], k) <= VECTOR_A_MIN_DEPTH)
+    return (not pick[8] and any(config == entry for config, *_ in menu) and
+            keeps_vector_a(entry, pick[9], *shape, min_depth=0))
 
 
 def shares(shapes, c, menu, untimed):
