@@ -32,49 +32,132 @@ __device__ __forceinline__ int b_offset(int k, int column) {
   return kTensorStageA + k * kTensorStrideB + column;
 }
 
-// Starts the tile whose first k is k_first on its way to `stage`; elements past M, N or the
-// slice's end are zero-filled (`check_k`: the slice's last tile, where k may reach k_end).
-// vector_a: K % 4 == 0 and A 16-byte aligned; vector_b: B's rows are ldb floats apart, ldb % 4
-// == 0, B 16-byte aligned, and columns past N up to ldb hold zeros or lie in B (otherwise ldb ==
-// N). A slice ends at K or at a multiple of BK, so a 16-byte unit is all inside it or all past.
+// A and B at any alignment: a row of a tile arrives as the 16-byte chunks that hold it, stored
+// as they lie in memory, one chunk more than an aligned row takes. Element c of a row then sits
+// shifted_floats(matrix, row length, row) places past its own, the same in every tile (tiles
+// start on multiples of BK, BK % 4 == 0) and for rows 4 apart, so that each lane adds it once to
+// the base of its fragment reads. A 4-byte cp.async per float, the alternative, issued about four
+// times the copies and held the any-alignment entry to half the aligned one's rate.
+constexpr int kChunksPerRowA = BK / 4 + 1;
+constexpr int kChunksPerRowB = kBlockN / 4 + 1;
+static_assert(kChunksPerRowA * 4 <= kTensorStrideA && kChunksPerRowB * 4 <= kTensorStrideB,
+              "a row's chunks fit its stride");
+
+__device__ __forceinline__ int shifted_floats(const float* matrix, int row_length, int row) {
+  const auto word = static_cast<unsigned>(reinterpret_cast<unsigned long long>(matrix) / 4 % 4);
+  return static_cast<int>((word + static_cast<unsigned>(row) * static_cast<unsigned>(row_length)) %
+                          4);
+}
+
+// The 16-byte chunk at `first` (16-byte aligned) into `destination`: by one copy where all of it
+// lies `end` floats or fewer past `base`, and `valid`; otherwise float by float, zeros outside.
+__device__ __forceinline__ void copy_chunk(float* destination, const float* first,
+                                           const float* base, long long end, bool valid) {
+  const long long from = first - base;
+  if (valid && from >= 0 && from + 4 <= end) {
+    copy_float4(destination, first, true);
+    return;
+  }
+#pragma unroll
+  for (int t = 0; t < 4; ++t) {
+    const bool inside = valid && from + t >= 0 && from + t < end;
+    copy_float(destination + t, inside ? first + t : base, inside);
+  }
+}
+
+// The 16-byte-aligned address at or before `element`.
+__device__ __forceinline__ const float* chunk_start(const float* element) {
+  return reinterpret_cast<const float*>(reinterpret_cast<unsigned long long>(element) & ~15ull);
+}
+
+// Starts the tile whose first k is k_first on its way to `stage`; elements past M or the slice's
+// end are zero-filled. `check_k`: the tile holds the slice's last k, or chunks that may lie
+// outside A or B (unchecked_tensor_tiles). vector_a: K % 4 == 0 and A 16-byte aligned, A by
+// 16-byte units of its rows (otherwise by chunks); vector_b: B's rows are ldb floats apart, ldb %
+// 4 == 0, B 16-byte aligned, and columns past N up to ldb hold zeros or lie in B (otherwise ldb ==
+// N, and B arrives by chunks: columns past N then hold B's next floats or zeros, whose products
+// are never stored). A slice ends at K or at a multiple of BK, so a 16-byte unit of A is all
+// inside it or all past.
 template <bool vector_a, bool vector_b, bool check_k>
 __device__ __forceinline__ void fetch_tensor_tile(float* stage, const float* a, const float* b,
                                                   int m, int n, int k, int ldb, int block_m,
                                                   int block_n, int k_first, int k_end) {
-  constexpr int kWidthA = vector_a ? 4 : 1;
-  constexpr int kUnitsPerRowA = BK / kWidthA;
+  constexpr int kUnitsPerRowA = vector_a ? BK / 4 : kChunksPerRowA;
   constexpr int kUnitsA = kBlockM * kUnitsPerRowA;
 #pragma unroll
   for (int i = 0; i < (kUnitsA + kThreads - 1) / kThreads; ++i) {
     const int unit = static_cast<int>(threadIdx.x) + i * kThreads;
     if (kUnitsA % kThreads != 0 && unit >= kUnitsA) break;
     const int row = unit / kUnitsPerRowA;
-    const int k_in_tile = unit % kUnitsPerRowA * kWidthA;
-    const int k_global = k_first + k_in_tile;
-    const bool valid = block_m + row < m && (!check_k || k_global < k_end);
-    const float* source = valid ? a + static_cast<long long>(block_m + row) * k + k_global : a;
-    if constexpr (vector_a)
-      copy_float4(stage + a_offset(row, k_in_tile), source, valid);
-    else
-      copy_float(stage + a_offset(row, k_in_tile), source, valid);
+    const int column = unit % kUnitsPerRowA * 4;
+    const bool row_valid = block_m + row < m;
+    // Rows past M are zeros; their address, never read, stays inside A.
+    const float* row_start = a + static_cast<long long>(min(block_m + row, m - 1)) * k;
+    if constexpr (vector_a) {
+      const int k_global = k_first + column;
+      const bool valid = row_valid && (!check_k || k_global < k_end);
+      copy_float4(stage + a_offset(row, column), valid ? row_start + k_global : a, valid);
+    } else {
+      const float* first = chunk_start(row_start + k_first) + column;
+      if constexpr (check_k)
+        copy_chunk(stage + a_offset(row, column), first, row_start, k_end, row_valid);
+      else
+        copy_float4(stage + a_offset(row, column), first, row_valid);
+    }
   }
-  constexpr int kWidthB = vector_b ? 4 : 1;
-  constexpr int kUnitsPerRowB = kBlockN / kWidthB;
+  constexpr int kUnitsPerRowB = vector_b ? kBlockN / 4 : kChunksPerRowB;
   constexpr int kUnitsB = BK * kUnitsPerRowB;
 #pragma unroll
   for (int i = 0; i < (kUnitsB + kThreads - 1) / kThreads; ++i) {
     const int unit = static_cast<int>(threadIdx.x) + i * kThreads;
     if (kUnitsB % kThreads != 0 && unit >= kUnitsB) break;
     const int k_in_tile = unit / kUnitsPerRowB;
-    const int column = unit % kUnitsPerRowB * kWidthB;
+    const int column = unit % kUnitsPerRowB * 4;
     const int k_global = k_first + k_in_tile;
-    const bool valid = block_n + column < (vector_b ? ldb : n) && (!check_k || k_global < k_end);
-    const float* source = valid ? b + static_cast<long long>(k_global) * ldb + block_n + column : b;
-    if constexpr (vector_b)
+    const bool in_slice = !check_k || k_global < k_end;
+    if constexpr (vector_b) {
+      const bool valid = block_n + column < ldb && in_slice;
+      const float* source =
+          valid ? b + static_cast<long long>(k_global) * ldb + block_n + column : b;
       copy_float4(stage + b_offset(k_in_tile, column), source, valid);
-    else
-      copy_float(stage + b_offset(k_in_tile, column), source, valid);
+    } else {
+      const float* first = chunk_start(b + static_cast<long long>(k_global) * n + block_n) + column;
+      if constexpr (check_k)
+        copy_chunk(stage + b_offset(k_in_tile, column), first, b, static_cast<long long>(k) * n,
+                   in_slice);
+      else
+        copy_float4(stage + b_offset(k_in_tile, column), first, true);
+    }
   }
+}
+
+// The tiles of a slice that fetch_tensor_tile may fetch unchecked: whole tiles whose chunks lie
+// inside A and B. A row's chunks start at most 3 floats before its first element (before the
+// matrix only in its first row, if it starts off 16 bytes: tile 0 of the first slice) and end at
+// most BK + 4 (A) or BN + 4 (B) floats after it.
+struct TensorTiles {
+  int first_unchecked;
+  int end_unchecked;
+};
+
+template <bool vector_a, bool vector_b>
+__device__ __forceinline__ TensorTiles unchecked_tensor_tiles(KRange slice, int n, int k,
+                                                              const float* a, const float* b,
+                                                              int block_n) {
+  const auto off_16 = [](const float* matrix) {
+    return reinterpret_cast<unsigned long long>(matrix) % 16 != 0;
+  };
+  long long end = (slice.end - slice.begin) / BK;
+  // A's last row: the last tile t with slice.begin + (t + 1)·BK + 4 <= k.
+  if (!vector_a) end = min(end, max(0ll, (static_cast<long long>(k) - 4 - slice.begin) / BK));
+  if (!vector_b) {
+    // B's last row: the last tile t with (slice.begin + (t + 1)·BK - 1)·n + block_n + BN + 4 <=
+    // k·n.
+    const long long room = static_cast<long long>(k) * n - block_n - kBlockN - 4 + n;
+    end = min(end, max(0ll, (room / n - slice.begin) / BK));
+  }
+  const bool starts_off_16 = (!vector_a && off_16(a)) || (!vector_b && off_16(b));
+  return {slice.begin == 0 && starts_off_16 ? 1 : 0, static_cast<int>(end)};
 }
 
 // A float's bits that TF32 keeps: sign, exponent and the top 10 bits of the mantissa.
@@ -254,18 +337,23 @@ __device__ __forceinline__ void sgemm_tf32x3_block(const float* __restrict__ a,
   const WarpPlace place = warp_place(m, n);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int group = lane / 4, in_group = lane % 4;
+  // By chunks, the lane's rows of A (group, and 8 and 16 apart in a block that starts on a
+  // multiple of 4) and of B (in_group, and 4 apart) sit shifted alike.
+  const int a_shift = vector_a ? 0 : shifted_floats(a, k, group);
+  const int b_shift = vector_b ? 0 : shifted_floats(b, n, in_group);
   const auto a_lane =
-      static_cast<unsigned>(sizeof(float) * a_offset(place.warp_row + group, in_group));
-  const auto b_lane =
-      static_cast<unsigned>(sizeof(float) * b_offset(in_group, place.warp_column + group));
+      static_cast<unsigned>(sizeof(float) * a_offset(place.warp_row + group, in_group + a_shift));
+  const auto b_lane = static_cast<unsigned>(
+      sizeof(float) * b_offset(in_group, place.warp_column + group + b_shift));
 
   const KRange slice = k_range(k);
   const int length = slice.end - slice.begin;
   const int tiles = length / BK + (length % BK != 0);
-  const int full_tiles = length / BK;
+  const TensorTiles unchecked =
+      unchecked_tensor_tiles<vector_a, vector_b>(slice, n, k, a, b, place.block_n);
   auto fetch_tile = [&](int tile, float* stage) {
     const int k_first = slice.begin + tile * BK;
-    if (tile < full_tiles)
+    if (tile >= unchecked.first_unchecked && tile < unchecked.end_unchecked)
       fetch_tensor_tile<vector_a, vector_b, false>(stage, a, b, m, n, k, ldb, place.block_m,
                                                    place.block_n, k_first, slice.end);
     else

@@ -381,8 +381,8 @@ TEST_CASE("the menu's configs at every split hold every config the heuristic can
 
 // ptxas' own report, from the NVRTC log: the main configs must not touch local memory. On the
 // tensor cores only the reduction and the pad must not: their products fill the register file
-// with one block's accumulators and fragments, and ptxas spills a few words of the fast loop, the
-// careful second pass (infinities) and the 4-byte entry; their measured speed judges them
+// with one block's accumulators and fragments, and ptxas spills a few words of the fast loop or
+// the careful second pass (infinities) in some of them; their measured speed judges them
 // (docs/perf-notes.md, "3xTF32 on the tensor cores"). Each compile takes seconds, so CTest checks
 // the list in parts, each its own case selecting one subcase (tests/CMakeLists.txt registers
 // PTXRT_SGEMM_SPILL_CHECK_PARTS of them): part N holds the configs whose place in the list is

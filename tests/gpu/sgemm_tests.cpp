@@ -194,12 +194,14 @@ TEST_CASE("sgemm on addresses 4 bytes off 16 runs the any-alignment entry and ma
   CHECK(apps::max_relative_error(product, problem.expected) <= 1e-4);
 }
 
-TEST_CASE("B 0 to 3 floats past 16 bytes, ending where its allocation ends, gives the product") {
-  // The any-alignment entry loads B's rows by their 16-byte-aligned chunks: the first chunk of a
-  // B that starts past 16 bytes begins before it, and the last chunks of narrow rows reach past
-  // its end; those are read a float at a time. Each B here ends at its allocation's end, so a
-  // read past it shows under compute-sanitizer. At N of 1 to 6 a row's chunks reach many rows
-  // ahead, past B's end for the last tiles of K; every listed config, split or not.
+TEST_CASE(
+    "A or B 0 to 3 floats past 16 bytes, ending where its allocation ends, gives the product") {
+  // The any-alignment entry loads B's rows by their 16-byte-aligned chunks, and on the tensor
+  // cores A's rows too: the first chunk of a matrix that starts past 16 bytes begins before it,
+  // and the last chunks of short rows reach past its end; those are read a float at a time. Each
+  // matrix here ends at its allocation's end, so a read past it shows under compute-sanitizer. At
+  // N of 1 to 6 a row of B's chunks reach many rows ahead, past B's end for the last tiles of K;
+  // at K of 37 and 41 A's last row's chunks pass A's end. Every listed config, split or not.
   const std::vector<Shape> shapes = {{70, 3, 37}, {33, 6, 133}, {5, 1, 300}, {40, 131, 41}};
   const auto configs = apps::sgemm_configs(test_context().device().properties());
   SgemmWorkspace workspace(test_context());
@@ -207,23 +209,30 @@ TEST_CASE("B 0 to 3 floats past 16 bytes, ending where its allocation ends, give
   CAPTURE(seed);
   for (const Shape& shape : shapes) {
     const Problem problem(shape, seed);
-    for (const std::size_t offset : {0, 1, 2, 3}) {
-      CAPTURE(offset);
-      std::vector<float> shifted(offset, 0.0f);
-      shifted.insert(shifted.end(), problem.b.begin(), problem.b.end());
-      const DeviceBuffer<float> b(test_context(), std::span<const float>(shifted));
-      for (const SgemmConfig& config : configs) {
-        CAPTURE(config.describe());
-        DeviceBuffer<float> c(test_context(), elements(shape.m, shape.n) + guard_floats);
-        c.memory().fill_words(poison_word);
-        sgemm(test_context(), shape.m, shape.n, shape.k, problem.device_a.address(),
-              b.address() + offset * sizeof(float), c.address(), given(config, &workspace));
-        const std::vector<float> values = c.download();
-        const auto product_end =
-            values.begin() + static_cast<std::ptrdiff_t>(elements(shape.m, shape.n));
-        CHECK(apps::max_relative_error(std::vector<float>(values.begin(), product_end),
-                                       problem.expected) <= 1e-4);
-        CHECK(std::all_of(product_end, values.end(), is_poison));
+    for (const bool shift_a : {false, true}) {
+      CAPTURE(shift_a);
+      for (const std::size_t offset : {0, 1, 2, 3}) {
+        CAPTURE(offset);
+        std::vector<float> shifted(offset, 0.0f);
+        const std::vector<float>& values = shift_a ? problem.a : problem.b;
+        shifted.insert(shifted.end(), values.begin(), values.end());
+        const DeviceBuffer<float> moved(test_context(), std::span<const float>(shifted));
+        const CUdeviceptr moved_start = moved.address() + offset * sizeof(float);
+        for (const SgemmConfig& config : configs) {
+          CAPTURE(config.describe());
+          DeviceBuffer<float> c(test_context(), elements(shape.m, shape.n) + guard_floats);
+          c.memory().fill_words(poison_word);
+          sgemm(test_context(), shape.m, shape.n, shape.k,
+                shift_a ? moved_start : problem.device_a.address(),
+                shift_a ? problem.device_b.address() : moved_start, c.address(),
+                given(config, &workspace));
+          const std::vector<float> result = c.download();
+          const auto product_end =
+              result.begin() + static_cast<std::ptrdiff_t>(elements(shape.m, shape.n));
+          CHECK(apps::max_relative_error(std::vector<float>(result.begin(), product_end),
+                                         problem.expected) <= 1e-4);
+          CHECK(std::all_of(product_end, result.end(), is_poison));
+        }
       }
     }
   }
