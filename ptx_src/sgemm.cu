@@ -536,9 +536,10 @@ __device__ __forceinline__ void store_tile_ragged(float* c, long long pitch, int
   const int in_row = lane % kLanesN;
   const int row_first_column = first_column - 4 * in_row;
   // Warp-uniform: only the warps at C's right edge have columns past N; they store a float at a
-  // time.
+  // time, into a split's workspace up to its pitch: the reduction reads whole float4s there.
   if (row_first_column + kWarpN > n) {
-    store_runs<false>(c, pitch, m, n, first_row, first_column, sum);
+    const int written = static_cast<int>(min(pitch, 0x7fffffffll));
+    store_runs<false>(c, pitch, m, written, first_row, first_column, sum);
     return;
   }
   const auto c_word =

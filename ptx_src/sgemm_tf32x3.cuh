@@ -385,9 +385,10 @@ __device__ __forceinline__ void sgemm_tf32x3_block(const float* __restrict__ a,
         const int column = place.block_n + place.warp_column + j * 8 + in_group * 2;
         const float first = sum[i][j][2 * half], second = sum[i][j][2 * half + 1];
         if (vector_out) {
-          // The pitch even and the column even: a pair that starts before N ends within the
-          // row's pitch.
-          if (column < n) *reinterpret_cast<float2*>(c_row + column) = make_float2(first, second);
+          // The pitch even and the column even: a pair that starts before the pitch ends within
+          // it. A split's partials fill the pitch, which the reduction reads by float4.
+          if (column < pitch)
+            *reinterpret_cast<float2*>(c_row + column) = make_float2(first, second);
         } else {
           if (column < n) c_row[column] = first;
           if (column + 1 < n) c_row[column + 1] = second;
