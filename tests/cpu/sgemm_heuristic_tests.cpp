@@ -91,18 +91,19 @@ TEST_CASE(
     CHECK(config.split_k == 1);
     CHECK(config.vector_a);
   }
-  // Mid-size products whose B rows are 16-byte aligned take the tensor cores' smaller tiles
+  // Mid-size products take the tensor cores' smaller tiles, whether B's rows are 16-byte aligned
   // (docs/perf-data/sgemm-menu-tf32-aligned-h200.json: 128x64 at 1.25x cuBLAS at 5000x800x2000
-  // and 1.22x at 3000x2048x1500, where the FFMAs' best reached 0.98x and 1.07x); small products
-  // keep the FFMAs (682³: 0.81x for them, 0.71x for the tensor cores' best).
-  for (const Shape shape : {Shape{5000, 800, 2000}, Shape{3000, 2048, 1500}}) {
+  // and 1.22x at 3000x2048x1500, where the FFMAs' best reached 0.98x and 1.07x) or not, since the
+  // any-alignment entry loads A and B by 16-byte chunks (at 682³ split 4 0.98x, the FFMAs' best
+  // 0.83x: docs/perf-data/sgemm-tf32-chunks-shapes-h200.json).
+  for (const Shape shape :
+       {Shape{5000, 800, 2000}, Shape{3000, 2048, 1500}, Shape{682, 682, 682}}) {
     CAPTURE(shape.m);
     const SgemmConfig config = chosen(shape);
     CAPTURE(config.describe());
     CHECK(config.tf32x3);
     CHECK(config.block_m() * config.block_n() <= 128 * 128);
   }
-  CHECK_FALSE(chosen(Shape{682, 682, 682}).tf32x3);
   // Before compute capability 8.0 there is no TF32: an H100's resources at 7.0 take the FFMAs'
   // 128x256 with K steps of 32, the 4096³ tune's winner
   // (docs/perf-data/sgemm-menu-shapes-h200.json: 47.76 TFLOP/s at 4096³).
@@ -202,16 +203,35 @@ TEST_CASE("deep K is split into slices of at least 128 that fill every SM") {
 }
 
 TEST_CASE("a split between the powers of two is taken where it spreads K more evenly") {
-  // 3 tiles of 64x64 at 41x150x12486: split 96 cuts slices of 144 and 288 blocks (128 would cut
-  // slices under 128 deep, 64 gives 192 blocks). The H200's menu bench, B loaded by 16-byte
-  // chunks, timed 8.74 TFLOP/s at split 96, the best of every config and split there, against
-  // 8.30 at 128, 6.80 at 64 and 5.61 at 48; 64x32, the best before, ran 8.03 at 96
-  // (docs/perf-data/sgemm-menu-ragged-realigned-small-short-k-h200.json).
+  // 41x150x12486 in tiles 64 rows tall: split 96 cuts slices of 144 and 288 blocks (128 would cut
+  // slices under 128 deep, 64 gives 192 blocks of 64x64). The H200's menu bench, B loaded by
+  // 16-byte chunks, timed 64x64 at 8.74 TFLOP/s at split 96, the best of every config and split
+  // there, against 8.30 at 128, 6.80 at 64 and 5.61 at 48
+  // (docs/perf-data/sgemm-menu-ragged-realigned-small-short-k-h200.json). The model now takes the
+  // tensor cores' 64x128 at split 96 there (1.02x cuBLAS, 64x64 1.12x in the same run:
+  // docs/perf-data/sgemm-tf32-chunks-shapes-h200.json).
   const SgemmConfig config = chosen({41, 150, 12486}, h200());
   CAPTURE(config.describe());
   CHECK(config.block_m() == 64);
-  CHECK(config.block_n() == 64);
   CHECK(config.split_k == 96);
+}
+
+TEST_CASE("the tensor cores are rated only where K is 224 or deeper") {
+  // At K under 224 the FFMAs' best beat the tensor cores' best at 22 of 23 shapes of seeds 4141,
+  // 5151 and eight chosen ones (docs/perf-notes.md, "A and B by chunks on the tensor cores"):
+  // 3381x2350x209 0.87x cuBLAS against 0.74x, 12761x5913x21 0.97x against 0.53x.
+  for (const Shape shape : {Shape{3381, 2350, 209}, Shape{12761, 5913, 21}, Shape{4096, 4096, 223},
+                            Shape{1208, 13747, 26}}) {
+    CAPTURE(shape.k);
+    for (const ptxrt::SgemmEstimate& estimate :
+         ptxrt::sgemm_estimates(h100(), shape.m, shape.n, shape.k))
+      CHECK_FALSE(estimate.config.tf32x3);
+  }
+  bool rated = false;
+  for (const ptxrt::SgemmEstimate& estimate : ptxrt::sgemm_estimates(h100(), 4096, 4096, 224))
+    rated = rated || estimate.config.tf32x3;
+  CHECK(rated);
+  CHECK(chosen({4096, 4096, 4096}).tf32x3);
 }
 
 TEST_CASE("small and skinny products get tiles or splits that give every SM a block") {

@@ -67,10 +67,17 @@ PTXRT_API SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops,
 // be chosen (it needs a workspace and a second launch).
 inline constexpr double sgemm_split_penalty = 1.01;
 
-// Every menu config that suits `device` at every split worth trying (slices at least 128 deep),
-// predicted on 16-byte aligned addresses (the path sgemm_path takes there: the aligned rate where
-// B loads by vectors, the copy's time added where B is padded), fastest first, a split's time
-// times sgemm_split_penalty.
+// The tensor cores' configs are rated only where K is this deep or deeper. At shorter K a block's
+// fixed costs, higher on the tensor cores than on the FFMAs (C stored from m16n8 fragments, the
+// split of every element read), outweigh their rate, and the model's overheads, fitted to the
+// FFMAs, do not count them: at K under 224 the FFMAs' best beat the tensor cores' best at 22 of 23
+// shapes (H200, up to 2.2x; docs/perf-notes.md, "A and B by chunks on the tensor cores").
+inline constexpr int sgemm_tensor_cores_min_k = 224;
+
+// Every menu config that suits `device` at every split worth trying (slices at least 128 deep;
+// the tensor cores' where K >= sgemm_tensor_cores_min_k), predicted on 16-byte aligned addresses
+// (the path sgemm_path takes there: the aligned rate where B loads by vectors, the copy's time
+// added where B is padded), fastest first, a split's time times sgemm_split_penalty.
 PTXRT_API std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m, int n,
                                                      int k);
 
