@@ -107,6 +107,10 @@ def main():
         parser.error(f"--tools takes some of {','.join(TOOLS)}, got {args.tools}")
 
     tests = ctest_gpu_tests(args.build, args.regex, args.exclude)
+    if not tests:
+        print(f"compute-sanitizer: no test in {args.build} matches --regex {args.regex!r} "
+              f"(--exclude {args.exclude!r}); `ctest --test-dir {args.build} -N` lists them")
+        return 2
     earlier = []
     if args.skip_passed:
         with open(args.skip_passed) as previous:

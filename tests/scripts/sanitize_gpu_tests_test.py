@@ -3,9 +3,9 @@
 build's CTest lists: every tool runs with its defaults (API errors reported) plus --error-exitcode,
 every tool's errors are counted (several process summaries summed, racecheck's own wording), a
 test that hangs is stopped and named, the tests see PTXRT_UNDER_COMPUTE_SANITIZER, --skip-passed
-runs only what was not clean, --tools picks the tools, and by default exactly the tests that fail
-on purpose (named "fault" or "the driver refuses") are left out. Exits non-zero on the first
-failed expectation.
+runs only what was not clean, --tools picks the tools, by default exactly the tests that fail on
+purpose (named "fault" or "the driver refuses") are left out, and a regex that matches no test is
+an error that names it. Exits non-zero on the first failed expectation.
 
     sanitize_gpu_tests_test.py BUILD_DIR
 """
@@ -125,6 +125,15 @@ def main():
         expect(f"{4 * len(tests) - 3} clean in" in output, "the summary counts the earlier clean pairs", output)
 
         check_default_exclusion(build, work)
+
+        # CTest names the GPU tests "gpu:NAME": a regex with "gpu: " matches none of them.
+        nothing, calls = run(build, work, clean=True, regex="^gpu: sanitize: ")
+        output = nothing.stdout + nothing.stderr
+        expect(nothing.returncode == 2 and not calls,
+               f"a regex that matches no test exits 2 and runs nothing, got {nothing.returncode}",
+               output)
+        expect("no test in" in output and "'^gpu: sanitize: '" in output,
+               "the message names the regex that matched nothing", output)
     print("sanitize_gpu_tests: all expectations hold")
 
 
