@@ -160,6 +160,25 @@ __device__ __forceinline__ void copy_float4(float* destination, const float* sou
 #endif
 }
 
+// A matrix whose rows are not all 16-byte aligned arrives by the 16-byte chunks that hold them:
+// row r's floats at multiples of 4 columns sit shifted_floats(matrix, row length, r) floats past
+// the start of their chunk. Unsigned arithmetic, whose wrap keeps the residue mod 4.
+__device__ __forceinline__ int shifted_floats(const float* matrix, int row_length, int row) {
+  const auto word = static_cast<unsigned>(reinterpret_cast<unsigned long long>(matrix) / 4 % 4);
+  return static_cast<int>((word + static_cast<unsigned>(row) * static_cast<unsigned>(row_length)) %
+                          4);
+}
+
+// The 16-byte-aligned address at or before `element`.
+__device__ __forceinline__ const float* chunk_start(const float* element) {
+  return reinterpret_cast<const float*>(reinterpret_cast<unsigned long long>(element) & ~15ull);
+}
+
+// A matrix that does not start on 16 bytes: its first chunk starts before it.
+__device__ __forceinline__ bool off_16_bytes(const float* matrix) {
+  return reinterpret_cast<unsigned long long>(matrix) % 16 != 0;
+}
+
 __device__ __forceinline__ void commit_copies() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -315,10 +334,7 @@ struct TileLoader {
     // Units start on multiples of 4 columns, and slices on multiples of BK rows: the offset of a
     // row's chunks is the same in every tile.
     shift_per_row_b = ldb % 4;
-    // Reduced while unsigned: the address's low 32 bits as an int may be negative.
-    const int b_offset =
-        static_cast<int>(reinterpret_cast<unsigned long long>(b) / sizeof(float) % 4);
-    shift_b = (b_offset + k_b * shift_per_row_b) % 4;
+    shift_b = shifted_floats(b, ldb, k_b);
     last_in_row_b = thread % kLanesPerRowB == kLanesPerRowB - 1;
     // A copy that a thread skips (its row past BK) is shuffled all the same.
 #pragma unroll
@@ -383,9 +399,9 @@ struct TileLoader {
   __device__ __forceinline__ void fetch_realigned(float4& chunk, float* destination,
                                                   const float* unit, const float* b, int ldb, int k,
                                                   bool valid, unsigned column) {
-    const auto address = reinterpret_cast<unsigned long long>(unit) & ~15ull;
+    const float* first = chunk_start(unit);
     if constexpr (!checked) {
-      chunk = __ldcg(reinterpret_cast<const float4*>(address));
+      chunk = __ldcg(reinterpret_cast<const float4*>(first));
       if (last_in_row_b) {
 #pragma unroll
         for (int t = 0; t < 4; ++t) copy_float(destination + t, unit + t, true);
@@ -394,7 +410,7 @@ struct TileLoader {
     }
     const auto begin = reinterpret_cast<unsigned long long>(b);
     const auto end = begin + static_cast<unsigned long long>(k) * ldb * sizeof(float);
-    const float* first = reinterpret_cast<const float*>(address);
+    const auto address = reinterpret_cast<unsigned long long>(first);
     if (!valid) {
       chunk = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     } else if (address >= begin && address + 16 <= end) {
@@ -685,8 +701,7 @@ __device__ __forceinline__ UncheckedTiles unchecked_tiles(KRange slice, int k, i
   if (load_b != LoadB::realigned) return {0, full_tiles};
   const long long rows_past = (kBlockN - 2) / n + 1;
   const long long inside = (static_cast<long long>(k) - rows_past - slice.begin) / BK;
-  const bool starts_off_16 = reinterpret_cast<unsigned long long>(b) % 16 != 0;
-  return {slice.begin == 0 && starts_off_16 ? 1 : 0,
+  return {slice.begin == 0 && off_16_bytes(b) ? 1 : 0,
           static_cast<int>(max(0ll, min(inside, static_cast<long long>(full_tiles))))};
 }
 

@@ -43,12 +43,6 @@ constexpr int kChunksPerRowB = kBlockN / 4 + 1;
 static_assert(kChunksPerRowA * 4 <= kTensorStrideA && kChunksPerRowB * 4 <= kTensorStrideB,
               "a row's chunks fit its stride");
 
-__device__ __forceinline__ int shifted_floats(const float* matrix, int row_length, int row) {
-  const auto word = static_cast<unsigned>(reinterpret_cast<unsigned long long>(matrix) / 4 % 4);
-  return static_cast<int>((word + static_cast<unsigned>(row) * static_cast<unsigned>(row_length)) %
-                          4);
-}
-
 // The 16-byte chunk at `first` (16-byte aligned) into `destination`: by one copy where all of it
 // lies `end` floats or fewer past `base`, and `valid`; otherwise float by float, zeros outside.
 __device__ __forceinline__ void copy_chunk(float* destination, const float* first,
@@ -63,11 +57,6 @@ __device__ __forceinline__ void copy_chunk(float* destination, const float* firs
     const bool inside = valid && from + t >= 0 && from + t < end;
     copy_float(destination + t, inside ? first + t : base, inside);
   }
-}
-
-// The 16-byte-aligned address at or before `element`.
-__device__ __forceinline__ const float* chunk_start(const float* element) {
-  return reinterpret_cast<const float*>(reinterpret_cast<unsigned long long>(element) & ~15ull);
 }
 
 // Starts the tile whose first k is k_first on its way to `stage`; elements past M or the slice's
@@ -144,9 +133,6 @@ template <bool vector_a, bool vector_b>
 __device__ __forceinline__ TensorTiles unchecked_tensor_tiles(KRange slice, int n, int k,
                                                               const float* a, const float* b,
                                                               int block_n) {
-  const auto off_16 = [](const float* matrix) {
-    return reinterpret_cast<unsigned long long>(matrix) % 16 != 0;
-  };
   long long end = (slice.end - slice.begin) / BK;
   // A's last row: the last tile t with slice.begin + (t + 1)·BK + 4 <= k.
   if (!vector_a) end = min(end, max(0ll, (static_cast<long long>(k) - 4 - slice.begin) / BK));
@@ -156,7 +142,7 @@ __device__ __forceinline__ TensorTiles unchecked_tensor_tiles(KRange slice, int 
     const long long room = static_cast<long long>(k) * n - block_n - kBlockN - 4 + n;
     end = min(end, max(0ll, (room / n - slice.begin) / BK));
   }
-  const bool starts_off_16 = (!vector_a && off_16(a)) || (!vector_b && off_16(b));
+  const bool starts_off_16 = (!vector_a && off_16_bytes(a)) || (!vector_b && off_16_bytes(b));
   return {slice.begin == 0 && starts_off_16 ? 1 : 0, static_cast<int>(end)};
 }
 
