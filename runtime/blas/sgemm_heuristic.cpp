@@ -28,9 +28,9 @@ constexpr double h100_sm_count = 132.0;
 // same clock) with faster memory, which the model reads from the device. The pick is the
 // measured best on 48 of the 103 shapes and within 2 % of it on 67; fitted to five of the six
 // menu benches (`--cross-validate`), its picks on the sixth reach 93-99 % of the best measured
-// there. Since C at any alignment goes out by 16 bytes (store_tile_ragged in ptx_src/sgemm.cu),
-// the any-alignment rates are refitted alone, every other number held, to every menu config at
-// 52 ragged shapes: the 42 of those benches, benched again, and 10 of short K
+// there. Since C at any alignment goes out by 16 bytes (store_tile_ragged in
+// ptx_src/sgemm_ffma.cuh), the any-alignment rates are refitted alone, every other number held, to
+// every menu config at 52 ragged shapes: the 42 of those benches, benched again, and 10 of short K
 // (docs/perf-data/sgemm-menu-ragged-{small,large,short-k}-h200.*; `--refit any-alignment
 // --search 3000 --seed 2` from the rates before). The picks reach 0.954 of the best measured
 // there (0.935 with the rates before); fitted to two of the three benches, 0.940, 0.947 and 0.919
