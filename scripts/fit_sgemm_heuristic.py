@@ -105,7 +105,8 @@ MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True, False), 50.9, 47.29, 250, 244),
         ((2, 4, 8, 8, 16, 16, 3, 1, True, True), 55.53, 53.3, 255, 255),
         ((2, 4, 8, 8, 8, 16, 3, 1, True, True), 53.52, 47.8, 254, 243),
         ((2, 2, 8, 8, 8, 16, 3, 2, True, True), 51.1, 49.5, 255, 252),
-        ((2, 2, 4, 8, 8, 16, 3, 2, True, True), 50.2, 47.1, 255, 255)]
+        ((2, 2, 4, 8, 8, 16, 3, 2, True, True), 50.2, 47.1, 255, 255),
+        ((1, 4, 4, 8, 4, 16, 3, 3, True, True), 40.5, 39.5, 165, 165)]
 # How far search() moves a rate from MENU's, by what it refits (--refit): the FFMA entries with
 # the constants, the tensor cores' rates alone, or the FFMA entries' any-alignment rates alone.
 # Most menu benches in docs/perf-data predate the tensor cores and count a pick of theirs untimed,
@@ -115,9 +116,15 @@ MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True, False), 50.9, 47.29, 250, 244),
 RATE_STEP = {'ffma': 0.05, 'tf32x3': 0.3, 'any-alignment': 0.1}
 
 
+# --entry: the tile (block_m, block_n) whose entries alone search() moves (None: every entry
+# that --refit names).
+ONLY_TILE = None
+
+
 def fitted(refit):
     """The indices in MENU of the entries search() refits."""
-    return [index for index, entry in enumerate(MENU) if entry[0][9] == (refit == 'tf32x3')]
+    return [index for index, entry in enumerate(MENU) if entry[0][9] == (refit == 'tf32x3') and
+            (ONLY_TILE is None or tile(entry[0])[:2] == ONLY_TILE)]
 
 
 # What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
@@ -410,8 +417,16 @@ def shape_argument(text):
     return tuple(int(size) for size in found.groups())
 
 
+def tile_argument(text):
+    """An MxN command-line tile, as (block_m, block_n)."""
+    found = re.fullmatch(r'([1-9]\d*)x([1-9]\d*)', text)
+    if not found:
+        raise argparse.ArgumentTypeError(f'MxN with positive sizes, got {text!r}')
+    return tuple(int(size) for size in found.groups())
+
+
 def main():
-    global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S, FEW_BLOCKS_SLICE_DEPTH
+    global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S, FEW_BLOCKS_SLICE_DEPTH, ONLY_TILE
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('benches', nargs='*')
     parser.add_argument('--pick', action='append', default=[], metavar='MxNxK',
@@ -423,6 +438,10 @@ def main():
                         help='what --search moves: the FFMA entries\' rates and the constants '
                              '(default), the tensor cores\' rates alone, or the FFMA entries\' '
                              'any-alignment rates alone')
+    parser.add_argument('--entry', type=tile_argument, metavar='MxN',
+                        help='what --search moves: only the rates of the entries of this tile '
+                             'among those --refit names (a new entry fitted to the benches that '
+                             'timed it, the rest of the menu as it is)')
     parser.add_argument('--seed', type=int, default=1, metavar='S')
     parser.add_argument('--cross-validate', action='store_true',
                         help='fit (--search N) to all benches but one and judge the picks on that '
@@ -452,6 +471,10 @@ def main():
         if arguments.refit == 'tf32x3':
             parser.error('--refit tf32x3 fits the tensor cores, which --ffma-only leaves out')
         MENU[:] = [entry for entry in MENU if not entry[0][9]]
+    ONLY_TILE = arguments.entry
+    if ONLY_TILE and not fitted(arguments.refit):
+        parser.error(f'--entry {ONLY_TILE[0]}x{ONLY_TILE[1]}: no {arguments.refit} entry of the '
+                     'menu has that tile')
     recorded = recorded_dram_gb_per_s(arguments.benches)  # refuses a bench of another device
     DRAM_GB_PER_S = arguments.dram_gb_per_s or recorded or DRAM_GB_PER_S
     if arguments.pick:

@@ -160,6 +160,12 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
        "128x64 on the tensor cores: 1.25x cuBLAS at 5000x800x2000, 1.22x at 3000x2048x1500"},
       {menu_config(2, 2, 4, 8, 8, 16, 3, 2, true, true), 50.2, 47.1, 255, 255,
        "64x128 on the tensor cores: 1.12x cuBLAS at 1200x6000x3000, 1.02x at 5420x1712x4458"},
+      // 32x128 for products of few rows: at M = 86 a tile of 128 rows computes a third zeros.
+      // Both its rates fitted alone, the rest as above (`--refit tf32x3 --entry 32x128`), to
+      // sgemm-menu-tf32-32-rows*-h200.json.
+      {menu_config(1, 4, 4, 8, 4, 16, 3, 3, true, true), 40.5, 39.5, 165, 165,
+       "32x128 on the tensor cores: 1.11x cuBLAS at 81x7669x7446 split 8 (the menu's best before "
+       "0.99x), 1.00x at 86x3278x6483 (0.88x), 1.07x at 23x4574x4586 (0.84x)"},
   };
   return menu;
 }

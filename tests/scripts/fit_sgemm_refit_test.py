@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""scripts/fit_sgemm_heuristic.py --refit tf32x3 and --ffma-only: a search of the tensor cores'
-rates moves their rates and no constant or FFMA rate, --ffma-only picks the FFMAs where the full
-menu picks the tensor cores, and the two together are refused. Exits non-zero on the first failed
-expectation.
+"""scripts/fit_sgemm_heuristic.py --refit tf32x3, --entry and --ffma-only: a search of the tensor
+cores' rates moves their rates and no constant or FFMA rate (with --entry, one tile's rates alone),
+--ffma-only picks the FFMAs where the full menu picks the tensor cores, and the two together are
+refused. Exits non-zero on the first failed expectation.
 """
 import ast
 import importlib.util
@@ -46,6 +46,16 @@ def main():
            "every FFMA rate as given", searched.stdout)
     expect(any(rates[i] != start[i] for i in tensor_cores), "a tensor-core rate moved",
            searched.stdout)
+    # --entry: the search moves the rates of that tile's tensor-core entry and no other.
+    one = run(BENCH, "--dram-gb-per-s", "4800", "--search", "40", "--seed", "1", "--refit",
+              "tf32x3", "--entry", "32x128")
+    expect(one.returncode == 0, f"--entry 32x128: exit code {one.returncode}: {one.stderr}")
+    moved = [i for i, rate in enumerate(printed(one.stdout, "menu rates")) if rate != start[i]]
+    entry = [i for i in tensor_cores if fit.tile(fit.MENU[i][0])[:2] == (32, 128)]
+    expect(len(entry) == 1 and moved == entry, "only the 32x128 entry's rates moved", one.stdout)
+    unknown = run(BENCH, "--search", "1", "--refit", "tf32x3", "--entry", "48x48")
+    expect(unknown.returncode == 2 and "--entry 48x48: no tf32x3 entry" in unknown.stderr,
+           "an --entry no entry has refused, naming it", unknown.stderr)
     full = run("--pick", ALIGNED)
     expect(full.returncode == 0 and "TF32X3=1" in full.stdout,
            f"the full menu's pick at {ALIGNED} on the tensor cores", full.stdout + full.stderr)
