@@ -207,13 +207,14 @@ TEST_CASE("a split between the powers of two is taken where it spreads K more ev
   // slices under 128 deep, 64 gives 192 blocks of 64x64). The H200's menu bench, B loaded by
   // 16-byte chunks, timed 64x64 at 8.74 TFLOP/s at split 96, the best of every config and split
   // there, against 8.30 at 128, 6.80 at 64 and 5.61 at 48
-  // (docs/perf-data/sgemm-menu-ragged-realigned-small-short-k-h200.json). The model now takes the
+  // (docs/perf-data/sgemm-menu-ragged-realigned-small-short-k-h200.json). The model took the
   // tensor cores' 64x128 at split 96 there (1.02x cuBLAS, 64x64 1.12x in the same run:
-  // docs/perf-data/sgemm-tf32-chunks-shapes-h200.json).
+  // docs/perf-data/sgemm-tf32-chunks-shapes-h200.json), and now their 32x128, whose 4 tiles split
+  // 96 ways also cut slices of 144 (128 ways would cut 112).
   const SgemmConfig config = chosen({41, 150, 12486}, h200());
   CAPTURE(config.describe());
-  CHECK(config.block_m() == 64);
   CHECK(config.split_k == 96);
+  CHECK(ptxrt::sgemm_slice_depth(config, 12486) == 144);
 }
 
 TEST_CASE("the tensor cores are rated only where K is 224 or deeper") {
