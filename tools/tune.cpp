@@ -178,6 +178,7 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
                          .devices = {},
                          .measure_peer = run.prints,
                          .tune_function = run.tune};
+  options.tune.first = job.first;
   for (const DeviceProperties& each : run.devices) options.devices.push_back(each.ordinal);
   const TuneOutcome outcome =
       tune_job({job.key, job.space, job.compiler, job.default_config, job.worker_command}, options,
@@ -189,7 +190,8 @@ nlohmann::json tune_one(const TuneArguments& arguments, const std::string& size,
                       outcome.workers_started,
                       outcome.devices,
                       outcome.default_config,
-                      outcome.phases};
+                      outcome.phases,
+                      job.first};
   if (run.complete_setting) run.complete_setting(setting);
   if (run.prints && !arguments.json)
     print_tune_report(std::cout, setting, outcome.report, outcome.peer);

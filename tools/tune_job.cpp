@@ -13,8 +13,12 @@ namespace {
 
 std::vector<std::string> worker_base(const ProblemSource& source, const std::string& size_text,
                                      int ordinal) {
-  std::vector<std::string> command{fs::read_symlink("/proc/self/exe").string(), "tune",
-                                   source.kernel, "--worker", "--device", std::to_string(ordinal)};
+  std::vector<std::string> command{fs::read_symlink("/proc/self/exe").string(),
+                                   "tune",
+                                   source.kernel,
+                                   "--worker",
+                                   "--device",
+                                   std::to_string(ordinal)};
   if (!size_text.empty()) command.insert(command.end(), {"--size", size_text});
   if (!source.source.empty()) command.insert(command.end(), {"--source", source.source.string()});
   if (!source.problem_file.empty())
@@ -31,7 +35,8 @@ bool ProblemSource::is_file() const {
 }
 
 KernelProblem load_kernel_problem(const ProblemSource& source) {
-  if (!source.problem_file.empty()) return KernelProblem::from_file(source.problem_file, source.kernel);
+  if (!source.problem_file.empty())
+    return KernelProblem::from_file(source.problem_file, source.kernel);
   return KernelProblem::from_manifest(Program::from_file(source.kernel));
 }
 
@@ -51,9 +56,13 @@ TuneJob make_tune_job(const ProblemSource& source, const std::string& size_text,
   const KernelProblem problem = load_tune_problem(source, device);
   const ProblemSizes sizes = problem.complete_sizes(tune_sizes(source, size_text));
   check_problem(Jit::shared(), problem, sizes, target, device);
-  return {problem_key(problem, sizes, device), problem_space(problem, sizes, device),
+  TuningSpace space = problem_space(problem, sizes, device);
+  std::vector<TuningConfig> first = problem_first_configs(problem, sizes, space);
+  return {problem_key(problem, sizes, device),
+          std::move(space),
           problem_compiler(Jit::shared(), problem, sizes, target, device, compile_timeout),
           problem.fallback_config(sizes),
+          std::move(first),
           [source, size_text](int ordinal) { return worker_base(source, size_text, ordinal); }};
 }
 

@@ -32,7 +32,8 @@ struct TuneJob {
   TuningKey key;
   TuningSpace space;
   CandidateCompiler compiler;
-  TuningConfig default_config;  // what runs untuned, for the winner's speed-up
+  TuningConfig default_config;      // what runs untuned, for the winner's speed-up
+  std::vector<TuningConfig> first;  // timed first: problem_first_configs
   // The worker's argv for device `ordinal` (this executable with --worker).
   std::function<std::vector<std::string>(int ordinal)> worker_command;
 };

@@ -215,12 +215,15 @@ json tune_report_json(const TuneSetting& setting, const TuneReport& report,
   json resumed = json::array();
   for (const Measurement& measurement : report.resumed)
     resumed.push_back(measurement_json(measurement));
+  json first = json::array();
+  for (const TuningConfig& config : setting.first) first.push_back(config_json(config));
   return {{"key", key_json(setting.key)},
           {"strategy", setting.strategy},
           {"database", setting.database},
           {"compile_threads", setting.compile_threads},
           {"workers_started", setting.workers_started},
           {"devices", setting.devices},
+          {"first", first},
           {"counts",
            {{"space", report.space_size},
             {"pruned_by_constraints", report.pruned_by_constraints.size()},
@@ -252,6 +255,9 @@ void print_tune_report(std::ostream& out, const TuneSetting& setting, const Tune
   out << "tune " << setting.key.describe() << ", strategy " << setting.strategy << ", "
       << setting.key.describe_method() << '\n';
   print_counts(out, report);
+  if (!setting.first.empty())
+    out << "  timed first: the problem's " << setting.first.size() << " suggested config(s), from "
+        << setting.first.front().describe() << '\n';
   out << "  wall time " << fixed(report.wall_seconds, 2) << " s (measuring "
       << fixed(report.measuring_seconds, 2) << " s), compile threads " << setting.compile_threads
       << ", workers started " << setting.workers_started

@@ -21,9 +21,10 @@ struct TuneSetting {
   std::string database;
   unsigned compile_threads = 0;
   int workers_started = 0;
-  std::vector<int> devices;     // the ordinals timing it, one worker each
-  TuningConfig default_config;  // what runs untuned: the winner's speed-up is over it
-  TunePhases phases;            // where the wall time went (the report's "phases")
+  std::vector<int> devices;         // the ordinals timing it, one worker each
+  TuningConfig default_config;      // what runs untuned: the winner's speed-up is over it
+  TunePhases phases;                // where the wall time went (the report's "phases")
+  std::vector<TuningConfig> first;  // timed before the strategy's picks: the problem's suggestions
 };
 
 nlohmann::json measurement_json(const Measurement& measurement);

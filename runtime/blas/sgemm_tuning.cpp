@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "blas/sgemm_family.hpp"
 #include "ptxrt/blas/sgemm.hpp"
@@ -76,6 +77,39 @@ Verdict tuning_fits(const TuningConfig& tuning, const DeviceProperties& device, 
 
 ProblemSizes sizes_of(int m, int n, int k) { return {{"m", m}, {"n", n}, {"k", k}}; }
 
+// How many of the heuristic's estimates a tune times first: enough to start from the menu's best
+// at the shape, its split included, and to learn around it.
+constexpr std::size_t first_configs_count = 8;
+
+// The heuristic's estimates at m×n×k that are configs of `space` (the menu's BK 8 and GROUP_M 8
+// tiles are not), fastest first, at most first_configs_count.
+std::vector<TuningConfig> heuristic_first(const DeviceProperties& device, const TuningSpace& space,
+                                          int m, int n, int k) {
+  const std::vector<Define> fixed = SgemmConfig{}.defines();
+  const auto tunable = [&](const Define& define) {
+    return std::any_of(space.parameters().begin(), space.parameters().end(),
+                       [&](const TuningParameter& p) { return p.name == define.name; });
+  };
+  std::vector<TuningConfig> first;
+  for (const SgemmEstimate& estimate : sgemm_estimates(device, m, n, k)) {
+    std::vector<Define> defines;
+    bool at_fixed_values = true;
+    for (const Define& define : sgemm_pick_vector_a(device, estimate.config, m, n, k).defines()) {
+      if (tunable(define))
+        defines.push_back(define);
+      else
+        at_fixed_values =
+            at_fixed_values && std::find(fixed.begin(), fixed.end(), define) != fixed.end();
+    }
+    TuningConfig config(std::move(defines));
+    if (at_fixed_values && space.contains(config) && space.admits(config) &&
+        std::find(first.begin(), first.end(), config) == first.end())
+      first.push_back(std::move(config));
+    if (first.size() == first_configs_count) break;
+  }
+  return first;
+}
+
 }  // namespace
 
 TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, int n, int k) {
@@ -121,7 +155,11 @@ KernelProblem sgemm_problem(const DeviceProperties& device) {
                 data.buffer("b").address(), data.buffer("c").address(), options);
         };
       })
-      .key_by_source();
+      .key_by_source()
+      .try_first([device](const ProblemSizes& sizes) {
+        const int m = size_of(sizes, "m"), n = size_of(sizes, "n"), k = size_of(sizes, "k");
+        return heuristic_first(device, sgemm_tuning_space(device, m, n, k), m, n, k);
+      });
   problem.validate();
   return problem;
 }

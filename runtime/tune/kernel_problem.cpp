@@ -226,6 +226,11 @@ KernelProblem& KernelProblem::peer(ProblemPeer peer) {
   return *this;
 }
 
+KernelProblem& KernelProblem::try_first(ProblemFirstConfigs suggest) {
+  first_configs_ = std::move(suggest);
+  return *this;
+}
+
 KernelProblem& KernelProblem::key_by_source() {
   key_by_source_ = true;
   return *this;

@@ -317,6 +317,18 @@ TuningSpace problem_space(const KernelProblem& problem, const ProblemSizes& size
   return space;
 }
 
+std::vector<TuningConfig> problem_first_configs(const KernelProblem& problem,
+                                                const ProblemSizes& sizes,
+                                                const TuningSpace& space) {
+  std::vector<TuningConfig> first;
+  if (!problem.first_configs()) return first;
+  for (TuningConfig& config : problem.first_configs()(sizes))
+    if (space.contains(config) && space.admits(config) &&
+        std::find(first.begin(), first.end(), config) == first.end())
+      first.push_back(std::move(config));
+  return first;
+}
+
 CandidateCompiler problem_compiler(Jit& jit, const KernelProblem& problem,
                                    const ProblemSizes& sizes, const Target& target,
                                    const DeviceProperties& device,
@@ -450,6 +462,8 @@ TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& given
       .default_config = problem.fallback_config(sizes),
       .worker_command = {}};
   JobTuneOptions job_options{.tune = options.tune, .devices = {}};
+  if (job_options.tune.first.empty())
+    job_options.tune.first = problem_first_configs(problem, sizes, job.space);
   for (const DeviceProperties& each : devices) job_options.devices.push_back(each.ordinal);
   if (!options.isolated || (!problem.is_declarative() && !options.rebuilt_by_name))
     return tune_in_process(problem, sizes, job, job_options, progress);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <unordered_map>
@@ -187,6 +188,29 @@ class TuneRun {
   std::optional<Measurement> best_;
   Clock::time_point start_ = Clock::now();
 };
+
+// `ordered` led by `first` (TuneOptions::first), each once, in its order.
+std::vector<TuningConfig> led_by(std::vector<TuningConfig> ordered, const TuningSpace& space,
+                                 const std::vector<TuningConfig>& first) {
+  if (first.empty()) return ordered;
+  std::vector<TuningConfig> leading;
+  for (const TuningConfig& config : first) {
+    if (std::find(leading.begin(), leading.end(), config) != leading.end()) continue;
+    Verdict allowed = space.contains(config);
+    if (allowed) allowed = space.admits(config);
+    if (!allowed)
+      throw Error(ErrorKind::invalid_argument,
+                  "tune: TuneOptions::first names " + config.describe() +
+                      ", which the space does not allow: " + allowed.reason());
+    leading.push_back(config);
+  }
+  std::erase_if(ordered, [&](const TuningConfig& config) {
+    return std::find(leading.begin(), leading.end(), config) != leading.end();
+  });
+  leading.insert(leading.end(), std::make_move_iterator(ordered.begin()),
+                 std::make_move_iterator(ordered.end()));
+  return leading;
+}
 
 // The configs of this share: every count-th of `ordered`, from position index.
 std::vector<TuningConfig> share_of(std::vector<TuningConfig> ordered, const TuneShare& share) {
@@ -447,6 +471,7 @@ TuneReport tune(const TuningSpace& space, const CandidateCompiler& compile,
     std::mt19937_64 generator(options.seed);
     std::shuffle(ordered.begin(), ordered.end(), generator);
   }
+  ordered = led_by(std::move(ordered), space, options.first);
   std::vector<TuningConfig> configs =
       still_to_run(share_of(std::move(ordered), options.share), options, report);
   const std::size_t total = configs.size();

@@ -149,6 +149,22 @@ Verdict TuningSpace::admits(const TuningConfig& config) const {
   return {};
 }
 
+Verdict TuningSpace::contains(const TuningConfig& config) const {
+  for (const Define& define : config.defines())
+    if (std::none_of(parameters_.begin(), parameters_.end(),
+                     [&](const TuningParameter& p) { return p.name == define.name; }))
+      return Verdict::refused(detail::printable(define.name) + " is not a parameter of the space");
+  for (const TuningParameter& parameter : parameters_) {
+    const std::optional<std::int64_t> value = config.find(parameter.name);
+    if (!value) return Verdict::refused("it gives no integer value of " + parameter.name);
+    if (std::find(parameter.values.begin(), parameter.values.end(), *value) ==
+        parameter.values.end())
+      return Verdict::refused(parameter.name + "=" + std::to_string(*value) + " is not one of {" +
+                              detail::printable(join(parameter.values), 200) + "}");
+  }
+  return {};
+}
+
 SpaceEnumeration TuningSpace::enumerate() const {
   const std::uint64_t count = size();
   if (count > max_configs) {

@@ -20,6 +20,8 @@ inline DeviceProperties h100() {
   device.max_threads_per_block = 1024;
   device.max_threads_per_sm = 2048;
   device.max_blocks_per_sm = 32;
+  device.max_block_dim = {1024, 1024, 64};
+  device.max_grid_dim = {2147483647, 65535, 65535};
   device.warp_size = 32;
   device.memory_clock_khz = 2619000;  // HBM3: 3.35 TB/s in all
   device.memory_bus_width_bits = 5120;

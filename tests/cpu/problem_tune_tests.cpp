@@ -47,7 +47,8 @@ fs::path write(const ScratchDirectory& scratch, const std::string& name, const s
   return path;
 }
 
-ptxrt::testing::ProcessResult cli(const ScratchDirectory& scratch, std::vector<std::string> arguments) {
+ptxrt::testing::ProcessResult cli(const ScratchDirectory& scratch,
+                                  std::vector<std::string> arguments) {
   arguments.insert(arguments.begin(), PTXRT_CLI_PATH);
   return ptxrt::testing::run_process(
       arguments, {"PTXRT_CACHE_DIR=" + (scratch.path() / "cache").string(), "PTXRT_LOG=warning"});
@@ -57,9 +58,9 @@ ptxrt::testing::ProcessResult cli(const ScratchDirectory& scratch, std::vector<s
 std::string dry_run_error(const ScratchDirectory& scratch, const fs::path& kernel,
                           const nlohmann::ordered_json& problem,
                           std::vector<std::string> more = {}) {
-  std::vector<std::string> arguments{"tune", kernel.string(), "--problem",
-                                     write(scratch, "p.json", problem.dump(1)).string(),
-                                     "--arch", "sm_90", "--dry-run"};
+  std::vector<std::string> arguments{
+      "tune",   kernel.string(), "--problem", write(scratch, "p.json", problem.dump(1)).string(),
+      "--arch", "sm_90",         "--dry-run"};
   arguments.insert(arguments.end(), more.begin(), more.end());
   const ptxrt::testing::ProcessResult result = cli(scratch, arguments);
   CHECK(result.exit_code == 1);
@@ -70,10 +71,11 @@ std::string dry_run_error(const ScratchDirectory& scratch, const fs::path& kerne
 KernelProblem small_gaussian_sum() {
   nlohmann::ordered_json document = problem_json("gaussian_sum");
   document["tune"] = {{"block_size_x", {64, 128}},
-                     {"ITEMS_PER_THREAD", {1, 2}},
-                     {"UNROLL", {4}},
-                     {"ALGORITHM", {0, 1, 2}}};
-  return KernelProblem::from_json(document.dump(), ptxrt::Program::from_file(kernels / "gaussian_sum.cu"),
+                      {"ITEMS_PER_THREAD", {1, 2}},
+                      {"UNROLL", {4}},
+                      {"ALGORITHM", {0, 1, 2}}};
+  return KernelProblem::from_json(document.dump(),
+                                  ptxrt::Program::from_file(kernels / "gaussian_sum.cu"),
                                   "small.json", kernels);
 }
 
@@ -86,7 +88,10 @@ class TableMeasurer : public ptxrt::Measurer {
     if (asked.size() == stop_at) stop.store(true);
     const std::int64_t algorithm = candidate.config.at("ALGORITHM");
     const std::int64_t items = candidate.config.at("ITEMS_PER_THREAD");
-    const double ms = (algorithm == 1 ? 1.0 : algorithm == 2 ? 1.5 : 2.0) / static_cast<double>(items) +
+    const double ms = (algorithm == 1   ? 1.0
+                       : algorithm == 2 ? 1.5
+                                        : 2.0) /
+                          static_cast<double>(items) +
                       0.001 * static_cast<double>(candidate.config.at("block_size_x"));
     const bool wrong = algorithm == 1 && items == 2;
     return {.config = candidate.config,
@@ -109,9 +114,8 @@ ptxrt::DeviceProperties h100() {
 TEST_CASE("the dry run plans a Kernel Tuner-style convolution for sm_90 with its prune list") {
   ScratchDirectory scratch;
   nlohmann::ordered_json problem = problem_json("convolution");
-  problem["tune"] = {{"block_size_x", {64, 1024}}, {"block_size_y", {2, 8}},
-                     {"tile_size_x", {1}},         {"tile_size_y", {1, 2}},
-                     {"use_padding", {0}},         {"read_only", {1}}};
+  problem["tune"] = {{"block_size_x", {64, 1024}}, {"block_size_y", {2, 8}}, {"tile_size_x", {1}},
+                     {"tile_size_y", {1, 2}},      {"use_padding", {0}},     {"read_only", {1}}};
   problem["constraints"] = {"tile_size_y == 1 || block_size_y == 8"};
   const fs::path file = write(scratch, "small.json", problem.dump(1));
   const ptxrt::testing::ProcessResult result =
@@ -160,14 +164,16 @@ TEST_CASE("the dry run plans a Kernel Tuner-style convolution for sm_90 with its
       cli(scratch, {"tune", (kernels / "convolution.cu").string(), "--problem", file.string(),
                     "--size", "W=1000,H=700", "--arch", "sm_90", "--dry-run"});
   REQUIRE(text.exit_code == 0);
-  CHECK(text.output.starts_with("plan for convolution 1000x700 on sm_90 model (9.0), strategy "
-                                "model (dry run: nothing timed)\n  space 8 configs: 5 pruned by "
-                                "constraints, "));
-  CHECK(ptxrt::testing::contains(text.output, "would time " + std::to_string(plan["to_time"].size()) +
-                                                  " configs"));
+  CHECK(
+      text.output.starts_with("plan for convolution 1000x700 on sm_90 model (9.0), strategy "
+                              "model (dry run: nothing timed)\n  space 8 configs: 5 pruned by "
+                              "constraints, "));
   CHECK(ptxrt::testing::contains(
-      text.output, "block_size_x=64 block_size_y=2 read_only=1 tile_size_x=1 tile_size_y=2 "
-                   "use_padding=0: breaks constraint tile_size_y == 1 || block_size_y == 8"));
+      text.output, "would time " + std::to_string(plan["to_time"].size()) + " configs"));
+  CHECK(ptxrt::testing::contains(
+      text.output,
+      "block_size_x=64 block_size_y=2 read_only=1 tile_size_x=1 tile_size_y=2 "
+      "use_padding=0: breaks constraint tile_size_y == 1 || block_size_y == 8"));
 }
 
 TEST_CASE("a kernel file's problem mistakes are one error each, before anything is timed") {
@@ -183,22 +189,27 @@ TEST_CASE("a kernel file's problem mistakes are one error each, before anything 
         "ptxrt: error: convolution: convolution.cu has no kernel 'convolve' (its kernels: "
         "convolution_naive(float*, float const*, float const*), convolution_kernel(float*, "
         "float const*, float const*))\n");
-  CHECK(dry_run_error(scratch, convolution, edited([](auto& d) {
-          d["arguments"].push_back({{"name", "n"}, {"type", "int32"}, {"value", "W"}});
-        })) ==
-        "ptxrt: error: convolution: convolution_kernel(float*, float const*, float const*) takes "
-        "3 parameter(s), but the problem gives 4 argument(s) (output, input, filter, n)\n");
-  CHECK(dry_run_error(scratch, convolution, edited([](auto& d) {
-          d["arguments"][2] = {{"name", "filter"}, {"type", "int32"}, {"value", "17"}};
-          d.erase("symbols");
-        })) ==
-        "ptxrt: error: convolution: argument 2 'filter' is 4 bytes, but parameter 2 of "
-        "convolution_kernel(float*, float const*, float const*) is a float const* of 8\n");
-  CHECK(dry_run_error(scratch, convolution, edited([](auto& d) { d["block"][0] = "block_size_x * 0"; }))
+  CHECK(
+      dry_run_error(scratch, convolution, edited([](auto& d) {
+                      d["arguments"].push_back({{"name", "n"}, {"type", "int32"}, {"value", "W"}});
+                    })) ==
+      "ptxrt: error: convolution: convolution_kernel(float*, float const*, float const*) takes "
+      "3 parameter(s), but the problem gives 4 argument(s) (output, input, filter, n)\n");
+  CHECK(
+      dry_run_error(scratch, convolution, edited([](auto& d) {
+                      d["arguments"][2] = {{"name", "filter"}, {"type", "int32"}, {"value", "17"}};
+                      d.erase("symbols");
+                    })) ==
+      "ptxrt: error: convolution: argument 2 'filter' is 4 bytes, but parameter 2 of "
+      "convolution_kernel(float*, float const*, float const*) is a float const* of 8\n");
+  CHECK(dry_run_error(scratch, convolution,
+                      edited([](auto& d) { d["block"][0] = "block_size_x * 0"; }))
             .starts_with("ptxrt: error: convolution: the launch geometry fits sm_90 model for none "
                          "of the 276 configs the constraints allow at H=4096,W=4096 ("));
-  CHECK(dry_run_error(scratch, convolution,
-                      edited([](auto& d) { d["sizes"] = {"W", "H"}; }), {"--size", "W=512"}) ==
+  CHECK(dry_run_error(scratch, convolution, edited([](auto& d) {
+                        d["sizes"] = {"W", "H"};
+                      }),
+                      {"--size", "W=512"}) ==
         "ptxrt: error: size H of convolution is not given and has no default (its sizes: W, H; "
         "on the command line: --size H=N)\n");
   CHECK(dry_run_error(scratch, convolution,
@@ -209,11 +220,11 @@ TEST_CASE("a kernel file's problem mistakes are one error each, before anything 
   // A reference kernel in a file of its own that does not compile.
   write(scratch, "reference.cu",
         "__global__ void reference(float* out, const float* in, const float* f) { undeclared; }\n");
-  const std::string broken_reference = dry_run_error(
-      scratch, convolution, edited([&](auto& d) {
-        d["verify"]["reference"]["kernel"] = "reference";
-        d["verify"]["reference"]["file"] = (scratch.path() / "reference.cu").string();
-      }));
+  const std::string broken_reference =
+      dry_run_error(scratch, convolution, edited([&](auto& d) {
+                      d["verify"]["reference"]["kernel"] = "reference";
+                      d["verify"]["reference"]["file"] = (scratch.path() / "reference.cu").string();
+                    }));
   CHECK(broken_reference.starts_with(
       "ptxrt: error: convolution: the reference kernel reference does not compile: compiling "
       "reference.cu to CUBIN for sm_90 failed"));
@@ -230,8 +241,9 @@ TEST_CASE("a kernel file's problem mistakes are one error each, before anything 
       {"tune", {{"BLOCK", {128, 256}}}},
       {"block", {"BLOCK"}},
       {"grid", {"ceil_div(n, BLOCK)"}},
-      {"arguments", {{{"name", "y"}, {"type", "float"}, {"count", "n"}, {"role", "output"}},
-                     {{"name", "n"}, {"type", "int32"}, {"value", "n"}}}}};
+      {"arguments",
+       {{{"name", "y"}, {"type", "float"}, {"count", "n"}, {"role", "output"}},
+        {{"name", "n"}, {"type", "int32"}, {"value", "n"}}}}};
   CHECK(dry_run_error(scratch, scale, scale_problem) ==
         "ptxrt: error: scale: the 2 argument(s) (y, n) take 12 bytes of parameters, but scale "
         "takes 16 (from its CUBIN): check their number and types\n");
@@ -367,15 +379,41 @@ TEST_CASE("a dry run of a large space reports progress on stderr and stops at --
   CHECK(ptxrt::testing::contains(stopped.output, "would time "));
 }
 
-TEST_CASE("a stand-in measurer drives a compiled problem through the tuner: wrong never wins, "
-          "an interrupted tune resumes, and the database answers for the problem's key") {
+TEST_CASE("a problem's first configs are those its space allows, each once, in their order") {
+  KernelProblem problem = small_gaussian_sum();
+  const ptxrt::ProblemSizes sizes = problem.complete_sizes({{"n", 100000}});
+  const ptxrt::TuningSpace space = ptxrt::problem_space(problem, sizes, h100());
+  CHECK(ptxrt::problem_first_configs(problem, sizes, space).empty());
+  const auto config = [](std::int64_t algorithm, std::int64_t block, std::int64_t items) {
+    return ptxrt::TuningConfig({{"ALGORITHM", std::to_string(algorithm)},
+                                {"ITEMS_PER_THREAD", std::to_string(items)},
+                                {"UNROLL", "4"},
+                                {"block_size_x", std::to_string(block)}});
+  };
+  ptxrt::ProblemSizes asked;
+  problem.try_first([&](const ptxrt::ProblemSizes& at) {
+    asked = at;
+    return std::vector<ptxrt::TuningConfig>{
+        config(2, 128, 2), config(5, 128, 2),
+        config(0, 96, 1),  config(2, 128, 2),
+        config(1, 64, 1),  ptxrt::TuningConfig(std::vector<ptxrt::Define>{{"ALGORITHM", "1"}})};
+  });
+  CHECK(problem.is_declarative());  // the workers never ask for them
+  CHECK(ptxrt::problem_first_configs(problem, sizes, space) ==
+        std::vector<ptxrt::TuningConfig>{config(2, 128, 2), config(1, 64, 1)});
+  CHECK(asked == sizes);
+}
+
+TEST_CASE(
+    "a stand-in measurer drives a compiled problem through the tuner: wrong never wins, "
+    "an interrupted tune resumes, and the database answers for the problem's key") {
   ScratchDirectory scratch;
   const KernelProblem problem = small_gaussian_sum();
   const ptxrt::ProblemSizes sizes = problem.complete_sizes({{"n", 100000}});
   const ptxrt::DeviceProperties device = h100();
   ptxrt::Jit jit(ptxrt::JitOptions{.cache_directory = scratch.path() / "cache"});
-  const ptxrt::CandidateCompiler compiler =
-      ptxrt::problem_compiler(jit, problem, sizes, {"sm_90", ptxrt::ImageFormat::cubin, {}}, device);
+  const ptxrt::CandidateCompiler compiler = ptxrt::problem_compiler(
+      jit, problem, sizes, {"sm_90", ptxrt::ImageFormat::cubin, {}}, device);
   const ptxrt::TuningSpace space = ptxrt::problem_space(problem, sizes, device);
   const ptxrt::TuningDatabase database(scratch.path() / "tuning.json");
   const ptxrt::TuningKey key = ptxrt::problem_key(problem, sizes, device);
@@ -414,7 +452,8 @@ TEST_CASE("a stand-in measurer drives a compiled problem through the tuner: wron
   CHECK(all.size() == 12);
   REQUIRE(report.winner);
   // ALGORITHM=1 with two items per thread is the fastest but wrong: the fastest right one wins.
-  CHECK(report.winner->config.describe() == "ALGORITHM=2 ITEMS_PER_THREAD=2 UNROLL=4 block_size_x=64");
+  CHECK(report.winner->config.describe() ==
+        "ALGORITHM=2 ITEMS_PER_THREAD=2 UNROLL=4 block_size_x=64");
 
   // The database holds the problem's tune under its key; choose() finds it at this size, the
   // nearest size, another device of the same capability, and falls back to the problem's
@@ -511,7 +550,8 @@ TEST_CASE("a compile past the compile timeout is cancelled and recorded, and the
   std::map<std::string, std::string> recorded;
   for (const Measurement& m : database.measurements(options.key))
     recorded[m.config.describe()] = ptxrt::to_string(m.status);
-  CHECK(recorded == std::map<std::string, std::string>{{"HEAVY=1", "ok"}, {"HEAVY=24", "compile_timeout"}});
+  CHECK(recorded ==
+        std::map<std::string, std::string>{{"HEAVY=1", "ok"}, {"HEAVY=24", "compile_timeout"}});
 }
 
 TEST_CASE(

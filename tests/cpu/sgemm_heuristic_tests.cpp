@@ -471,6 +471,46 @@ TEST_CASE("tune sgemm records under the key the tuned choice reads, one space fo
         ptxrt::sgemm_tuning_key(h100(), 8192, 8192, 8192).space);
 }
 
+TEST_CASE("a tune of sgemm times the heuristic's best estimates in its space first") {
+  const ptxrt::KernelProblem problem = ptxrt::apps::builtin_tune_problem("sgemm", h100(), {});
+  REQUIRE(problem.first_configs());
+  std::size_t led_by_default = 0;
+  for (const Shape shape : {Shape{4096, 4096, 4096}, Shape{4260, 1969, 31}, Shape{28, 180, 6090},
+                            Shape{64, 64, 65536}, Shape{5722, 45, 314}, Shape{1350, 1840, 1779}}) {
+    CAPTURE(shape.m);
+    CAPTURE(shape.n);
+    CAPTURE(shape.k);
+    const ptxrt::ProblemSizes sizes{{"m", shape.m}, {"n", shape.n}, {"k", shape.k}};
+    const ptxrt::TuningSpace space = ptxrt::problem_space(problem, sizes, h100());
+    const std::vector<ptxrt::TuningConfig> first =
+        ptxrt::problem_first_configs(problem, sizes, space);
+    REQUIRE_FALSE(first.empty());
+    CHECK(first.size() <= 8);
+    CHECK(first == problem.first_configs()(sizes));
+    for (const ptxrt::TuningConfig& config : first) {
+      CAPTURE(config.describe());
+      CHECK(std::count(first.begin(), first.end(), config) == 1);
+      CHECK(space.contains(config));
+      CHECK(space.admits(config));
+    }
+    // The default leads wherever it is a config of the space (not where the space holds no BK
+    // of 8, no GROUP_M 8, or no small tile at a shape that large tiles fill).
+    const SgemmConfig pick = chosen(shape);
+    std::vector<ptxrt::Define> tunables;
+    for (const ptxrt::Define& define : pick.defines())
+      if (std::any_of(space.parameters().begin(), space.parameters().end(),
+                      [&](const ptxrt::TuningParameter& p) { return p.name == define.name; }))
+        tunables.push_back(define);
+    const ptxrt::TuningConfig pick_config(tunables);
+    if (pick.group_m == 1 && !pick.skip_idle_warps && space.contains(pick_config) &&
+        space.admits(pick_config)) {
+      CHECK(first.front() == pick_config);
+      ++led_by_default;
+    }
+  }
+  CHECK(led_by_default >= 4);
+}
+
 TEST_CASE("the sgemm key is the one earlier tunes were recorded under") {
   // Spelled out as it was made before sgemm was a KernelProblem: a database's recorded tunes
   // must still be found.

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
@@ -325,6 +326,78 @@ TEST_CASE("parallel compilation hands every config to the measurer exactly once"
   CHECK(compile_threads.size() > 1);
   CHECK(compile_threads.count(std::this_thread::get_id()) == 0);
   CHECK(report.results.size() == 60);
+}
+
+TEST_CASE("every strategy times the configs of TuneOptions::first first, each once") {
+  ptxrt::TuningSpace space;
+  std::vector<std::int64_t> values;
+  for (std::int64_t v = 0; v < 60; ++v) values.push_back(v);
+  space.add_parameter("V", values);
+  const auto v = [](std::int64_t value) { return TuningConfig({{"V", std::to_string(value)}}); };
+  const auto compile = [](const TuningConfig& config) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    Candidate candidate{config, Candidate::State::ready, {}, kernel(32), ptxrt::Occupancy{}};
+    // The occupancy strategy would take V=59 first, the model's first pick likewise.
+    candidate.occupancy->fraction = static_cast<double>(config.at("V")) / 60.0;
+    return candidate;
+  };
+  struct Recorder : ptxrt::Measurer {
+    std::vector<std::int64_t> timed;
+    Measurement measure(const Candidate& candidate, std::optional<double>) override {
+      timed.push_back(candidate.config.at("V"));
+      return Measurement{.config = candidate.config,
+                         .status = MeasurementStatus::ok,
+                         .median_ms = 1.0 + static_cast<double>(timed.size())};
+    }
+  };
+  for (const ptxrt::TuningStrategy strategy :
+       {ptxrt::TuningStrategy::exhaustive, ptxrt::TuningStrategy::random,
+        ptxrt::TuningStrategy::occupancy, ptxrt::TuningStrategy::model})
+    for (const unsigned threads : {0u, 3u}) {
+      CAPTURE(ptxrt::to_string(strategy));
+      CAPTURE(threads);
+      Recorder recorder;
+      ptxrt::TuneOptions options;
+      options.strategy = strategy;
+      options.compile_threads = threads;
+      options.budget = 6;
+      options.first = {v(41), v(7), v(41), v(23)};
+      const ptxrt::TuneReport report = ptxrt::tune(space, compile, recorder, options);
+      REQUIRE(recorder.timed.size() == 6);
+      const std::vector<std::int64_t> leading(recorder.timed.begin(), recorder.timed.begin() + 3);
+      // Compiled in this order; on threads they are timed as they land.
+      if (threads == 0)
+        CHECK(leading == std::vector<std::int64_t>{41, 7, 23});
+      else
+        CHECK(std::set<std::int64_t>(leading.begin(), leading.end()) ==
+              std::set<std::int64_t>{7, 23, 41});
+      CHECK(std::set<std::int64_t>(recorder.timed.begin(), recorder.timed.end()).size() == 6);
+      CHECK(report.not_reached == 54);
+    }
+}
+
+TEST_CASE("a config of TuneOptions::first that the space does not allow is refused, naming it") {
+  ptxrt::TuningSpace space = six();
+  space.add_constraint("A is not 4", [](const TuningConfig& config) {
+    return config.at("A") == 4 ? ptxrt::Verdict::refused("A is 4") : ptxrt::Verdict();
+  });
+  FakeMeasurer measurer;
+  ptxrt::TuneOptions options;
+  options.first = {a(1), a(7)};
+  CHECK_THROWS_WITH_AS(ptxrt::tune(space, fake_compile, measurer, options),
+                       "tune: TuneOptions::first names A=7, which the space does not allow: A=7 "
+                       "is not one of {1,2,3,4,5,6}",
+                       ptxrt::Error);
+  options.first = {a(4)};
+  CHECK_THROWS_WITH_AS(ptxrt::tune(space, fake_compile, measurer, options),
+                       "tune: TuneOptions::first names A=4, which the space does not allow: A is 4",
+                       ptxrt::Error);
+  options.first = {TuningConfig({{"A", "1"}, {"B", "2"}})};
+  CHECK_THROWS_WITH_AS(ptxrt::tune(space, fake_compile, measurer, options),
+                       "tune: TuneOptions::first names A=1 B=2, which the space does not allow: B "
+                       "is not a parameter of the space",
+                       ptxrt::Error);
+  CHECK(measurer.asked.empty());
 }
 
 TEST_CASE("time_samples warms up, stops once the spread is small, and cuts slow configs") {

@@ -73,6 +73,24 @@ TEST_CASE("admits answers yes, or no with the first constraint a config breaks")
   CHECK(four.reason() == "breaks constraint A <= 2");
 }
 
+TEST_CASE("contains answers whether a config is a point of the space, whatever its constraints") {
+  ptxrt::TuningSpace space;
+  space.add_parameter("A", {1, 2, 4}).add_parameter("B", {8, 16});
+  space.add_constraint(ptxrt::Expression::parse("A <= 2"));
+  const auto config = [](std::vector<ptxrt::Define> defines) {
+    return ptxrt::TuningConfig(std::move(defines));
+  };
+  CHECK(space.contains(config({{"A", "4"}, {"B", "8"}})));
+  CHECK(space.contains(config({{"A", "3"}, {"B", "8"}})) ==
+        ptxrt::Verdict::refused("A=3 is not one of {1,2,4}"));
+  CHECK(space.contains(config({{"A", "1"}})) ==
+        ptxrt::Verdict::refused("it gives no integer value of B"));
+  CHECK(space.contains(config({{"A", "1"}, {"B", "x"}})) ==
+        ptxrt::Verdict::refused("it gives no integer value of B"));
+  CHECK(space.contains(config({{"A", "1"}, {"B", "8"}, {"C", "1"}})) ==
+        ptxrt::Verdict::refused("C is not a parameter of the space"));
+}
+
 TEST_CASE("a constraint that cannot be evaluated prunes the config with the error") {
   ptxrt::TuningSpace space;
   space.add_parameter("A", {0, 2});

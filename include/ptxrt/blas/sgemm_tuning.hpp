@@ -26,8 +26,10 @@ PTXRT_API TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, 
 // given), row-major A (m×k) and B (k×n) uniform in [-1, 1) and the output C; the space of
 // sgemm_tuning_space at the sizes (a C++ constraint); sgemm_aligned's launch for the resources
 // of a config; each config run by sgemm() (with a split's reduction, in a workspace of the
-// session's); GFLOP/s. Keyed by the source alone (the key below). It states no reference: an
-// application adds one (verify_on_device) and a peer, which the library has no means for.
+// session's); GFLOP/s. A tune times first the heuristic's 8 best estimates at the sizes that
+// are configs of the space (KernelProblem::try_first), so that a short one starts from the
+// default. Keyed by the source alone (the key below). It states no reference: an application
+// adds one (verify_on_device) and a peer, which the library has no means for.
 PTXRT_API KernelProblem sgemm_problem(const DeviceProperties& device);
 
 // The database key of `ptxrt tune sgemm --size MxNxK` on `device`: sgemm_problem's.

@@ -303,6 +303,10 @@ struct PTXRT_API ProblemPeerRun {
 // Makes the peer on the session's data, or nothing when there is none here (no cuBLAS found).
 using ProblemPeer = std::function<std::optional<ProblemPeerRun>(const ProblemDevice& device)>;
 
+// The configs a tune times first at `sizes` (TuneOptions::first), best first: a heuristic's
+// picks, so that a short tune starts from what runs untuned.
+using ProblemFirstConfigs = std::function<std::vector<TuningConfig>(const ProblemSizes& sizes)>;
+
 // A constraint the expressions cannot say (a C++ model of the kernel, of the device): whether
 // `config` is allowed at `sizes`, and if not why.
 using ProblemConstraint =
@@ -510,6 +514,9 @@ class PTXRT_API KernelProblem {
   KernelProblem& launch_with(ProblemLauncher launcher);
   // The peer a tune's report compares the winner with, timed on the same data.
   KernelProblem& peer(ProblemPeer peer);
+  // What a tune times first (problem_first_configs). Only the tuning process asks for them, so
+  // unlike the hooks above this one does not keep a problem from its workers.
+  KernelProblem& try_first(ProblemFirstConfigs suggest);
   // Keys the tuning database by the source alone (source_hash of the program), not by the
   // description as well: for a problem whose name fixes its description (ptxrt's builtins),
   // whose tunes were recorded under that key.
@@ -543,6 +550,7 @@ class PTXRT_API KernelProblem {
   const std::vector<ProblemMetric>& metrics() const noexcept { return metrics_; }
   const ProblemLauncher& launcher() const noexcept { return launcher_; }
   const ProblemPeer& peer() const noexcept { return peer_; }
+  const ProblemFirstConfigs& first_configs() const noexcept { return first_configs_; }
   const std::vector<std::pair<std::string, ProblemConstraint>>& checks() const noexcept {
     return checks_;
   }
@@ -612,6 +620,7 @@ class PTXRT_API KernelProblem {
   std::vector<std::pair<std::string, ProblemConstraint>> checks_;
   ProblemLauncher launcher_;
   ProblemPeer peer_;
+  ProblemFirstConfigs first_configs_;
   bool key_by_source_ = false;
   std::string rate_field_ = "rate.work";  // flops, bytes or rate.work: where the work was given
   std::string origin_;  // what messages name: the problem file, or the kernel file's manifest

@@ -49,6 +49,12 @@ PTXRT_API Verdict launch_geometry_fits(const KernelProblem& problem, const Tunin
 PTXRT_API TuningSpace problem_space(const KernelProblem& problem, const ProblemSizes& sizes,
                                     const DeviceProperties& device);
 
+// The problem's first configs at `sizes` (KernelProblem::try_first) that `space` allows, each
+// once, in their order: TuneOptions::first for a tune of it. None where it has no such hook.
+PTXRT_API std::vector<TuningConfig> problem_first_configs(const KernelProblem& problem,
+                                                          const ProblemSizes& sizes,
+                                                          const TuningSpace& space);
+
 // Compiles each config for `target` (the fixed defines, the config's, the entry and symbols as
 // name expressions) and checks its resources against `device` for the config's launch
 // (jit_candidate_compiler), cancelling a compile that runs past `timeout`.
@@ -110,7 +116,8 @@ struct PTXRT_API ProblemTuneOptions {
 
 // Tunes `problem` at `sizes` on options.devices (else options.device): check_problem and
 // timing_for, then tune_job with the problem's space, compiler and key (the peer is the
-// problem's, when it declares one). Throws what check_problem throws, Error (invalid_argument) for
+// problem's, when it declares one), timing problem_first_configs first where options.tune.first
+// is empty. Throws what check_problem throws, Error (invalid_argument) for
 // devices of several models, and Error when a device or a worker cannot be used.
 PTXRT_API TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& sizes,
                                    ProblemTuneOptions options,

@@ -159,6 +159,12 @@ struct PTXRT_API TuneOptions {
   std::optional<std::size_t> budget;
   std::optional<double> time_limit_seconds;  // start no config after this much wall time
   std::uint64_t seed = 1;                    // of the random order
+  // Configs to time before the strategy's own: compiled first, in this order, and timed as their
+  // compiles land, the strategy's picks after them (a problem's suggestions: a heuristic's
+  // choices, so that a short tune starts from what it would run untuned). Each must be a config
+  // of the space that its constraints allow: tune() throws Error (invalid_argument) naming the
+  // first that is not. A share times those dealt to it.
+  std::vector<TuningConfig> first;
   // Threads compiling ahead of the measurer; 0 compiles each config on the calling thread just
   // before it is timed (no overlap, for comparison).
   unsigned compile_threads = default_compile_threads();

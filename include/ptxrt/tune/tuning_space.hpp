@@ -104,6 +104,9 @@ class PTXRT_API TuningSpace {
   TuningConfig default_config() const;
   // Whether the constraints allow `config`; if not, the reason is the first one it breaks.
   Verdict admits(const TuningConfig& config) const;
+  // Whether `config` is a point of the space: one of each parameter's values for every
+  // parameter, and no other define. The constraints are admits()'s to check.
+  Verdict contains(const TuningConfig& config) const;
   // "TILE_WIDTH in {4,8,16,32}; TILE_WIDTH * TILE_WIDTH <= 1024": names the space in a tuning
   // database, so that results are not reused once the space changes.
   std::string describe() const;
