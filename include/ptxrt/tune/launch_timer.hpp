@@ -3,6 +3,11 @@
 // in L2 left there by the one before, or warm (TimingPolicy::l2), as the run before left it. And
 // the Measurement a timing makes.
 //
+// Either way the start event waits in the stream behind work that keeps the GPU busy while the
+// host submits the launch: the flush, or when warm a 100 µs wait on the GPU's clock that touches
+// no memory. Recorded on an idle GPU, the start event would count the host's time to submit the
+// launch (4 to 15 µs a run on an H200, in a tuner whose other threads compile) as the kernel's.
+//
 // Thread safety: a LaunchTimer belongs to one thread; it holds its context's memory and events.
 #pragma once
 
@@ -12,7 +17,9 @@
 #include <string_view>
 
 #include "ptxrt/core/context.hpp"
+#include "ptxrt/core/kernel.hpp"
 #include "ptxrt/core/memory.hpp"
+#include "ptxrt/core/module.hpp"
 #include "ptxrt/core/stream.hpp"
 #include "ptxrt/export.hpp"
 #include "ptxrt/tune/tuner.hpp"
@@ -32,6 +39,8 @@ class PTXRT_API LaunchTimer {
  private:
   DeviceMemory scratch_;
   std::uint8_t value_ = 0;
+  Module hold_module_;
+  Kernel hold_;  // spins for its argument's nanoseconds on one thread
   Event start_;
   Event end_;
 };
