@@ -20,12 +20,17 @@ namespace ptxrt::detail {
 namespace {
 
 // Exhaustive and random: the configs in their given order, compiled one at a time when asked
-// for, or on a pool and handed out as the compiles land.
+// for, or on a pool and handed out as the compiles land. The `leading` configs
+// (TuneOptions::first) go out before any other, in the order they land: another config that
+// lands while one of them still compiles waits for them.
 class CompiledOrder final : public CandidateOrder {
  public:
-  CompiledOrder(std::vector<TuningConfig> configs, const CandidateCompiler& compile,
-                unsigned compile_threads)
-      : configs_(std::move(configs)), compile_(compile), compile_threads_(compile_threads) {}
+  CompiledOrder(std::vector<TuningConfig> configs, std::size_t leading,
+                const CandidateCompiler& compile, unsigned compile_threads)
+      : configs_(std::move(configs)),
+        leading_(leading),
+        compile_(compile),
+        compile_threads_(compile_threads) {}
 
   std::optional<Candidate> next() override {
     if (compile_threads_ == 0) {
@@ -33,6 +38,21 @@ class CompiledOrder final : public CandidateOrder {
       return compile_safely(compile_, configs_[next_++]);
     }
     if (!pool_) pool_.emplace(configs_, compile_, compile_threads_);
+    while (leading_out_ < leading_) {
+      std::optional<Candidate> landed = pool_->next();
+      if (!landed) break;
+      const auto leading_end = configs_.begin() + static_cast<std::ptrdiff_t>(leading_);
+      if (std::find(configs_.begin(), leading_end, landed->config) != leading_end) {
+        ++leading_out_;
+        return landed;
+      }
+      waiting_.push_back(std::move(*landed));
+    }
+    if (!waiting_.empty()) {
+      Candidate candidate = std::move(waiting_.front());
+      waiting_.pop_front();
+      return candidate;
+    }
     return pool_->next();
   }
 
@@ -40,9 +60,12 @@ class CompiledOrder final : public CandidateOrder {
 
  private:
   const std::vector<TuningConfig> configs_;
+  const std::size_t leading_;
   const CandidateCompiler& compile_;
   const unsigned compile_threads_;
   std::size_t next_ = 0;
+  std::size_t leading_out_ = 0;      // leading configs handed out
+  std::deque<Candidate> waiting_;    // landed before the last leading config, in landing order
   std::optional<CompilePool> pool_;  // last: it reads configs_
 };
 
@@ -229,7 +252,8 @@ std::unique_ptr<CandidateOrder> make_candidate_order(const TuningSpace& space,
     case TuningStrategy::random:
       break;
   }
-  return std::make_unique<CompiledOrder>(std::move(configs), compile, options.compile_threads);
+  return std::make_unique<CompiledOrder>(std::move(configs), leading, compile,
+                                         options.compile_threads);
 }
 
 }  // namespace ptxrt::detail

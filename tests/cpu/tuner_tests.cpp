@@ -335,7 +335,8 @@ TEST_CASE("every strategy times the configs of TuneOptions::first first, each on
   space.add_parameter("V", values);
   const auto v = [](std::int64_t value) { return TuningConfig({{"V", std::to_string(value)}}); };
   const auto compile = [](const TuningConfig& config) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // On threads, the configs after the leading ones land before the last leading one (V=23).
+    std::this_thread::sleep_for(std::chrono::milliseconds(config.at("V") == 23 ? 50 : 1));
     Candidate candidate{config, Candidate::State::ready, {}, kernel(32), ptxrt::Occupancy{}};
     // The occupancy strategy would take V=59 first, the model's first pick likewise.
     candidate.occupancy->fraction = static_cast<double>(config.at("V")) / 60.0;
@@ -365,7 +366,7 @@ TEST_CASE("every strategy times the configs of TuneOptions::first first, each on
       const ptxrt::TuneReport report = ptxrt::tune(space, compile, recorder, options);
       REQUIRE(recorder.timed.size() == 6);
       const std::vector<std::int64_t> leading(recorder.timed.begin(), recorder.timed.begin() + 3);
-      // Compiled in this order; on threads they are timed as they land.
+      // Compiled in this order; on threads they are timed as they land, before any other.
       if (threads == 0)
         CHECK(leading == std::vector<std::int64_t>{41, 7, 23});
       else
