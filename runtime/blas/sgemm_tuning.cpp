@@ -31,7 +31,7 @@ int largest_side(int size) {
   return std::max(32, static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(size, 1)))));
 }
 
-// The threads an SM holds of the default's tiles (256 at 2 blocks an SM). A launch bound that
+// The threads an SM holds of the default tiles (256 threads at 2 blocks an SM). A launch bound that
 // asks for more caps a thread's registers under 128, trading its accumulators for occupancy, as
 // only products too small to fill the GPU need; 128 threads at 3 blocks an SM are the menu's
 // picks at large flat products, and stay in every space.
