@@ -31,16 +31,15 @@ int largest_side(int size) {
   return std::max(32, static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(size, 1)))));
 }
 
-// The threads an SM holds of the default tiles (256 threads at 2 blocks an SM). A launch bound that
-// asks for more caps a thread's registers under 128, trading its accumulators for occupancy, as
-// only products too small to fill the GPU need; 128 threads at 3 blocks an SM are the menu's
-// picks at large flat products, and stay in every space.
-constexpr int large_tile_threads_per_sm = 512;
-
+// A launch bound that asks an SM for more threads than the default tiles' (256 at 2 blocks an
+// SM) caps a thread's registers under theirs, trading its accumulators for occupancy, as only
+// products too small to fill the GPU need; 128 threads at 3 blocks an SM are the menu's picks at
+// large flat products, and stay in every space.
 bool is_small_tile(const SgemmConfig& config) {
+  const SgemmConfig defaults;
   return config.block_m() < 64 || config.block_n() < 64 || config.thread_m < 8 ||
          config.thread_n < 8 || config.threads() < 128 ||
-         config.threads() * config.min_blocks > large_tile_threads_per_sm;
+         config.threads() * config.min_blocks > defaults.threads() * defaults.min_blocks;
 }
 
 Verdict shape_fits(const SgemmConfig& config, const DeviceProperties& device, int m, int n, int k) {
