@@ -61,7 +61,7 @@ TuneJob make_tune_job(const ProblemSource& source, const std::string& size_text,
   return {problem_key(problem, sizes, device),
           std::move(space),
           problem_compiler(Jit::shared(), problem, sizes, target, device, compile_timeout),
-          problem.fallback_config(sizes),
+          problem_untuned_config(problem, sizes),
           std::move(first),
           [source, size_text](int ordinal) { return worker_base(source, size_text, ordinal); }};
 }

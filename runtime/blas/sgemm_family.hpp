@@ -3,9 +3,11 @@
 // dominate).
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "ptxrt/blas/sgemm_config.hpp"
+#include "ptxrt/core/device.hpp"
 #include "ptxrt/core/program.hpp"
 
 namespace ptxrt {
@@ -22,5 +24,9 @@ inline constexpr std::string_view sgemm_tuned_entry = "sgemm_aligned";
 CompileOptions sgemm_compile_options(const SgemmConfig& config);
 
 inline constexpr int sgemm_min_slice_depth = 128;
+
+// sgemm_heuristic_config's pick, or nothing where no menu config suits `device`.
+std::optional<SgemmConfig> sgemm_heuristic_pick(const DeviceProperties& device, int m, int n,
+                                                int k);
 
 }  // namespace ptxrt

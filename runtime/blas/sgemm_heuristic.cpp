@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -256,14 +257,21 @@ std::vector<SgemmEstimate> sgemm_estimates(const DeviceProperties& device, int m
   return estimates;
 }
 
-SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n, int k) {
+std::optional<SgemmConfig> sgemm_heuristic_pick(const DeviceProperties& device, int m, int n,
+                                                int k) {
   m = std::max(m, 1), n = std::max(n, 1), k = std::max(k, 1);
   const std::vector<SgemmEstimate> estimates = sgemm_estimates(device, m, n, k);
-  if (estimates.empty())
+  if (estimates.empty()) return std::nullopt;
+  return sgemm_pick_vector_a(device, estimates.front().config, m, n, k);
+}
+
+SgemmConfig sgemm_heuristic_config(const DeviceProperties& device, int m, int n, int k) {
+  const std::optional<SgemmConfig> pick = sgemm_heuristic_pick(device, m, n, k);
+  if (!pick)
     throw Error(ErrorKind::invalid_argument, "sgemm: no config suits " + device.name + " (sm_" +
                                                  std::to_string(device.cc_major) +
                                                  std::to_string(device.cc_minor) + ")");
-  return sgemm_pick_vector_a(device, estimates.front().config, m, n, k);
+  return *pick;
 }
 
 SgemmConfig sgemm_pick_vector_a(const DeviceProperties& device, SgemmConfig config, int m, int n,

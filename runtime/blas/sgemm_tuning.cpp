@@ -1,8 +1,10 @@
 #include "ptxrt/blas/sgemm_tuning.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,11 +76,37 @@ int size_of(const ProblemSizes& sizes, const char* name) {
   return static_cast<int>(sizes.at(name));
 }
 
-Verdict tuning_fits(const TuningConfig& tuning, const DeviceProperties& device, int m, int n,
-                    int k) {
+// The heuristic's pick at the last shape asked: a space's constraint asks for it at every config
+// the shape rules refuse. Shared by the problem's copies, which may run on several threads.
+class UntunedPick {
+ public:
+  explicit UntunedPick(DeviceProperties device) : device_(std::move(device)) {}
+
+  std::optional<SgemmConfig> at(int m, int n, int k) {
+    const std::lock_guard lock(mutex_);
+    if (shape_ != std::array{m, n, k}) {
+      pick_ = sgemm_heuristic_pick(device_, m, n, k);
+      shape_ = {m, n, k};
+    }
+    return pick_;
+  }
+
+ private:
+  const DeviceProperties device_;
+  std::mutex mutex_;
+  std::optional<std::array<int, 3>> shape_;
+  std::optional<SgemmConfig> pick_;
+};
+
+// The shape's rules, except for what runs untuned there: a tune times it, so that its winner is
+// never one the untuned pick beats.
+Verdict tuning_fits(const TuningConfig& tuning, const DeviceProperties& device, UntunedPick& pick,
+                    int m, int n, int k) {
   const SgemmConfig config = sgemm_config_with(SgemmConfig{}, tuning.defines());
   if (Verdict fits = sgemm_config_fits(config, device); !fits) return fits;
-  return shape_fits(config, device, m, n, k);
+  Verdict fits = shape_fits(config, device, m, n, k);
+  if (!fits && pick.at(m, n, k) == config) return {};
+  return fits;
 }
 
 ProblemSizes sizes_of(int m, int n, int k) { return {{"m", m}, {"n", n}, {"k", k}}; }
@@ -87,8 +115,10 @@ ProblemSizes sizes_of(int m, int n, int k) { return {{"m", m}, {"n", n}, {"k", k
 // at the shape, its split included, and to learn around it.
 constexpr std::size_t first_configs_count = 8;
 
-// The heuristic's estimates at m×n×k that are configs of `space` (the menu's BK 8 and GROUP_M 8
-// tiles are not), fastest first, at most first_configs_count.
+// The heuristic's estimates at m×n×k as configs of the tunables, fastest first: its pick first,
+// whether or not `space` holds it (what runs untuned), then the next ones it holds, at most
+// first_configs_count of those. An estimate at other values of the fixed defines than theirs
+// (none of the menu's) has no such config.
 std::vector<TuningConfig> heuristic_first(const DeviceProperties& device, const TuningSpace& space,
                                           int m, int n, int k) {
   const std::vector<Define> fixed = SgemmConfig{}.defines();
@@ -97,10 +127,13 @@ std::vector<TuningConfig> heuristic_first(const DeviceProperties& device, const 
                        [&](const TuningParameter& p) { return p.name == define.name; });
   };
   std::vector<TuningConfig> first;
-  for (const SgemmEstimate& estimate : sgemm_estimates(device, m, n, k)) {
+  std::size_t held = 0;
+  const std::vector<SgemmEstimate> estimates = sgemm_estimates(device, m, n, k);
+  for (std::size_t index = 0; index < estimates.size() && held < first_configs_count; ++index) {
     std::vector<Define> defines;
     bool at_fixed_values = true;
-    for (const Define& define : sgemm_pick_vector_a(device, estimate.config, m, n, k).defines()) {
+    for (const Define& define :
+         sgemm_pick_vector_a(device, estimates[index].config, m, n, k).defines()) {
       if (tunable(define))
         defines.push_back(define);
       else
@@ -108,10 +141,12 @@ std::vector<TuningConfig> heuristic_first(const DeviceProperties& device, const 
             at_fixed_values && std::find(fixed.begin(), fixed.end(), define) != fixed.end();
     }
     TuningConfig config(std::move(defines));
-    if (at_fixed_values && space.contains(config) && space.admits(config) &&
-        std::find(first.begin(), first.end(), config) == first.end())
+    const bool in_space = space.contains(config) && space.admits(config);
+    if (at_fixed_values && (index == 0 || in_space) &&
+        std::find(first.begin(), first.end(), config) == first.end()) {
       first.push_back(std::move(config));
-    if (first.size() == first_configs_count) break;
+      held += in_space ? 1 : 0;
+    }
   }
   return first;
 }
@@ -133,9 +168,10 @@ KernelProblem sgemm_problem(const DeviceProperties& device) {
       .size("k", 1024)
       .tune_from_manifest()
       .constraint(std::string(shape_constraint),
-                  [device](const TuningConfig& config, const ProblemSizes& sizes) {
-                    return tuning_fits(config, device, size_of(sizes, "m"), size_of(sizes, "n"),
-                                       size_of(sizes, "k"));
+                  [device, pick = std::make_shared<UntunedPick>(device)](
+                      const TuningConfig& config, const ProblemSizes& sizes) {
+                    return tuning_fits(config, device, *pick, size_of(sizes, "m"),
+                                       size_of(sizes, "n"), size_of(sizes, "k"));
                   })
       .block("32 * WARPS_M * WARPS_N")
       .grid("ceil_div(n, " + std::string(block_n) + ")",

@@ -329,6 +329,13 @@ std::vector<TuningConfig> problem_first_configs(const KernelProblem& problem,
   return first;
 }
 
+TuningConfig problem_untuned_config(const KernelProblem& problem, const ProblemSizes& sizes) {
+  if (problem.first_configs())
+    if (std::vector<TuningConfig> first = problem.first_configs()(sizes); !first.empty())
+      return std::move(first.front());
+  return problem.fallback_config(sizes);
+}
+
 CandidateCompiler problem_compiler(Jit& jit, const KernelProblem& problem,
                                    const ProblemSizes& sizes, const Target& target,
                                    const DeviceProperties& device,
@@ -459,7 +466,7 @@ TuneOutcome tune_problem(const KernelProblem& problem, const ProblemSizes& given
       .key = problem_key(problem, sizes, device),
       .space = problem_space(problem, sizes, device),
       .compiler = problem_compiler(jit, problem, sizes, target, device, options.compile_timeout),
-      .default_config = problem.fallback_config(sizes),
+      .default_config = problem_untuned_config(problem, sizes),
       .worker_command = {}};
   JobTuneOptions job_options{.tune = options.tune, .devices = {}};
   if (job_options.tune.first.empty())

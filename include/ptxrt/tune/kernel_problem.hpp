@@ -304,7 +304,8 @@ struct PTXRT_API ProblemPeerRun {
 using ProblemPeer = std::function<std::optional<ProblemPeerRun>(const ProblemDevice& device)>;
 
 // The configs a tune times first at `sizes` (TuneOptions::first), best first: a heuristic's
-// picks, so that a short tune starts from what runs untuned.
+// picks, so that a short tune starts from what runs untuned. The first is what runs untuned
+// (problem_untuned_config), even where the space does not hold it.
 using ProblemFirstConfigs = std::function<std::vector<TuningConfig>(const ProblemSizes& sizes)>;
 
 // A constraint the expressions cannot say (a C++ model of the kernel, of the device): whether

@@ -55,6 +55,12 @@ PTXRT_API std::vector<TuningConfig> problem_first_configs(const KernelProblem& p
                                                           const ProblemSizes& sizes,
                                                           const TuningSpace& space);
 
+// What runs untuned at `sizes`, which a tune's report measures the winner against: the first of
+// the problem's first configs (a heuristic's pick), whether or not its space holds it, else its
+// fallback config.
+PTXRT_API TuningConfig problem_untuned_config(const KernelProblem& problem,
+                                              const ProblemSizes& sizes);
+
 // Compiles each config for `target` (the fixed defines, the config's, the entry and symbols as
 // name expressions) and checks its resources against `device` for the config's launch
 // (jit_candidate_compiler), cancelling a compile that runs past `timeout`.
