@@ -24,7 +24,9 @@ there by hand, then rerun this without --search to check it.
 measures within 0.5 % of its best: the large squares, which a fit to many small shapes would
 otherwise trade for a little elsewhere.
 
-Four switches try a change to the model before the C++ takes it: --min-slice-depth N rates
+Five switches try a change to the model before the C++ takes it: --constant NAME=VALUE
+(repeatable) sets one of the model's constants (CONSTANTS below, e.g. reduce_launch_ms, a split's
+fixed cost) before the picks, or before the search starts from them; --min-slice-depth N rates
 splits whose slices are N deep or more (the C++: 128); --few-blocks-slice-depth N also rates
 those N deep or more where the split's blocks fit one round of the SMs (the C++: never);
 --share-by warps counts a partial round's occupancy share in resident warps alone (full at
@@ -425,6 +427,21 @@ def tile_argument(text):
     return tuple(int(size) for size in found.groups())
 
 
+def constant_argument(text):
+    """A NAME=VALUE command-line setting of one of the model's constants, as (name, value)."""
+    name, _, value = text.partition('=')
+    if name not in CONSTANTS:
+        raise argparse.ArgumentTypeError(f'{name!r} is none of the model\'s constants '
+                                         f'({", ".join(sorted(CONSTANTS))})')
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f'{name} takes a positive number, got {value!r}')
+    return name, number
+
+
 def main():
     global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S, FEW_BLOCKS_SLICE_DEPTH, ONLY_TILE
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -433,6 +450,10 @@ def main():
                         type=shape_argument,
                         help='print the model\'s pick at each shape (no benches): a CPU test '
                              'holds them equal to the C++ heuristic\'s on an H100')
+    parser.add_argument('--constant', action='append', default=[], metavar='NAME=VALUE',
+                        type=constant_argument,
+                        help='set one of the model\'s constants (repeatable): the picks, and a '
+                             'search\'s start, use it')
     parser.add_argument('--search', type=int, default=0, metavar='N')
     parser.add_argument('--refit', choices=tuple(RATE_STEP), default='ffma',
                         help='what --search moves: the FFMA entries\' rates and the constants '
@@ -464,6 +485,7 @@ def main():
                         help='the benched device\'s theoretical DRAM bandwidth (default: what the '
                              'benches record, else an H100 SXM\'s)')
     arguments = parser.parse_args()
+    CONSTANTS.update(arguments.constant)
     MIN_SLICE_DEPTH, SHARE_BY = arguments.min_slice_depth, arguments.share_by
     FEW_BLOCKS_SLICE_DEPTH = arguments.few_blocks_slice_depth
     KEEP_BEST_AT.update(arguments.keep_best_at)
