@@ -6,6 +6,8 @@
 
 #include "apps/matmul/sgemm_bench.hpp"
 #include "apps/matmul/sgemm_shapes.hpp"
+#include "ptxrt/blas/sgemm_config.hpp"
+#include "ptxrt/core/error.hpp"
 #include "ptxrt/core/jit.hpp"
 #include "ptxrt/tune/tuning_database.hpp"
 #include "tools/cli.hpp"
@@ -67,6 +69,18 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
   command.add_flag("--menu", arguments.menu,
                    "sgemm: also every config the shape heuristic chooses among, at every split "
                    "whose slices are 64 deep or more (data for refitting it)");
+  command
+      .add_option("--config", arguments.configs,
+                  "sgemm: a config of your own, NAME=VALUE,... of sgemm.cu's constants (the others "
+                  "at their defaults), timed at every shape as a 'given' row; repeatable")
+      ->check([](const std::string& text) {
+        try {
+          apps::parse_sgemm_bench_config(text);
+          return std::string();
+        } catch (const ptxrt::Error& error) {
+          return std::string(error.what());
+        }
+      });
   command.add_option("--db", arguments.database,
                      "sgemm: the tuning database whose winner for each shape joins as 'tuned' "
                      "(default: $PTXRT_TUNING_DB, else tuning.json in the cache folder)");
@@ -81,7 +95,7 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
 
 bool sgemm_bench_options_given(const CLI::App& command) {
   for (const char* option :
-       {"--shape", "--random", "--rounds", "--all", "--menu", "--db", "--padding"})
+       {"--shape", "--random", "--rounds", "--all", "--menu", "--config", "--db", "--padding"})
     if (command.count(option)) return true;
   return false;
 }
@@ -98,6 +112,13 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
   options.database = &database;
   options.padding = sgemm_paddings.at(arguments.padding);
   const Context context = Context::primary(arguments.device);
+  const DeviceProperties& device = context.device().properties();
+  for (const std::string& text : arguments.configs) {
+    options.given.push_back(apps::parse_sgemm_bench_config(text));
+    if (const Verdict fits = sgemm_config_fits(options.given.back(), device); !fits)
+      throw Error(ErrorKind::invalid_argument,
+                  "--config " + text + " does not suit " + device.name + ": " + fits.reason());
+  }
   const std::vector<apps::SgemmDrawnShape> drawn = drawn_shapes(arguments);
   // With --json each shape's table still goes out as it finishes, on stderr: a run stopped
   // before the end (a time limit, a lost machine) keeps the shapes it measured.

@@ -17,10 +17,11 @@ struct SgemmBenchArguments {
   int rounds = 2;
   int repeat = 0;  // 0: 10, or 3 with quick
   bool every_listed = false;
-  bool menu = false;     // the heuristic's menu at every split too (apps::sgemm_menu_configs)
-  bool quick = false;    // 1024³ and 2048³, one round, 3 samples
-  std::string database;  // empty: TuningDatabase::default_path()
-  std::string padding = "auto";  // auto, always or never (SgemmPadding)
+  bool menu = false;  // the heuristic's menu at every split too (apps::sgemm_menu_configs)
+  std::vector<std::string> configs;  // NAME=VALUE,...; checked by apps::parse_sgemm_bench_config
+  bool quick = false;                // 1024³ and 2048³, one round, 3 samples
+  std::string database;              // empty: TuningDatabase::default_path()
+  std::string padding = "auto";      // auto, always or never (SgemmPadding)
   bool json = false;
   std::uint64_t seed = 1;
   int device = 0;

@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <ranges>
 
+#include "apps/common/builtin_kernels.hpp"
+#include "apps/common/kernel_defines.hpp"
 #include "apps/common/random_data.hpp"
 #include "apps/common/reference.hpp"
 #include "apps/common/run.hpp"
@@ -16,6 +19,7 @@
 #include "ptxrt/blas/sgemm_heuristic.hpp"
 #include "ptxrt/blas/sgemm_tuning.hpp"
 #include "ptxrt/core/error.hpp"
+#include "ptxrt/core/manifest.hpp"
 
 namespace ptxrt::apps {
 
@@ -58,7 +62,7 @@ double median_or_zero(const std::vector<double>& values) {
 }
 
 // The rows of one shape: the default, the candidates (or every listed config), the menu's
-// configs on request, the tuned one.
+// configs on request, the given ones, the tuned one.
 std::vector<SgemmBenchRow> rows_for(const DeviceProperties& device, const SgemmBenchSize& size,
                                     const SgemmBenchOptions& options) {
   std::vector<SgemmBenchRow> rows;
@@ -79,6 +83,7 @@ std::vector<SgemmBenchRow> rows_for(const DeviceProperties& device, const SgemmB
     for (const SgemmConfig& config :
          sgemm_menu_configs(device, size.m, size.n, size.k, options.menu_min_slice_depth))
       add(config, SgemmBenchRole::listed);
+  for (const SgemmConfig& config : options.given) add(config, SgemmBenchRole::given);
   if (options.database) {
     const TunedChoice choice =
         sgemm_tuned_choice(device, size.m, size.n, size.k, *options.database);
@@ -143,7 +148,8 @@ class ShapeRun {
 
   // The shape's launches per sample, or fewer where `config` is slow (slow_sample_ms).
   int launches_for(const SgemmConfig& config, int shape_launches) {
-    const double launch_ms = median_launch_ms(context_, 1, [] {}, [&] { run(config); });
+    const double launch_ms = median_launch_ms(
+        context_, 1, [] {}, [&] { run(config); });
     if (launch_ms * shape_launches <= slow_sample_ms) return shape_launches;
     return std::clamp(static_cast<int>(std::ceil(sample_ms / launch_ms)), 1, shape_launches);
   }
@@ -287,6 +293,16 @@ std::optional<SgemmBenchSize> parse_sgemm_bench_size(std::string_view text) {
   return size;
 }
 
+SgemmConfig parse_sgemm_bench_config(std::string_view text) {
+  if (text.empty())
+    throw Error(ErrorKind::invalid_argument, "expected NAME=VALUE,... of sgemm.cu's constants");
+  std::vector<Define> defines;
+  for (const auto part : std::views::split(text, ','))
+    defines.push_back(parse_define(std::string_view(part.begin(), part.end())));
+  return sgemm_config_with(SgemmConfig{},
+                           resolve_defines(builtin_program("sgemm"), std::move(defines)));
+}
+
 const std::vector<SgemmBenchSize>& sgemm_bench_sizes() {
   static const std::vector<SgemmBenchSize> sizes{
       {512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048},  {4096, 4096, 4096},
@@ -301,6 +317,8 @@ const char* to_string(SgemmBenchRole role) {
       return "default";
     case SgemmBenchRole::listed:
       return "listed";
+    case SgemmBenchRole::given:
+      return "given";
     case SgemmBenchRole::tuned:
       return "tuned";
   }
@@ -392,7 +410,7 @@ void print_sgemm_bench_summary(std::ostream& out, const std::vector<SgemmBenchSh
         std::snprintf(text, sizeof text, "%.2f", rate);
       return text;
     };
-    const std::optional<std::size_t> best_listed = shape.best({default_config, listed});
+    const std::optional<std::size_t> best_listed = shape.best({default_config, listed, given});
     const std::optional<std::size_t> tuned = shape.best({SgemmBenchRole::tuned});
     char cublas_cell[16] = "-";
     if (cublas) std::snprintf(cublas_cell, sizeof cublas_cell, "%.2f", *cublas);

@@ -3,8 +3,8 @@
 // rounds, each round's order of configs reversed from the last so that drift (clocks,
 // temperature) favours none. The configs: the family's default at the shape (the heuristic's
 // choice), the shape's candidates (sgemm_candidates; or every listed config), on request the
-// heuristic's whole menu at every split (sgemm_menu_configs), and the tuning database's winner
-// for exactly this shape when it has one.
+// heuristic's whole menu at every split (sgemm_menu_configs) and configs of the caller's own,
+// and the tuning database's winner for exactly this shape when it has one.
 //
 // Every output is checked once before it is timed: against cuBLAS's C (max-abs-normalized error
 // <= 1e-4) when cuBLAS's own C passes at 64 fp64 samples, else at those samples. Per config: the
@@ -39,6 +39,12 @@ struct SgemmBenchSize {
 // "MxNxK" with sizes from 1 to 2^31-1, or nothing.
 std::optional<SgemmBenchSize> parse_sgemm_bench_size(std::string_view text);
 
+// A config as NAME=VALUE,... of sgemm.cu's constants, the others at their defaults
+// ("WARPS_M=1,WARPS_N=2,LANES_M=8,TM=4,TN=4"). Throws Error (invalid_argument) naming the part at
+// fault: nothing given, a name sgemm.cu does not declare, one given twice, a value it does not
+// declare.
+SgemmConfig parse_sgemm_bench_config(std::string_view text);
+
 // The twelve shapes of docs/perf-notes.md "SGEMM on every shape": small squares (512³, 1024³),
 // squares (2048³, 4096³, 8192³), an odd size (4097³), deep K (1536×1536×12288, 512×512×16384),
 // skinny (8192×64×8192, 128×8192×4096), flat (8192×8192×128, 4096×4096×256).
@@ -52,8 +58,9 @@ struct SgemmBenchOptions {
   // Also every config of the heuristic's menu at every split with slices at least this deep
   // (sgemm_menu_configs), as "listed" rows; 0 for none.
   int menu_min_slice_depth = 0;
+  std::vector<SgemmConfig> given;  // timed at every shape, as "given" rows
   std::uint64_t seed = 1;
-  const TuningDatabase* database = nullptr;  // its exact winners join as "tuned" rows
+  const TuningDatabase* database = nullptr;        // its exact winners join as "tuned" rows
   SgemmPadding padding = SgemmPadding::automatic;  // every row's, where N % 4 != 0
 };
 
@@ -61,9 +68,10 @@ struct SgemmBenchOptions {
 enum class SgemmBenchRole {
   default_config,  // the family's default there (the heuristic's choice)
   listed,          // a candidate of sgemm_candidates (or any listed or menu config)
+  given,           // a config of the caller's own (SgemmBenchOptions::given)
   tuned,           // the tuning database's winner for exactly this shape
 };
-const char* to_string(SgemmBenchRole role);  // "default", "listed", "tuned"
+const char* to_string(SgemmBenchRole role);  // "default", "listed", "given", "tuned"
 
 struct SgemmBenchRow {
   SgemmConfig config;
@@ -102,8 +110,8 @@ std::vector<SgemmBenchShape> run_sgemm_bench(const Context& context, Jit& jit,
                                              const std::vector<SgemmBenchSize>& sizes,
                                              const SgemmBenchOptions& options, std::ostream& out);
 
-// One line per shape: cuBLAS, the default, the best of the default and the listed, the tuned,
-// each with its ratio to cuBLAS; then the configs.
+// One line per shape: cuBLAS, the default, the best of the default, the listed and the given,
+// the tuned, each with its ratio to cuBLAS; then the configs.
 void print_sgemm_bench_summary(std::ostream& out, const std::vector<SgemmBenchShape>& shapes);
 
 // {device, compute_capability, shapes: [{m, n, k, class, cublas_tflops, reference, rows:

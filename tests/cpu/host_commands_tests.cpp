@@ -45,7 +45,8 @@ TEST_CASE("ptxrt run rejects bad arguments before touching the driver") {
       {{"run"}, 2, "program is required"},
       {{"run", "fft"},
        1,
-       "'fft' is neither a file nor a builtin program (builtin: aos-soa, histogram, matadd, matmul, "
+       "'fft' is neither a file nor a builtin program (builtin: aos-soa, histogram, matadd, "
+       "matmul, "
        "raytrace, reduce, sgemm, simpson, sort, transpose, vecadd)"},
       {{"run", "matmul", "--variant", "naive", "-D", "TILE_WIDTH=16"},
        1,
@@ -146,16 +147,26 @@ TEST_CASE("ptxrt bench sgemm checks its shapes and options before touching the d
       {{"bench", "sgemm", "--random", "3", "--shape", "64x64x64"}, 2, "excludes"},
       {{"bench", "matmul", "--shape", "64x64x64"},
        1,
-       "--shape, --random, --rounds, --all, --menu, --db and --padding apply to the sgemm work"},
+       "--shape, --random, --rounds, --all, --menu, --config, --db and --padding apply to the "
+       "sgemm work"},
       {{"bench", "sgemm", "--padding", "sometimes"},
        2,
        "--padding: sometimes not in {always,auto,never}"},
       {{"bench", "matmul", "--padding", "never"},
        1,
-       "--shape, --random, --rounds, --all, --menu, --db and --padding apply to the sgemm work"},
+       "--shape, --random, --rounds, --all, --menu, --config, --db and --padding apply to the "
+       "sgemm work"},
       {{"bench", "matmul", "--random", "3"},
        1,
-       "--shape, --random, --rounds, --all, --menu, --db and --padding apply to the sgemm work"},
+       "--shape, --random, --rounds, --all, --menu, --config, --db and --padding apply to the "
+       "sgemm work"},
+      {{"bench", "sgemm", "--config", "WARPS_M=3"}, 2, "WARPS_M=3 is not valid for sgemm.cu"},
+      {{"bench", "sgemm", "--config", "TILE=16"}, 2, "sgemm.cu declares no such constant"},
+      {{"bench", "sgemm", "--config", ""}, 2, "expected NAME=VALUE,... of sgemm.cu's constants"},
+      {{"bench", "matmul", "--config", "TM=4"},
+       1,
+       "--shape, --random, --rounds, --all, --menu, --config, --db and --padding apply to the "
+       "sgemm work"},
       {{"bench", "sgemm", "matmul", "--json"},
        1,
        "bench sgemm --json prints its own document: run sgemm alone"},
