@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/fit_sgemm_heuristic.py --constant: a constant set on the command line moves the model's
-picks the way its meaning says (a split's fixed cost near zero splits a small square, a
-tenth of a second of it splits nothing), reaches the judgement of a bench, and a setting that names no
+picks the way its meaning says (a split's fixed cost near zero splits a small square, a tenth of
+a second of it splits nothing), reaches the judgement of a bench, and a setting that names no
 constant or gives no positive number is refused, naming it. Exits non-zero on the first failed
 expectation.
 """

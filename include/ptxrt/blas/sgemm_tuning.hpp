@@ -15,12 +15,13 @@ namespace ptxrt {
 // sgemm.cu's tunable constants and constraints, narrowed to what suits an m×n×k product on
 // `device`: each config passes sgemm_config_fits; no tile side beyond the product's (rounded
 // up to a power of two, at least 32); tiles smaller than 64×64, with fewer than 8×8 results per
-// thread, 64 threads or more than 2 blocks per SM only where 128×128 tiles would fill fewer than
-// two rounds of 2 blocks per SM; a split only where the config's tiles fill fewer than 4
-// rounds, each slice is at least 128 deep, and all slices together make at most 16 rounds; but
-// the shape heuristic's pick (sgemm_heuristic_config) whatever those rules say. The
-// constraint's description names no size, so that tunes of different sizes share one space in
-// the database (for its nearest-size choice).
+// thread, fewer than 128 threads, or a launch bound of more than 512 threads an SM (the default
+// tiles' 256 at 2 blocks) only where 128×128 tiles would fill fewer than two rounds of 2 blocks
+// per SM; a split only where the config's tiles fill fewer than 4 rounds, each slice is at least
+// 128 deep, and all slices together make at most 16 rounds; but the shape heuristic's pick
+// (sgemm_heuristic_config) whatever those rules say. The constraint's description names no
+// size, so that tunes of different sizes share one space in the database (for its nearest-size
+// choice).
 PTXRT_API TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, int n, int k);
 
 // The tuning problem `ptxrt tune sgemm` tunes on `device`: sizes m, n and k (each 1024 unless
@@ -29,8 +30,9 @@ PTXRT_API TuningSpace sgemm_tuning_space(const DeviceProperties& device, int m, 
 // of a config; each config run by sgemm() (with a split's reduction, in a workspace of the
 // session's); GFLOP/s. A tune times first the heuristic's pick, what runs untuned, and then its
 // next 7 best estimates at the sizes that are configs of the space (KernelProblem::try_first),
-// so that a short one starts from the default and measures its winner against it. Keyed by the source alone (the key below). It states no reference: an application
-// adds one (verify_on_device) and a peer, which the library has no means for.
+// so that a short one starts from the default and measures its winner against it. Keyed by the
+// source alone (the key below). It states no reference: an application adds one
+// (verify_on_device) and a peer, which the library has no means for.
 PTXRT_API KernelProblem sgemm_problem(const DeviceProperties& device);
 
 // The database key of `ptxrt tune sgemm --size MxNxK` on `device`: sgemm_problem's.
