@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
-#include <ranges>
 
 #include "apps/common/builtin_kernels.hpp"
 #include "apps/common/kernel_defines.hpp"
@@ -297,8 +296,11 @@ SgemmConfig parse_sgemm_bench_config(std::string_view text) {
   if (text.empty())
     throw Error(ErrorKind::invalid_argument, "expected NAME=VALUE,... of sgemm.cu's constants");
   std::vector<Define> defines;
-  for (const auto part : std::views::split(text, ','))
-    defines.push_back(parse_define(std::string_view(part.begin(), part.end())));
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    defines.push_back(parse_define(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
   return sgemm_config_with(SgemmConfig{},
                            resolve_defines(builtin_program("sgemm"), std::move(defines)));
 }

@@ -22,7 +22,7 @@ TEST_CASE("a tune of sgemm times what runs untuned wherever sgemm.cu's constrain
     int held = 0;
     int refused_by_the_kernel_file = 0;
     for (const ptxrt::apps::SgemmDrawnShape& drawn : ptxrt::apps::draw_sgemm_shapes(200, 777)) {
-      const auto [m, n, k] = drawn.size;
+      const int m = drawn.size.m, n = drawn.size.n, k = drawn.size.k;
       CAPTURE(m);
       CAPTURE(n);
       CAPTURE(k);
