@@ -54,7 +54,8 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
       ->check([](const std::string& text) {
         return apps::parse_sgemm_bench_size(text) ? std::string()
                                                   : "expected MxNxK with sizes from 1 to 2^31-1";
-      });
+      })
+      ->allow_extra_args(false);
   command
       .add_option("--random", arguments.random,
                   "sgemm: N shapes drawn from --seed instead (half log-uniform M, N, K in [16, "
@@ -80,7 +81,8 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
         } catch (const ptxrt::Error& error) {
           return std::string(error.what());
         }
-      });
+      })
+      ->allow_extra_args(false);
   command.add_option("--db", arguments.database,
                      "sgemm: the tuning database whose winner for each shape joins as 'tuned' "
                      "(default: $PTXRT_TUNING_DB, else tuning.json in the cache folder)");

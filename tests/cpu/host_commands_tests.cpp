@@ -163,6 +163,9 @@ TEST_CASE("ptxrt bench sgemm checks its shapes and options before touching the d
       {{"bench", "sgemm", "--config", "WARPS_M=3"}, 2, "WARPS_M=3 is not valid for sgemm.cu"},
       {{"bench", "sgemm", "--config", "TILE=16"}, 2, "sgemm.cu declares no such constant"},
       {{"bench", "sgemm", "--config", ""}, 2, "expected NAME=VALUE,... of sgemm.cu's constants"},
+      // One value an occurrence: what follows is the work, not another config or shape.
+      {{"bench", "sgemm", "--config", "TM=4", "TN=4"}, 2, "work: TN=4 not in"},
+      {{"bench", "sgemm", "--shape", "64x64x64", "32x32x32"}, 2, "work: 32x32x32 not in"},
       {{"bench", "matmul", "--config", "TM=4"},
        1,
        "--shape, --random, --rounds, --all, --menu, --config, --db and --padding apply to the "
