@@ -7,10 +7,8 @@ expectation.
 """
 import os
 import re
-import subprocess
-import sys
 
-from script_checks import SOURCE, expect
+from script_checks import SOURCE, expect, run_script
 
 SCRIPT = os.path.join(SOURCE, "scripts", "fit_sgemm_heuristic.py")
 BENCH = os.path.join(SOURCE, "docs", "perf-data", "sgemm-heldout-2424-h200.json")
@@ -21,7 +19,7 @@ DEEP = "64x64x65536"
 
 
 def run(*arguments):
-    return subprocess.run([sys.executable, SCRIPT, *arguments], capture_output=True, text=True)
+    return run_script(SCRIPT, *arguments)
 
 
 def split_of(output, shape):

@@ -8,10 +8,8 @@ import ast
 import importlib.util
 import os
 import re
-import subprocess
-import sys
 
-from script_checks import SOURCE, expect
+from script_checks import SOURCE, expect, run_script
 
 SCRIPT = os.path.join(SOURCE, "scripts", "fit_sgemm_heuristic.py")
 BENCH = os.path.join(SOURCE, "docs", "perf-data", "sgemm-menu-tf32-aligned-h200.json")
@@ -20,7 +18,7 @@ ALIGNED = "5000x800x2000"
 
 
 def run(*arguments):
-    return subprocess.run([sys.executable, SCRIPT, *arguments], capture_output=True, text=True)
+    return run_script(SCRIPT, *arguments)
 
 
 def printed(output, label):

@@ -1,6 +1,7 @@
-"""What the tests of the repository's scripts share: where the sources are, and how a test stops
-at its first failed expectation."""
+"""What the tests of the repository's scripts share: where the sources are, how a test runs a
+script, and how it stops at its first failed expectation."""
 import os
+import subprocess
 import sys
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -10,3 +11,8 @@ def expect(condition, what, output=""):
     """Exits non-zero naming `what`, with the output that showed it, unless `condition` holds."""
     if not condition:
         sys.exit(f"FAILED: {what}" + (f"\n--- output:\n{output}" if output else ""))
+
+
+def run_script(script, *arguments):
+    """Runs the Python script `script` with `arguments`, capturing its output as text."""
+    return subprocess.run([sys.executable, script, *arguments], capture_output=True, text=True)
