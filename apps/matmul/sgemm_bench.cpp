@@ -147,8 +147,7 @@ class ShapeRun {
 
   // The shape's launches per sample, or fewer where `config` is slow (slow_sample_ms).
   int launches_for(const SgemmConfig& config, int shape_launches) {
-    const double launch_ms = median_launch_ms(
-        context_, 1, [] {}, [&] { run(config); });
+    const double launch_ms = median_launch_ms(context_, 1, [] {}, [&] { run(config); });
     if (launch_ms * shape_launches <= slow_sample_ms) return shape_launches;
     return std::clamp(static_cast<int>(std::ceil(sample_ms / launch_ms)), 1, shape_launches);
   }
