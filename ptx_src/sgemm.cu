@@ -41,10 +41,11 @@
 // bits than the FFMAs', closer to the exact product.
 //
 // The tuner searches 64- to 256-thread blocks with 32 to 256 rows and columns, at least 4×4
-// results per thread, BK 16 or 32, 3 or 4 stages, both ways of loading A, and the splits of K;
-// BK 8 and GROUP_M 8 measured slower (perf-notes). The host narrows that per shape and adds the
-// device's limits (sgemm_tuning_space in include/ptxrt/blas/sgemm.hpp): small tiles only where
-// large ones cannot fill the GPU, splits only where K is deep enough to share.
+// results per thread, BK 8, 16 or 32, 3 or 4 stages, both ways of loading A, and the splits of K;
+// GROUP_M 8 measured slower (perf-notes). The host narrows that per shape and adds the device's
+// limits (sgemm_tuning_space in include/ptxrt/blas/sgemm_tuning.hpp): small tiles only where
+// large ones cannot fill the GPU, splits only where K is deep enough to share, BK 8 only at
+// short K.
 //
 // clang-format off
 // ptxrt: define WARPS_M in {1, 2, 4, 8} default 4
@@ -62,7 +63,7 @@
 // ptxrt: define SPLIT_K in {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128} default 1
 // ptxrt: tune WARPS_M WARPS_N LANES_M TM TN BK STAGES MIN_BLOCKS VECTOR_A SPLIT_K TF32X3
 // ptxrt: constraint WARPS_M * WARPS_N >= 2 && WARPS_M * WARPS_N <= 8
-// ptxrt: constraint TM * TN >= 16 && BK >= 16 && STAGES >= 3
+// ptxrt: constraint TM * TN >= 16 && STAGES >= 3
 // ptxrt: constraint WARPS_M * LANES_M * TM >= 32 && WARPS_M * LANES_M * TM <= 256
 // ptxrt: constraint WARPS_N * (32 / LANES_M) * TN >= 32 && WARPS_N * (32 / LANES_M) * TN <= 256
 // ptxrt: entry sgemm grid=(ceil(N/BN), ceil(M/BM), SPLIT_K) block=32·WARPS_M·WARPS_N dynamic smem=STAGES·BK·(BM+4+BN)·4 — C = A·B, row-major, any M, N, K, any alignment; with SPLIT_K > 1, C is the workspace of SPLIT_K partial products (SPLIT_K·M·ceil(N/4)·4 floats, 16-byte aligned)

@@ -27,6 +27,11 @@ namespace {
 constexpr long long split_below_rounds = 4;
 constexpr long long most_split_rounds = 16;
 constexpr long long small_tiles_below_rounds = 2;
+// Slices under this deep may take BK 8: BK 16 computes a slice rounded up to 16 with zeros, up to
+// 15 rows of K more than it needs, where BK 8 computes at most 7 more (at K = 39, 48 against 40).
+// Deeper, those rows weigh little, and BK 8 only halves how much of K is in flight: it measured
+// slower there (docs/perf-notes.md).
+constexpr int bk8_below_depth = 128;
 
 // The side of the largest useful tile along a dimension of `size`.
 int largest_side(int size) {
@@ -54,10 +59,14 @@ Verdict shape_fits(const SgemmConfig& config, const DeviceProperties& device, in
       sgemm_tiles(SgemmConfig{}, m, n) >= small_tiles_below_rounds * 2 * sms)
     return Verdict::refused(
         "small tiles are for products that the default 128x128 tiles cannot fill");
+  const int depth = sgemm_slice_depth(config, k);
+  if (config.block_k < 16 && depth >= bk8_below_depth)
+    return Verdict::refused("BK " + std::to_string(config.block_k) + " is for slices under " +
+                            std::to_string(bk8_below_depth) + " of K");
   if (config.split_k == 1) return {};
   const long long slots = sms * config.min_blocks;
   const long long tiles = sgemm_tiles(config, m, n);
-  if (sgemm_slice_depth(config, k) < sgemm_min_slice_depth)
+  if (depth < sgemm_min_slice_depth)
     return Verdict::refused("split " + std::to_string(config.split_k) + " leaves slices under " +
                             std::to_string(sgemm_min_slice_depth) + " of K");
   if (tiles >= split_below_rounds * slots)

@@ -440,11 +440,26 @@ TEST_CASE(
                        "sgemm: TM=4x is not an integer", ptxrt::Error);
 }
 
-TEST_CASE("the tuning space splits K and offers small tiles only where the shape needs them") {
+TEST_CASE("the tuning space splits K, offers small tiles and BK 8 only where the shape needs them") {
+  const auto any_bk_8 = [](const std::vector<SgemmConfig>& configs) {
+    return std::any_of(configs.begin(), configs.end(),
+                       [](const SgemmConfig& config) { return config.block_k == 8; });
+  };
   const std::vector<SgemmConfig> square = space_configs({8192, 8192, 8192});
   CHECK(!square.empty());
   CHECK_FALSE(any_split(square));
   CHECK_FALSE(any_small_tile(square));
+  CHECK_FALSE(any_bk_8(square));
+  // At K = 39 BK 16 computes 48 deep, BK 8 40; from slices of 128 on, BK 8 is left out.
+  const std::vector<SgemmConfig> short_k = space_configs({4260, 1969, 39});
+  CHECK(any_bk_8(short_k));
+  CHECK(any_bk_8(space_configs({4260, 1969, 127})));
+  CHECK_FALSE(any_bk_8(space_configs({4260, 1969, 128})));
+  for (const SgemmConfig& config : short_k) {
+    CAPTURE(config.describe());
+    CHECK(config.stages >= 3);
+    CHECK(config.thread_m * config.thread_n >= 16);
+  }
   const std::vector<SgemmConfig> deep = space_configs({1536, 1536, 12288});
   CHECK(any_split(deep));
   for (const SgemmConfig& config : deep) {
