@@ -440,7 +440,8 @@ TEST_CASE(
                        "sgemm: TM=4x is not an integer", ptxrt::Error);
 }
 
-TEST_CASE("the tuning space splits K, offers small tiles and BK 8 only where the shape needs them") {
+TEST_CASE(
+    "the tuning space splits K, offers small tiles and BK 8 only where the shape needs them") {
   const auto any_bk_8 = [](const std::vector<SgemmConfig>& configs) {
     return std::any_of(configs.begin(), configs.end(),
                        [](const SgemmConfig& config) { return config.block_k == 8; });
