@@ -103,6 +103,8 @@ MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True, False), 50.9, 47.29, 250, 244),
         ((2, 1, 8, 8, 8, 16, 3, 4, True, False), 33.71, 31.14, 186, 190),
         ((2, 2, 8, 4, 4, 16, 3, 4, True, False), 30.36, 26.31, 79, 72),
         ((1, 4, 4, 8, 4, 16, 3, 4, True, False), 37.59, 33.98, 95, 118),
+        ((4, 1, 4, 8, 8, 8, 4, 3, True, False), 40.0, 36.6, 149, 127),
+        ((2, 2, 4, 8, 8, 16, 3, 4, True, False), 45.95, 40.75, 127, 124),
         # 3xTF32 on the tensor cores (docs/perf-notes.md, "3xTF32 on the tensor cores").
         ((2, 4, 8, 8, 16, 16, 3, 1, True, True), 55.53, 53.3, 255, 255),
         ((2, 4, 8, 8, 8, 16, 3, 1, True, True), 53.52, 47.8, 254, 243),
@@ -118,15 +120,23 @@ MENU = [((4, 2, 4, 8, 16, 32, 4, 1, True, False), 50.9, 47.29, 250, 244),
 RATE_STEP = {'ffma': 0.05, 'tf32x3': 0.3, 'any-alignment': 0.1}
 
 
-# --entry: the tile (block_m, block_n) whose entries alone search() moves (None: every entry
-# that --refit names).
-ONLY_TILE = None
+# --entry: the entries search() alone moves, each a tile (block_m, block_n) or a dict of some of
+# sgemm.cu's constants (empty: every entry that --refit names).
+ONLY_ENTRIES = []
+
+
+def matches(config, entry):
+    """Whether the menu's `config` is the --entry `entry`: its tile, or those constants' values."""
+    if isinstance(entry, tuple):
+        return tile(config)[:2] == entry
+    values = dict(zip(DEFINES + ('VECTOR_A', 'TF32X3'), config[:8] + config[8:10]))
+    return all(values[name] == value for name, value in entry.items())
 
 
 def fitted(refit):
     """The indices in MENU of the entries search() refits."""
     return [index for index, entry in enumerate(MENU) if entry[0][9] == (refit == 'tf32x3') and
-            (ONLY_TILE is None or tile(entry[0])[:2] == ONLY_TILE)]
+            (not ONLY_ENTRIES or any(matches(entry[0], only) for only in ONLY_ENTRIES))]
 
 
 # What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
@@ -355,14 +365,15 @@ def score(shapes, c, menu):
 
 def search(shapes, steps, seed=1, start=None, refit='ffma'):
     """From `start` (default: CONSTANTS) and MENU's rates, the best set the search finds; `refit`
-    names the entries it moves (fitted()), and the constants move with the FFMA entries alone."""
+    names the entries it moves (fitted()), and the constants move with every FFMA entry alone (not
+    with --entry)."""
     rng = random.Random(seed)
     constants, menu = dict(start or CONSTANTS), [list(entry) for entry in MENU]
     best = score(shapes, constants, menu)
     step, entries = RATE_STEP[refit], fitted(refit)
     for _ in range(steps):
         trial_constants, trial_menu = dict(constants), [list(entry) for entry in menu]
-        if refit == 'ffma' and rng.random() < 0.6:
+        if refit == 'ffma' and not ONLY_ENTRIES and rng.random() < 0.6:
             unused = 'warps_for_full_rate' if SHARE_BY == 'results' else 'results_for_full_rate'
             name = rng.choice([name for name in BOUNDS if name != unused])
             trial_constants[name] = rng.uniform(*BOUNDS[name])
@@ -419,12 +430,21 @@ def shape_argument(text):
     return tuple(int(size) for size in found.groups())
 
 
-def tile_argument(text):
-    """An MxN command-line tile, as (block_m, block_n)."""
+def entry_argument(text):
+    """An --entry: an MxN tile, as (block_m, block_n), or NAME=VALUE,... of sgemm.cu's constants
+    that the menu's entries carry, as a dict (VECTOR_A and TF32X3 as booleans)."""
     found = re.fullmatch(r'([1-9]\d*)x([1-9]\d*)', text)
-    if not found:
-        raise argparse.ArgumentTypeError(f'MxN with positive sizes, got {text!r}')
-    return tuple(int(size) for size in found.groups())
+    if found:
+        return tuple(int(size) for size in found.groups())
+    names, values = DEFINES + ('VECTOR_A', 'TF32X3'), {}
+    for setting in text.split(','):
+        name, _, value = setting.partition('=')
+        if name not in names or not re.fullmatch(r'\d+', value) or name in values:
+            raise argparse.ArgumentTypeError(
+                f'MxN, or NAME=VALUE,... with each of {", ".join(names)} at most once and a '
+                f'whole number, got {text!r}')
+        values[name] = bool(int(value)) if name in ('VECTOR_A', 'TF32X3') else int(value)
+    return values
 
 
 def constant_argument(text):
@@ -443,7 +463,7 @@ def constant_argument(text):
 
 
 def main():
-    global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S, FEW_BLOCKS_SLICE_DEPTH, ONLY_TILE
+    global MIN_SLICE_DEPTH, SHARE_BY, DRAM_GB_PER_S, FEW_BLOCKS_SLICE_DEPTH
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('benches', nargs='*')
     parser.add_argument('--pick', action='append', default=[], metavar='MxNxK',
@@ -459,10 +479,12 @@ def main():
                         help='what --search moves: the FFMA entries\' rates and the constants '
                              '(default), the tensor cores\' rates alone, or the FFMA entries\' '
                              'any-alignment rates alone')
-    parser.add_argument('--entry', type=tile_argument, metavar='MxN',
-                        help='what --search moves: only the rates of the entries of this tile '
-                             'among those --refit names (a new entry fitted to the benches that '
-                             'timed it, the rest of the menu as it is)')
+    parser.add_argument('--entry', type=entry_argument, action='append', default=[],
+                        metavar='MxN|NAME=VALUE,...',
+                        help='what --search moves: only the rates of the entries of this tile, '
+                             'or with these values of sgemm.cu\'s constants (BK=8,MIN_BLOCKS=3), '
+                             'among those --refit names (new entries fitted to the benches that '
+                             'timed them, the rest of the menu as it is); repeatable')
     parser.add_argument('--seed', type=int, default=1, metavar='S')
     parser.add_argument('--cross-validate', action='store_true',
                         help='fit (--search N) to all benches but one and judge the picks on that '
@@ -493,10 +515,14 @@ def main():
         if arguments.refit == 'tf32x3':
             parser.error('--refit tf32x3 fits the tensor cores, which --ffma-only leaves out')
         MENU[:] = [entry for entry in MENU if not entry[0][9]]
-    ONLY_TILE = arguments.entry
-    if ONLY_TILE and not fitted(arguments.refit):
-        parser.error(f'--entry {ONLY_TILE[0]}x{ONLY_TILE[1]}: no {arguments.refit} entry of the '
-                     'menu has that tile')
+    for entry in arguments.entry:
+        ONLY_ENTRIES[:] = [entry]
+        if not fitted(arguments.refit):
+            named = ('x'.join(map(str, entry)) if isinstance(entry, tuple) else
+                     ','.join(f'{name}={int(value)}' for name, value in entry.items()))
+            parser.error(f'--entry {named}: no {arguments.refit} entry of the menu has that '
+                         f'{"tile" if isinstance(entry, tuple) else "config"}')
+    ONLY_ENTRIES[:] = arguments.entry
     recorded = recorded_dram_gb_per_s(arguments.benches)  # refuses a bench of another device
     DRAM_GB_PER_S = arguments.dram_gb_per_s or recorded or DRAM_GB_PER_S
     if arguments.pick:

@@ -99,6 +99,10 @@ const std::vector<ListedConfig>& listed_configs() {
       {with(quarter, 1, true, false), {small, skinny, deep}},
       {with(eighth, 1, true, false), {small}},
       {eighth, {small}},
+      // Short K over millions of outputs (the heuristic's menu): 128×64 at BK 8 in a ring of 4,
+      // and 64×128 at 4 blocks an SM.
+      {with({4, 1, 4, 8, 8, 8, 4, 3}, 1, true, false), {flat}},
+      {with({2, 2, 4, 8, 8, 16, 3, 4}, 1, true, false), {flat}},
       // Splits of K: as even as whole tiles allow, through both entries (the GPU tests run each
       // at N % 4 != 0 as well), with vector A and without.
       {split(base, 4), {small, deep, skinny}},

@@ -148,6 +148,15 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
        "64x32: 16.66 TFLOP/s at 6771x24x2261 split 6; 1.14x cuBLAS at 50x3407x220"},
       {menu_config(1, 4, 4, 8, 4, 16, 3, 4, true), 37.59, 33.98, 95, 118,
        "32x128, for M of 32 or less: 17.88 TFLOP/s at 23x4574x4586 split 32, 15.67 for 32x64"},
+      // Short K over millions of outputs, where a slice is a few steps of the ring and the tiles'
+      // prologue and epilogue weigh most: both rates of each fitted alone, the rest as above
+      // (`--entry`), to sgemm-menu-short-k*-h200.json.
+      {menu_config(4, 1, 4, 8, 8, 8, 4, 3, true), 40.0, 36.6, 149, 127,
+       "128x64 at BK 8: 1.03x cuBLAS at 7668x12087x37 (the menu's best before 0.98x), 1.01x at "
+       "9720x4715x35 (0.96x)"},
+      {menu_config(2, 2, 4, 8, 8, 16, 3, 4, true), 45.95, 40.75, 127, 124,
+       "64x128 at 4 blocks an SM: 1.02x cuBLAS at 9664x1529x30 (the menu's best before 0.89x), "
+       "0.96x at 1189x5861x31 (0.91x)"},
       // 3xTF32 on the tensor cores, fitted (aligned rates alone) to the menu benches that timed
       // them: `--refit tf32x3` in scripts/fit_sgemm_heuristic.py. The any-alignment rate is the
       // aligned one times the share of it the any-alignment entry ran at 4096x4095x2048 and

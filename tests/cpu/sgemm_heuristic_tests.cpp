@@ -130,7 +130,13 @@ TEST_CASE(
     previous_tile = config.block_m() * config.block_n();
   }
   CHECK(previous_tile == 64 * 64);
-  CHECK(chosen({3665, 4198, 17}).min_blocks == 4);
+  // Tiles of 128 threads at 3 or 4 blocks an SM: at 3665x4198x17 on the H200 the pick, 128x64x8
+  // at 3, ran 0.88x cuBLAS (64x128 at 4 blocks 0.98x: a choice the model misses), where 128x256x32
+  // tiles reached 0.73x (docs/perf-data/sgemm-menu-short-k-h200.json).
+  const SgemmConfig short_k = chosen({3665, 4198, 17});
+  CAPTURE(short_k.describe());
+  CHECK(short_k.warps_m * short_k.warps_n == 4);
+  CHECK(short_k.min_blocks >= 3);
 }
 
 TEST_CASE("an odd size gets no vector A: the any-alignment entry runs there") {
@@ -305,6 +311,25 @@ TEST_CASE("at short K and N % 4 != 0 the tile is one whose warps store C in 4 ro
     CAPTURE(config.describe());
     CHECK(config.lanes_m == 4);
     CHECK(fills_the_sms(config, shape));
+  }
+}
+
+TEST_CASE("at K of a few dozen over millions of outputs the short-K tiles are taken") {
+  // 128x64 at BK 8 in a ring of 4 and 64x128 at 4 blocks an SM, each where it ran fastest of the
+  // menu (docs/perf-data/sgemm-menu-short-k-switched-h200.json): 1.01x and 1.03x cuBLAS at
+  // 9720x4715x35 and 7668x12087x37, where the menu's best before reached 0.96x and 0.98x; 1.02x and
+  // 0.96x at 9664x1529x30 and 1189x5861x31 (0.89x and 0.91x).
+  for (const Shape shape : {Shape{9720, 4715, 35}, Shape{7668, 12087, 37}}) {
+    CAPTURE(shape.m);
+    const SgemmConfig config = chosen(shape, h200());
+    CAPTURE(config.describe());
+    CHECK(config == SgemmConfig{4, 1, 4, 8, 8, 8, 4, 3});
+  }
+  for (const Shape shape : {Shape{9664, 1529, 30}, Shape{1189, 5861, 31}}) {
+    CAPTURE(shape.m);
+    const SgemmConfig config = chosen(shape, h200());
+    CAPTURE(config.describe());
+    CHECK(config == SgemmConfig{2, 2, 4, 8, 8, 16, 3, 4});
   }
 }
 

@@ -44,7 +44,7 @@ def main():
     expect(share_of_best(guarded.stdout) >= 0.995, "the guarded pick within 0.5 % of the best",
            guarded.stdout)
     # A search that finds no such set says so rather than printing a set that breaks the guard.
-    short = run("--search", "60", "--seed", "2", "--keep-best-at", GUARDED)
+    short = run("--search", "60", "--seed", "6", "--keep-best-at", GUARDED)
     expect(short.returncode != 0 and f"no set the search tried picks within 0.5% of the best at "
            f"{GUARDED}" in short.stderr, "a search that found no guarded set, saying so",
            short.stdout + short.stderr)

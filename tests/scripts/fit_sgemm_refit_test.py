@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """scripts/fit_sgemm_heuristic.py --refit tf32x3, --entry and --ffma-only: a search of the tensor
-cores' rates moves their rates and no constant or FFMA rate (with --entry, one tile's rates alone),
---ffma-only picks the FFMAs where the full menu picks the tensor cores, and the two together are
-refused. Exits non-zero on the first failed expectation.
+cores' rates moves their rates and no constant or FFMA rate (with --entry, one tile's rates alone;
+with --entry by constants, those entries' alone and no constant), an --entry that names no entry
+or is malformed is refused, --ffma-only picks the FFMAs where the full menu picks the tensor cores,
+and the two together are refused. Exits non-zero on the first failed expectation.
 """
 import ast
 import importlib.util
@@ -54,6 +55,25 @@ def main():
     unknown = run(BENCH, "--search", "1", "--refit", "tf32x3", "--entry", "48x48")
     expect(unknown.returncode == 2 and "--entry 48x48: no tf32x3 entry" in unknown.stderr,
            "an --entry no entry has refused, naming it", unknown.stderr)
+    # --entry by sgemm.cu's constants, repeated: the two short-K FFMA entries' rates move, no
+    # other rate and no constant (an --entry's fit keeps the rest of the model as it is).
+    short_k = ["WARPS_M=4,WARPS_N=1,BK=8,STAGES=4,MIN_BLOCKS=3",
+               "WARPS_M=2,WARPS_N=2,LANES_M=4,TM=8,TN=8,BK=16,MIN_BLOCKS=4"]
+    two = run(BENCH, "--dram-gb-per-s", "4800", "--search", "40", "--seed", "1",
+              "--entry", short_k[0], "--entry", short_k[1])
+    expect(two.returncode == 0, f"--entry {short_k}: exit code {two.returncode}: {two.stderr}")
+    expect(printed(two.stdout, "constants") == given, "the constants as given", two.stdout)
+    moved = [i for i, rate in enumerate(printed(two.stdout, "menu rates")) if rate != start[i]]
+    entries = [i for i in fit.fitted("ffma") if fit.MENU[i][0][:8] in
+               ((4, 1, 4, 8, 8, 8, 4, 3), (2, 2, 4, 8, 8, 16, 3, 4))]
+    expect(len(entries) == 2 and moved and set(moved) <= set(entries),
+           "only the two short-K entries' rates moved", two.stdout)
+    for text, message in (("BK=7", "--entry BK=7: no ffma entry of the menu has that config"),
+                          ("TILE=8", "MxN, or NAME=VALUE,... with each of"),
+                          ("BK=8,BK=16", "MxN, or NAME=VALUE,... with each of")):
+        refused = run(BENCH, "--search", "1", "--entry", text)
+        expect(refused.returncode == 2 and message in refused.stderr,
+               f"--entry {text} refused, naming it", refused.stderr)
     full = run("--pick", ALIGNED)
     expect(full.returncode == 0 and "TF32X3=1" in full.stdout,
            f"the full menu's pick at {ALIGNED} on the tensor cores", full.stdout + full.stderr)
