@@ -365,8 +365,8 @@ def score(shapes, c, menu):
 
 def search(shapes, steps, seed=1, start=None, refit='ffma'):
     """From `start` (default: CONSTANTS) and MENU's rates, the best set the search finds; `refit`
-    names the entries it moves (fitted()), and the constants move with every FFMA entry alone (not
-    with --entry)."""
+    names the entries it moves (fitted()); the constants move only in a refit of all the FFMA
+    entries (not with the tensor cores', the any-alignment rates or --entry)."""
     rng = random.Random(seed)
     constants, menu = dict(start or CONSTANTS), [list(entry) for entry in MENU]
     best = score(shapes, constants, menu)
