@@ -129,14 +129,16 @@ def matches(config, entry):
     """Whether the menu's `config` is the --entry `entry`: its tile, or those constants' values."""
     if isinstance(entry, tuple):
         return tile(config)[:2] == entry
-    values = dict(zip(DEFINES + ('VECTOR_A', 'TF32X3'), config[:8] + config[8:10]))
+    values = dict(zip(ENTRY_NAMES, config))
     return all(values[name] == value for name, value in entry.items())
 
 
-def fitted(refit):
-    """The indices in MENU of the entries search() refits."""
+def fitted(refit, only=None):
+    """The indices in MENU of the entries search() refits: of those `refit` names, the ones that
+    match an entry of `only` (default: ONLY_ENTRIES; empty: all of them)."""
+    only = ONLY_ENTRIES if only is None else only
     return [index for index, entry in enumerate(MENU) if entry[0][9] == (refit == 'tf32x3') and
-            (not ONLY_ENTRIES or any(matches(entry[0], only) for only in ONLY_ENTRIES))]
+            (not only or any(matches(entry[0], one) for one in only))]
 
 
 # What an SM of CC 9.0 holds (include/ptxrt/core/occupancy.hpp's table): registers in 4
@@ -161,6 +163,8 @@ def config_key(text):
 
 
 DEFINES = ('WARPS_M', 'WARPS_N', 'LANES_M', 'TM', 'TN', 'BK', 'STAGES', 'MIN_BLOCKS')
+# The constants a menu entry's config carries, in its order.
+ENTRY_NAMES = DEFINES + ('VECTOR_A', 'TF32X3')
 
 
 def read_bench_json(path):
@@ -436,12 +440,12 @@ def entry_argument(text):
     found = re.fullmatch(r'([1-9]\d*)x([1-9]\d*)', text)
     if found:
         return tuple(int(size) for size in found.groups())
-    names, values = DEFINES + ('VECTOR_A', 'TF32X3'), {}
+    values = {}
     for setting in text.split(','):
         name, _, value = setting.partition('=')
-        if name not in names or not re.fullmatch(r'\d+', value) or name in values:
+        if name not in ENTRY_NAMES or not re.fullmatch(r'\d+', value) or name in values:
             raise argparse.ArgumentTypeError(
-                f'MxN, or NAME=VALUE,... with each of {", ".join(names)} at most once and a '
+                f'MxN, or NAME=VALUE,... with each of {", ".join(ENTRY_NAMES)} at most once and a '
                 f'whole number, got {text!r}')
         values[name] = bool(int(value)) if name in ('VECTOR_A', 'TF32X3') else int(value)
     return values
@@ -516,8 +520,7 @@ def main():
             parser.error('--refit tf32x3 fits the tensor cores, which --ffma-only leaves out')
         MENU[:] = [entry for entry in MENU if not entry[0][9]]
     for entry in arguments.entry:
-        ONLY_ENTRIES[:] = [entry]
-        if not fitted(arguments.refit):
+        if not fitted(arguments.refit, [entry]):
             named = ('x'.join(map(str, entry)) if isinstance(entry, tuple) else
                      ','.join(f'{name}={int(value)}' for name, value in entry.items()))
             parser.error(f'--entry {named}: no {arguments.refit} entry of the menu has that '
