@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """scripts/sgemm_heldout.py on a bench report made up here, whose figures are known: the default's
-median, 10th percentile, worst and count at the goal, overall, per drawn class and by whether N is
-a multiple of 4; the same for the best timed config; the shapes where the choice misses (a timed
-config at least 0.05 above the default, and no others); the worst five in order; and a refusal
-naming a shape without a default. The same report printed as the bench's tables, with a last shape
-the run did not finish, gives the same figures; reports that are neither, or cannot be read, are
-refused by name. Exits non-zero on the first failed expectation.
+median, 10th percentile, worst and count at the goal, overall, per drawn class, per class by
+size (a log-uniform draw that is ragged) and by whether N is a multiple of 4; the same for the
+best timed config; the shapes where the choice misses (a timed config at least 0.05 above the
+default, and no others); the worst five in order; and a refusal naming a shape without a
+default. The same report printed as the bench's tables, with a last shape the run did not
+finish, gives the same figures; reports that are neither, or cannot be read, are refused by
+name. Exits non-zero on the first failed expectation.
 """
 import json
 import os
@@ -76,6 +77,8 @@ def main():
     better = {0: 0.70, 3: 0.86, 5: 1.04}
     shapes = [shape(index, "deep" if index < 4 else "log-uniform", default, better.get(index))
               for index, default in enumerate(defaults)]
+    # The last log-uniform draw's sizes make it a ragged product.
+    shapes[9]["class"] = "ragged"
     report = {"device": "a made-up GPU", "random": {"count": 10, "seed": 7}, "shapes": shapes}
     result = run(report)
     output = result.stdout
@@ -86,6 +89,12 @@ def main():
     expect("| deep | 4 | 0.65 | 0.50 | 0.50 | 0 of 4 |" in output, "the deep class's row", output)
     expect("| log-uniform | 6 | 1.15 | 0.90 | 0.90 | 6 of 6 |" in output, "the other class",
            output)
+    # By size: the deep four again, the log-uniform draws but the last, and that one as ragged.
+    expect("| deep by size | 4 | 0.65 | 0.50 | 0.50 | 0 of 4 |" in output, "deep by size", output)
+    expect("| log-uniform by size | 5 | 1.10 | 0.90 | 0.90 | 5 of 5 |" in output,
+           "the log-uniform draws by size", output)
+    expect("| ragged by size | 1 | 1.40 | 1.40 | 1.40 | 1 of 1 |" in output,
+           "the log-uniform draw that is ragged by size", output)
     # By B's alignment: 0.50 .. 1.00 with N % 4 = 0, 1.10 .. 1.40 without.
     expect("| N % 4 = 0 | 6 | 0.75 | 0.50 | 0.50 | 2 of 6 |" in output, "the aligned row", output)
     expect("| N % 4 != 0 | 4 | 1.25 | 1.10 | 1.10 | 4 of 4 |" in output, "the ragged-N row",
@@ -105,6 +114,8 @@ def main():
     printed = run(tables(report))
     expect(printed.returncode == 0, f"exit code {printed.returncode}: {printed.stderr}",
            printed.stdout)
+    # The tables name only the class by size: no second set of class rows.
+    expect("by size" not in printed.stdout, "no rows by size from the tables", printed.stdout)
     title = printed.stdout.splitlines()[0]
     expect(title.endswith(": a made-up GPU, 10 shapes (1 more started, not finished)"),
            "the tables' device, shapes and the unfinished one", printed.stdout)
