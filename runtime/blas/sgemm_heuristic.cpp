@@ -176,6 +176,17 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
       {menu_config(1, 4, 4, 8, 4, 16, 3, 3, true, true), 40.5, 39.5, 165, 165,
        "32x128 on the tensor cores: 1.11x cuBLAS at 81x7669x7446 split 8 (the menu's best before "
        "0.99x), 1.00x at 86x3278x6483 (0.88x), 1.07x at 23x4574x4586 (0.84x)"},
+      // 128x32, its transpose, for products of few columns: at N of 17 to 35 a tile 64 columns
+      // wide computes half zeros or more, and the FFMAs' 128x32 takes a fifth longer than this one
+      // where K is deep (0.84-0.91x cuBLAS against 1.04-1.11x at four such shapes, N of 20 to
+      // 31). Its aligned rate from a grid of 34 to 44 over the menu bench of 29 narrow shapes
+      // (sgemm-menu-tf32-32-columns-h200.txt), the rest of the menu as it is: the picks there
+      // reach 0.915 of the best measured (0.869 without the tile; 0.919 at 40, which takes it at
+      // more shapes that no bench timed it at). The any-alignment rate is a TFLOP/s below, as
+      // 32x128's.
+      {menu_config(4, 1, 4, 8, 4, 16, 3, 3, true, true), 38.0, 37.0, 168, 168,
+       "128x32 on the tensor cores: 1.05x cuBLAS at 3825x25x4705 split 12 (the menu's best before "
+       "0.84x), 1.04x at 6208x22x5063 (0.85x), 0.96x at 3408x75x3349 (0.86x)"},
   };
   return menu;
 }

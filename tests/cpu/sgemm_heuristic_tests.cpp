@@ -261,6 +261,25 @@ TEST_CASE("a side of 32 or less gets a tile 32 wide on that side, split to fill 
   }
 }
 
+TEST_CASE(
+    "at deep K and N of 32 or less the tensor cores' 128x32 is taken, split to fill the GPU") {
+  // Measured on the H200, every menu config at every split (docs/perf-data/
+  // sgemm-menu-tf32-32-columns-h200.txt): 1.05x cuBLAS at 3825x25x4705 and 1.04x at 6208x22x5063
+  // (split 12 and 8), where the FFMAs' 128x32, the menu's best before, ran 0.84x and 0.85x.
+  for (const Shape shape : {Shape{3825, 25, 4705}, Shape{6208, 22, 5063}}) {
+    CAPTURE(shape.m);
+    const SgemmConfig config = chosen(shape, h200());
+    CAPTURE(config.describe());
+    CHECK(config.tf32x3);
+    CHECK(config.block_m() == 128);
+    CHECK(config.block_n() == 32);
+    CHECK(fills_the_sms(config, shape));
+  }
+  // Not at short K, where the tensor cores are not rated, nor where N fills wider tiles.
+  CHECK_FALSE(chosen({3825, 25, 200}, h200()).tf32x3);
+  CHECK(chosen({3825, 1024, 4705}, h200()).block_n() > 32);
+}
+
 TEST_CASE("at short K and N % 4 != 0 the tile is one whose warps store C in 4 rows of lanes") {
   // There C is stored a float at a time and the stores weigh: a warp of 8 rows of lanes touches
   // twice the cache lines per store. On the H200 the 128x64 tile of 8x4 lanes ran 12.4 TFLOP/s at
