@@ -177,8 +177,8 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
        "32x128 on the tensor cores: 1.11x cuBLAS at 81x7669x7446 split 8 (the menu's best before "
        "0.99x), 1.00x at 86x3278x6483 (0.88x), 1.07x at 23x4574x4586 (0.84x)"},
       // 128x32, its transpose, for products of few columns: at N of 17 to 35 a tile 64 columns
-      // wide computes half zeros or more, and the FFMAs' 128x32 takes a fifth longer than this one
-      // where K is deep (0.84-0.91x cuBLAS against 1.04-1.11x at four such shapes, N of 20 to
+      // wide computes half zeros or more, and the FFMAs' 128x32 takes 12-25 % longer than this one
+      // where K is deep (0.84-1.04x cuBLAS against 1.04-1.17x at four such shapes, N of 20 to
       // 31). Its aligned rate from a grid of 34 to 44 over the menu bench of 29 narrow shapes
       // (sgemm-menu-tf32-32-columns-h200.txt), the rest of the menu as it is: the picks there
       // reach 0.915 of the best measured (0.869 without the tile; 0.919 at 40, which takes it at
