@@ -6,7 +6,7 @@
 #   scripts/gpu-check.sh [--no-tests|--gpu-tests-only] [--sanitize|--sanitize-all] [--no-bench] [--tune]
 #                      [--mpi|--mpi-checks|--mpi-bench]
 #                      [--bench-args "..."] [--sanitize-args "..."]
-#   scripts/gpu-check.sh --asan
+#   scripts/gpu-check.sh --asan [--asan-tests REGEX]
 # --tune runs scripts/tune-check.sh on the same build afterwards; --mpi (--mpi-checks, --mpi-bench:
 # one half) scripts/mpi-check.sh, which needs mpirun (MPIRUN) and a build with ptxrt::mpi.
 # --asan runs the host side of the GPU paths under AddressSanitizer + UBSan instead (see below).
@@ -14,13 +14,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 sanitize_tests='^gpu:sanitize: ' ctest_filter=() tests=1 sanitize=0 bench=1 tune=0 bench_args="" sanitize_args=""
-asan=0
+asan=0 asan_tests='^gpu:'
 mpi_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize=1 ;;
     --sanitize-all) sanitize=1 sanitize_tests='^gpu:' ;;
     --asan) asan=1 ;;
+    --asan-tests) asan_tests="$2"; shift ;;  # a CTest regex: the longest cases alone get the whole call
     --no-tests) tests=0 ;;
     --gpu-tests-only) ctest_filter=(-R '^gpu:') ;;  # the CPU ones ran in CI
     --no-bench) bench=0 ;;
@@ -93,7 +94,7 @@ if [ "$asan" = 1 ]; then
   cut_note() { [ "$1" = 124 ] && echo " (stopped at the deadline)"; }
   tests_stop=$((deadline - 120))
   (cd "$build" && ctest -j 8 --timeout 300 --stop-time "$(date -d "@$tests_stop" +%H:%M:%S)" \
-     --output-on-failure -R '^gpu:') >"$logs/asan-ctest.log" 2>&1
+     --output-on-failure -R "$asan_tests") >"$logs/asan-ctest.log" 2>&1
   asan_rc=$?
   # CTest reports the tests still running at --stop-time as timed out, before their own 300 s:
   # those were cut, not failed.
