@@ -8,17 +8,17 @@
 Each bench (`ptxrt bench sgemm --menu`, its --json, e.g. of `--random 20 --seed 11`, or the tables
 it writes as each shape ends, on stderr with --json; or an older `--all` bench) times every menu
 config at every split whose slices are 64 deep or more on each shape, so that no pick of a model
-refitted here goes untimed. This script mirrors the C++ model (rounds of resident blocks, each
-block's flop at its config's full rate, a per-round overhead, ring fill and stores of C, the
-split's reduction) and prints, per shape, the config the model picks, its measured rate and the
-best measured. With --search N it runs N steps of a seeded random search over the model's constants
-and the menu's rates, each kept within bounds that preserve its physical meaning, scoring the
-measured rate of each pick against the shape's best (the worst shape counted thrice), and prints
-the best set found. With --cross-validate it instead fits to all benches but one and prints how
-close the picks come to the best measured on that one, for each bench: what a fit is worth on
-shapes it never saw (a shape several benches timed counts with the last one's rows, and is left out
-of the training of each bench that timed it). The C++ file is the reference: copy a chosen set
-there by hand, then rerun this without --search to check it.
+refitted here goes untimed; either may be xz-compressed (a name ending in .xz). This script mirrors
+the C++ model (rounds of resident blocks, each block's flop at its config's full rate, a per-round
+overhead, ring fill and stores of C, the split's reduction) and prints, per shape, the config the
+model picks, its measured rate and the best measured. With --search N it runs N steps of a seeded
+random search over the model's constants and the menu's rates, each kept within bounds that
+preserve its physical meaning, scoring the measured rate of each pick against the shape's best (the
+worst shape counted thrice), and prints the best set found. With --cross-validate it instead fits
+to all benches but one and prints how close the picks come to the best measured on that one, for
+each bench: what a fit is worth on shapes it never saw (a shape several benches timed counts with
+the last one's rows, and is left out of the training of each bench that timed it). The C++ file is
+the reference: copy a chosen set there by hand, then rerun this without --search to check it.
 
 --keep-best-at MxNxK (repeatable) keeps the search to sets whose pick at that benched shape
 measures within 0.5 % of its best: the large squares, which a fit to many small shapes would
@@ -43,6 +43,8 @@ import math
 import os
 import random
 import re
+
+from sgemm_heldout import read_text
 
 SM_COUNT = 132
 DRAM_GB_PER_S = 3352.0  # the H100 SXM's theoretical: 2 x 2619 MHz x 5120 bits
@@ -171,7 +173,7 @@ ENTRY_NAMES = DEFINES + ('VECTOR_A', 'TF32X3')
 
 def read_bench_json(path):
     shapes = {}
-    for record in json.load(open(path))['shapes']:
+    for record in json.loads(read_text(path))['shapes']:
         rows = {'cublas': record['cublas_tflops']}
         for row in record['rows']:
             config = row['config']
@@ -188,7 +190,7 @@ def recorded_dram_gb_per_s(paths):
     """The theoretical DRAM bandwidth the JSON benches recorded, None where none did. An error
     where they disagree (benches of different devices fit no one model) or where one records a
     device of other than SM_COUNT SMs (the model's rounds and rates count those)."""
-    reports = {path: json.load(open(path)) for path in paths if path.endswith('.json')}
+    reports = {path: json.loads(read_text(path)) for path in paths if is_json(path)}
     for path, report in reports.items():
         if report.get('sm_count', SM_COUNT) != SM_COUNT:
             raise SystemExit(f'{path}: a device of {report["sm_count"]} SMs; this model counts '
@@ -199,11 +201,16 @@ def recorded_dram_gb_per_s(paths):
     return recorded.pop() if recorded else None
 
 
+def is_json(path):
+    """Whether a bench is its JSON rather than its tables (either may be xz-compressed)."""
+    return path.removesuffix('.xz').endswith('.json')
+
+
 def read_bench(path):
-    if path.endswith('.json'):
+    if is_json(path):
         return read_bench_json(path)
     shapes, shape = {}, None
-    for line in open(path):
+    for line in read_text(path).splitlines():
         header = re.match(r'== (\d+)x(\d+)x(\d+)', line)
         if header:
             shape = tuple(map(int, header.groups()))

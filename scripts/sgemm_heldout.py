@@ -12,12 +12,14 @@ family, misses: a timed config at least 0.05 above the default.
     scripts/sgemm_heldout.py random-101.json [--goal 0.90]
 
 A report may also be the tables the bench prints (on stderr with --json, one per shape as it
-ends), so that a run stopped at a time limit is judged on the shapes it finished. The tables
+ends), so that a run stopped at a time limit is judged on the shapes it finished. Either may be
+xz-compressed (a name ending in .xz), as the larger benches in docs/perf-data are. The tables
 name each shape's class as the shape's sizes classify it; only --json records the class it was
 drawn as, so the per-class rows of the two can differ.
 """
 import argparse
 import json
+import lzma
 import re
 import statistics
 import sys
@@ -65,11 +67,17 @@ def report_of_tables(text):
             "unfinished": len(shapes) - len(finished)}
 
 
+def read_text(path):
+    """The text of a bench report, decompressed where its name ends in .xz."""
+    opener = lzma.open if path.endswith(".xz") else open
+    with opener(path, "rt", encoding="utf-8") as file:
+        return file.read()
+
+
 def read_report(path):
     try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_text(path)
+    except (OSError, EOFError, UnicodeDecodeError, lzma.LZMAError) as error:
         sys.exit(f"{path}: cannot be read: {error}")
     try:
         report = json.loads(text)

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """scripts/fit_sgemm_heuristic.py --constant: a constant set on the command line moves the model's
 picks the way its meaning says (a split's fixed cost near zero splits a small square, a tenth of
-a second of it splits nothing), reaches the judgement of a bench, and a setting that names no
+a second of it splits nothing), reaches the judgement of a bench (the same judgement of the bench
+xz-compressed), and a setting that names no
 constant or gives no positive number is refused, naming it. Exits non-zero on the first failed
 expectation.
 """
+import lzma
 import os
 import re
+import tempfile
 
 from script_checks import SOURCE, expect, run_script
 
@@ -46,6 +49,14 @@ def main():
                result.stdout)
     expect(judged[0].stdout != judged[1].stdout, "picks that move with the constant",
            judged[0].stdout)
+    with open(BENCH, "rb") as plain, tempfile.TemporaryDirectory() as folder:
+        compressed = os.path.join(folder, "bench.json.xz")
+        with open(compressed, "wb") as file:
+            file.write(lzma.compress(plain.read()))
+        unpacked = run(compressed, "--constant", "reduce_launch_ms=1e-9")
+    same = unpacked.stdout == judged[0].stdout.replace(BENCH, compressed)
+    expect(unpacked.returncode == 0 and same, "the compressed bench judged as the plain one",
+           unpacked.stdout + unpacked.stderr)
     for setting, message in (("nope=1", "'nope' is none of the model's constants"),
                              ("reduce_launch_ms=abc", "reduce_launch_ms takes a positive number"),
                              ("reduce_launch_ms=-1", "reduce_launch_ms takes a positive number"),

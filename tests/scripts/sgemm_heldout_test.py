@@ -5,10 +5,12 @@ size (a log-uniform draw that is ragged) and by whether N is a multiple of 4; th
 best timed config; the shapes where the choice misses (a timed config at least 0.05 above the
 default, and no others); the worst five in order; and a refusal naming a shape without a
 default. The same report printed as the bench's tables, with a last shape the run did not
-finish, gives the same figures; reports that are neither, or cannot be read, are refused by
-name. Exits non-zero on the first failed expectation.
+finish, gives the same figures, and so does each xz-compressed; reports that are neither, or
+cannot be read (a compressed one cut short among them), are refused by name. Exits non-zero on
+the first failed expectation.
 """
 import json
+import lzma
 import os
 import subprocess
 import sys
@@ -58,12 +60,14 @@ def tables(report):
     return "\n".join(lines) + "\n"
 
 
-def run(report):
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
-        if isinstance(report, str):
-            file.write(report)
-        else:
-            json.dump(report, file)
+def run(report, compress=False, cut_to=None):
+    """The script on `report` (a JSON-able report or the text of tables), written to a file,
+    xz-compressed with `compress` and then cut to its first `cut_to` bytes where given."""
+    text = report if isinstance(report, str) else json.dumps(report)
+    data = lzma.compress(text.encode()) if compress else text.encode()
+    with tempfile.NamedTemporaryFile("wb", suffix=".json.xz" if compress else ".json",
+                                     delete=False) as file:
+        file.write(data[:cut_to])
     try:
         return subprocess.run([sys.executable, SCRIPT, file.name], capture_output=True, text=True)
     finally:
@@ -125,6 +129,15 @@ def main():
                  "| N % 4 != 0 | 4 | 1.25 | 1.10 | 1.10 | 4 of 4 |", misses,
                  "| shape | class | cuBLAS TFLOP/s | default | best timed | default config |"):
         expect(line in printed.stdout, "from the tables: " + line, printed.stdout)
+
+    for compressed in (run(report, compress=True), run(tables(report), compress=True)):
+        expect(compressed.returncode == 0 and
+               "| all | 10 | 0.95 | 0.60 | 0.50 | 6 of 10 |" in compressed.stdout and misses in
+               compressed.stdout, "an xz-compressed report judged as the plain one",
+               compressed.stdout + compressed.stderr)
+    cut = run(report, compress=True, cut_to=200)
+    expect(cut.returncode == 1 and "cannot be read" in cut.stderr and "Traceback" not in cut.stderr,
+           "a refusal of a compressed report cut short", cut.stderr)
 
     no_default = dict(report, shapes=[dict(shapes[0], rows=[shapes[0]["rows"][1]])])
     refused = run(no_default)
