@@ -6,11 +6,10 @@ or is malformed is refused, --ffma-only picks the FFMAs where the full menu pick
 and the two together are refused. Exits non-zero on the first failed expectation.
 """
 import ast
-import importlib.util
 import os
 import re
 
-from script_checks import SOURCE, expect, run_script
+from script_checks import SOURCE, expect, import_script, run_script
 
 SCRIPT = os.path.join(SOURCE, "scripts", "fit_sgemm_heuristic.py")
 BENCH = os.path.join(SOURCE, "docs", "perf-data", "sgemm-menu-tf32-aligned-h200.json")
@@ -29,9 +28,7 @@ def printed(output, label):
 
 
 def main():
-    spec = importlib.util.spec_from_file_location("fit", SCRIPT)
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
+    fit = import_script("fit_sgemm_heuristic")
     searched = run(BENCH, "--dram-gb-per-s", "4800", "--search", "40", "--seed", "1",
                    "--refit", "tf32x3")
     expect(searched.returncode == 0, f"exit code {searched.returncode}: {searched.stderr}")
