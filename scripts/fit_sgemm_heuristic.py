@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fits the SGEMM shape heuristic (runtime/blas/sgemm_heuristic.cpp) to recorded benches.
 
-    scripts/fit_sgemm_heuristic.py docs/perf-data/sgemm-menu-shapes-h200.json \
-        docs/perf-data/sgemm-menu-11-h200.json ... --dram-gb-per-s 4800 \
+    scripts/fit_sgemm_heuristic.py docs/perf-data/sgemm-menu-shapes-h200.json.xz \
+        docs/perf-data/sgemm-menu-11-h200.json.xz ... --dram-gb-per-s 4800 \
         [--search N [--seed S] [--cross-validate]]
 
 Each bench (`ptxrt bench sgemm --menu`, its --json, e.g. of `--random 20 --seed 11`, or the tables

@@ -23,8 +23,8 @@ constexpr double h100_sm_count = 132.0;
 // menu config at every split whose slices are 64 deep or more (`ptxrt bench sgemm --menu`) on 63
 // shapes: the twelve of docs/perf-notes.md, forty drawn ones (`--random 20 --seed 11`, `12`),
 // and narrow, deep and small ones where the tiles 32 wide might win, in
-// docs/perf-data/sgemm-menu-{shapes,11,12,narrow,narrow-303-404,small}-h200.json; and to the
-// held-out bench of seed 505 (docs/perf-data/sgemm-heldout-505-h200.json: the default, its
+// docs/perf-data/sgemm-menu-{shapes,11,12,narrow,narrow-303-404,small}-h200.json.xz; and to the
+// held-out bench of seed 505 (docs/perf-data/sgemm-heldout-505-h200.json.xz: the default, its
 // runners-up and the listed configs at 40 shapes). The H200 is the H100's chip (132 SMs at the
 // same clock) with faster memory, which the model reads from the device. The pick is the
 // measured best on 48 of the 103 shapes and within 2 % of it on 67; fitted to five of the six
@@ -38,7 +38,7 @@ constexpr double h100_sm_count = 132.0;
 // on the third (0.938, 0.944, 0.929 before). Since a ragged B loads by 16-byte chunks, they are
 // refitted again the same way (`--search 3000 --seed 2`), with the any-alignment entry's own
 // registers, to the same shapes benched anew
-// (docs/perf-data/sgemm-menu-ragged-realigned-{small-short-k,large}-h200.json): the picks reach
+// (docs/perf-data/sgemm-menu-ragged-realigned-{small-short-k,large}-h200.json.xz): the picks reach
 // 0.969 of the best measured there (0.957 before, 0.961 with the registers alone), and 0.962 at the
 // first 25 shapes of a fresh seed (0.954 before; docs/perf-notes.md, "Registers per path").
 // Held-out shapes (another seed) judge the fit: docs/perf-notes.md, "SGEMM on shapes nobody
@@ -150,7 +150,7 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
        "32x128, for M of 32 or less: 17.88 TFLOP/s at 23x4574x4586 split 32, 15.67 for 32x64"},
       // Short K over millions of outputs, where a slice is a few steps of the ring and the tiles'
       // prologue and epilogue weigh most: both rates of each fitted alone, the rest as above
-      // (`--entry`), to sgemm-menu-short-k*-h200.json.
+      // (`--entry`), to sgemm-menu-short-k*-h200.json.xz.
       {menu_config(4, 1, 4, 8, 8, 8, 4, 3, true), 40.0, 36.6, 149, 127,
        "128x64 at BK 8: 1.03x cuBLAS at 7668x12087x37 (the menu's best before 0.98x), 1.01x at "
        "9720x4715x35 (0.96x)"},
@@ -172,7 +172,7 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
        "64x128 on the tensor cores: 1.12x cuBLAS at 1200x6000x3000, 1.02x at 5420x1712x4458"},
       // 32x128 for products of few rows: at M = 86 a tile of 128 rows computes a third zeros.
       // Both its rates fitted alone, the rest as above (`--refit tf32x3 --entry 32x128`), to
-      // sgemm-menu-tf32-32-rows*-h200.json.
+      // sgemm-menu-tf32-32-rows*-h200.json.xz.
       {menu_config(1, 4, 4, 8, 4, 16, 3, 3, true, true), 40.5, 39.5, 165, 165,
        "32x128 on the tensor cores: 1.11x cuBLAS at 81x7669x7446 split 8 (the menu's best before "
        "0.99x), 1.00x at 86x3278x6483 (0.88x), 1.07x at 23x4574x4586 (0.84x)"},
@@ -180,7 +180,7 @@ const std::vector<SgemmMenuEntry>& sgemm_heuristic_menu() {
       // wide computes half zeros or more, and the FFMAs' 128x32 takes 12-25 % longer than this one
       // where K is deep (0.84-1.04x cuBLAS against 1.04-1.17x at four such shapes, N of 20 to
       // 31). Its aligned rate from a grid of 34 to 44 over the menu bench of 29 narrow shapes
-      // (sgemm-menu-tf32-32-columns-h200.txt), the rest of the menu as it is: the picks there
+      // (sgemm-menu-tf32-32-columns-h200.txt.xz), the rest of the menu as it is: the picks there
       // reach 0.915 of the best measured (0.869 without the tile; 0.919 at 40, which takes it at
       // more shapes that no bench timed it at). The any-alignment rate is a TFLOP/s below, as
       // 32x128's.

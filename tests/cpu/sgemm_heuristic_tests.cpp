@@ -57,7 +57,7 @@ TEST_CASE(
     CHECK(config.vector_a);
   }
   // Mid-size products take the tensor cores' smaller tiles, whether B's rows are 16-byte aligned
-  // (docs/perf-data/sgemm-menu-tf32-aligned-h200.json: 128x64 at 1.25x cuBLAS at 5000x800x2000
+  // (docs/perf-data/sgemm-menu-tf32-aligned-h200.json.xz: 128x64 at 1.25x cuBLAS at 5000x800x2000
   // and 1.22x at 3000x2048x1500, where the FFMAs' best reached 0.98x and 1.07x) or not, since the
   // any-alignment entry loads A and B by 16-byte chunks (at 682³ split 4 0.98x, the FFMAs' best
   // 0.83x: docs/perf-data/sgemm-tf32-chunks-shapes-h200.json).
@@ -71,7 +71,7 @@ TEST_CASE(
   }
   // Before compute capability 8.0 there is no TF32: an H100's resources at 7.0 take the FFMAs'
   // 128x256 with K steps of 32, the 4096³ tune's winner
-  // (docs/perf-data/sgemm-menu-shapes-h200.json: 47.76 TFLOP/s at 4096³).
+  // (docs/perf-data/sgemm-menu-shapes-h200.json.xz: 47.76 TFLOP/s at 4096³).
   ptxrt::DeviceProperties before_tf32 = h100();
   before_tf32.cc_major = 7;
   before_tf32.cc_minor = 0;
@@ -83,7 +83,7 @@ TEST_CASE(
   // A flat product is its prologue and its stores: one block's tile of C stored per round is
   // what the other resident blocks cannot hide, so the tile shrinks as K does. At K of a few
   // dozen the 64x64 tile, 4 blocks per SM, reached 0.97-1.00x cuBLAS where 128x256 reached
-  // 0.36-0.49x (docs/perf-data/sgemm-train-11-h100.json, -12).
+  // 0.36-0.49x (docs/perf-data/sgemm-train-11-h100.json.xz, -12).
   int previous_tile = 1 << 30;
   for (const Shape shape : {Shape{8192, 8192, 256}, Shape{8192, 8192, 128}, Shape{8192, 8192, 64},
                             Shape{8192, 8192, 17}}) {
@@ -97,7 +97,7 @@ TEST_CASE(
   CHECK(previous_tile == 64 * 64);
   // Tiles of 128 threads at 3 or 4 blocks an SM: at 3665x4198x17 on the H200 the pick, 128x64x8
   // at 3, ran 0.88x cuBLAS (64x128 at 4 blocks 0.98x: a choice the model misses), where 128x256x32
-  // tiles reached 0.73x (docs/perf-data/sgemm-menu-short-k-h200.json).
+  // tiles reached 0.73x (docs/perf-data/sgemm-menu-short-k-h200.json.xz).
   const SgemmConfig short_k = chosen({3665, 4198, 17});
   CAPTURE(short_k.describe());
   CHECK(short_k.warps_m * short_k.warps_n == 4);
@@ -178,7 +178,7 @@ TEST_CASE("a split between the powers of two is taken where it spreads K more ev
   // slices under 128 deep, 64 gives 192 blocks of 64x64). The H200's menu bench, B loaded by
   // 16-byte chunks, timed 64x64 at 8.74 TFLOP/s at split 96, the best of every config and split
   // there, against 8.30 at 128, 6.80 at 64 and 5.61 at 48
-  // (docs/perf-data/sgemm-menu-ragged-realigned-small-short-k-h200.json). The model took the
+  // (docs/perf-data/sgemm-menu-ragged-realigned-small-short-k-h200.json.xz). The model took the
   // tensor cores' 64x128 at split 96 there (1.02x cuBLAS, 64x64 1.12x in the same run:
   // docs/perf-data/sgemm-tf32-chunks-shapes-h200.json), and now their 32x128, whose 4 tiles split
   // 96 ways also cut slices of 144 (128 ways would cut 112).
@@ -222,7 +222,7 @@ TEST_CASE("a side of 32 or less gets a tile 32 wide on that side, split to fill 
   // A 64-column tile is over 60 % empty at N of 17 to 24. On the H200 the best 32-column config
   // ran 14.88 TFLOP/s at 3369x23x10429 against 8.63 for the best of 64 columns or more, 9.61
   // against 5.87 at 13093x17x1153, 16.66 against 11.64 at 6771x24x2261 and 7.19 against 5.50 at
-  // 2198x23x1121 (docs/perf-data/sgemm-menu-narrow-303-404-h200.json).
+  // 2198x23x1121 (docs/perf-data/sgemm-menu-narrow-303-404-h200.json.xz).
   struct Narrow {
     Shape shape;
     bool must_fill_the_sms;
@@ -233,7 +233,7 @@ TEST_CASE("a side of 32 or less gets a tile 32 wide on that side, split to fill 
       {{6771, 24, 2261}, true},
       // Since C's ragged rows go out by float4, the measured best here is 128x32 at split 6: its
       // 18 tile rows leave 108 blocks for 132 SMs and ran 7.80 TFLOP/s, against 7.65 for 64x32
-      // at split 16, which fills them (docs/perf-data/sgemm-menu-ragged-small-h200.json).
+      // at split 16, which fills them (docs/perf-data/sgemm-menu-ragged-small-h200.json.xz).
       {{2198, 23, 1121}, false},
   };
   for (const Narrow& row : narrow) {
@@ -250,7 +250,7 @@ TEST_CASE("a side of 32 or less gets a tile 32 wide on that side, split to fill 
   // And 32 rows at M of 32 or less: the 32x128 tile of 8x4 results a thread ran 15.17 TFLOP/s at
   // 23x4574x4586 against 14.15 for the 32x64 of 4x4 and 10.59 for 64x128, and 14.38 at 30x8891x727,
   // the best of every config and split at both
-  // (docs/perf-data/sgemm-menu-ragged-realigned-large-h200.json).
+  // (docs/perf-data/sgemm-menu-ragged-realigned-large-h200.json.xz).
   for (const Shape shape : {Shape{23, 4574, 4586}, Shape{30, 8891, 727}}) {
     CAPTURE(shape.m);
     const SgemmConfig config = chosen(shape, h200());
@@ -264,7 +264,7 @@ TEST_CASE("a side of 32 or less gets a tile 32 wide on that side, split to fill 
 TEST_CASE(
     "at deep K and N of 32 or less the tensor cores' 128x32 is taken, split to fill the GPU") {
   // Measured on the H200, every menu config at every split (docs/perf-data/
-  // sgemm-menu-tf32-32-columns-h200.txt): 1.05x cuBLAS at 3825x25x4705 and 1.04x at 6208x22x5063
+  // sgemm-menu-tf32-32-columns-h200.txt.xz): 1.05x cuBLAS at 3825x25x4705 and 1.04x at 6208x22x5063
   // (split 12 and 8), where the FFMAs' 128x32, the menu's best before, ran 0.84x and 0.85x.
   for (const Shape shape : {Shape{3825, 25, 4705}, Shape{6208, 22, 5063}}) {
     CAPTURE(shape.m);
@@ -284,9 +284,9 @@ TEST_CASE("at short K and N % 4 != 0 the tile is one whose warps store C in 4 ro
   // There C is stored a float at a time and the stores weigh: a warp of 8 rows of lanes touches
   // twice the cache lines per store. On the H200 the 128x64 tile of 8x4 lanes ran 12.4 TFLOP/s at
   // 9156x3037x30 where 64x64 ran 21.3, 18.4 against 27.6 at 3151x13153x55 and 10.1 against 16.9
-  // at 2573x1261x43 (docs/perf-data/sgemm-menu-{12,small}-h200.json); 17.0 against 25.5 at
+  // at 2573x1261x43 (docs/perf-data/sgemm-menu-{12,small}-h200.json.xz); 17.0 against 25.5 at
   // 7265x3415x47 and 21.0 against 26.9 at 3285x4586x81, where the model before chose it
-  // (docs/perf-data/sgemm-heldout-505-h200.json).
+  // (docs/perf-data/sgemm-heldout-505-h200.json.xz).
   for (const Shape shape : {Shape{9156, 3037, 30}, Shape{3151, 13153, 55}, Shape{2573, 1261, 43},
                             Shape{7265, 3415, 47}, Shape{3285, 4586, 81}}) {
     CAPTURE(shape.m);
@@ -300,7 +300,7 @@ TEST_CASE("at short K and N % 4 != 0 the tile is one whose warps store C in 4 ro
 
 TEST_CASE("at K of a few dozen over millions of outputs the short-K tiles are taken") {
   // 128x64 at BK 8 in a ring of 4 and 64x128 at 4 blocks an SM, each where it ran fastest of the
-  // menu (docs/perf-data/sgemm-menu-short-k-switched-h200.json): 1.01x and 1.03x cuBLAS at
+  // menu (docs/perf-data/sgemm-menu-short-k-switched-h200.json.xz): 1.01x and 1.03x cuBLAS at
   // 9720x4715x35 and 7668x12087x37, where the menu's best before reached 0.96x and 0.98x; 1.02x and
   // 0.96x at 9664x1529x30 and 1189x5861x31 (0.89x and 0.91x).
   for (const Shape shape : {Shape{9720, 4715, 35}, Shape{7668, 12087, 37}}) {
@@ -320,7 +320,7 @@ TEST_CASE("at K of a few dozen over millions of outputs the short-K tiles are ta
 TEST_CASE("a product too shallow to split and too small to fill the GPU takes a small tile") {
   // 9 tiles of 128x128. Two slices of 150 pay more for the second launch than they gain: at
   // 312³ the 32x64 tile ran 6.72 TFLOP/s alone, 4.51 at split 2
-  // (docs/perf-data/sgemm-menu-12-h200.json).
+  // (docs/perf-data/sgemm-menu-12-h200.json.xz).
   const Shape shape{300, 300, 300};
   const SgemmConfig config = chosen(shape);
   CAPTURE(config.describe());

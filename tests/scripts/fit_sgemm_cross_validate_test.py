@@ -14,13 +14,14 @@ import subprocess
 import sys
 import tempfile
 
-from script_checks import SOURCE, expect
+from script_checks import SOURCE, expect, import_script
 
 SCRIPT = os.path.join(SOURCE, "scripts", "fit_sgemm_heuristic.py")
-BENCHES = [os.path.join(SOURCE, "docs", "perf-data", f"sgemm-menu-{seed}-h200.json")
+BENCHES = [os.path.join(SOURCE, "docs", "perf-data", f"sgemm-menu-{seed}-h200.json.xz")
            for seed in (11, 12)]
 # Nine of its shapes are seed 11's and 12's, timed again with the configs the menu gained since.
-LATER = os.path.join(SOURCE, "docs", "perf-data", "sgemm-menu-narrow-h200.json")
+LATER = os.path.join(SOURCE, "docs", "perf-data", "sgemm-menu-narrow-h200.json.xz")
+read_text = import_script("sgemm_heldout").read_text
 LINE = re.compile(r"(\S+): the picks reach ([\d.]+) of the best measured, fitted to the others "
                   r"\(([\d.]+) with the constants given\)")
 
@@ -34,7 +35,8 @@ def given_share(bench, *later, options=()):
     """The mean of measured/best over the bench's shapes with the script's constants, each shape
     with the rows of the last of `bench` and `later` that timed it; `options` go to the script."""
     output = run(bench, *later, *options).stdout
-    shapes = {(record["m"], record["n"], record["k"]) for record in json.load(open(bench))["shapes"]}
+    shapes = {(record["m"], record["n"], record["k"])
+              for record in json.loads(read_text(bench))["shapes"]}
     shares = []
     for line in output.splitlines():
         found = re.search(r"(\d+)x(\d+)x(\d+): .*measured +([\d.na]+) best +([\d.]+) TFLOP/s",
@@ -81,7 +83,7 @@ def main():
     # The model counts an H100's 132 SMs: a bench of another device is refused, naming it.
     with tempfile.TemporaryDirectory() as folder:
         other = os.path.join(folder, "other-device.json")
-        report = json.load(open(BENCHES[0]))
+        report = json.loads(read_text(BENCHES[0]))
         report["sm_count"] = 114
         json.dump(report, open(other, "w"))
         refused = run(other)

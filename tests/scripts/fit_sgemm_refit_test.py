@@ -12,7 +12,7 @@ import re
 from script_checks import SOURCE, expect, import_script, run_script
 
 SCRIPT = os.path.join(SOURCE, "scripts", "fit_sgemm_heuristic.py")
-BENCH = os.path.join(SOURCE, "docs", "perf-data", "sgemm-menu-tf32-aligned-h200.json")
+BENCH = os.path.join(SOURCE, "docs", "perf-data", "sgemm-menu-tf32-aligned-h200.json.xz")
 # A product where the full menu picks the tensor cores (docs/perf-notes.md: 1.25x cuBLAS there).
 ALIGNED = "5000x800x2000"
 

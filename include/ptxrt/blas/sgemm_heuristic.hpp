@@ -15,7 +15,7 @@
 //
 // The menu's rates are full-round throughputs on an H100's chip (an H200 is the same chip), per
 // device, fitted with the model's constants to benches of every menu config at every split on
-// 63 shapes, twelve chosen, the others drawn or narrow (docs/perf-data/sgemm-menu-*-h200.json,
+// 63 shapes, twelve chosen, the others drawn or narrow (docs/perf-data/sgemm-menu-*-h200.json.xz,
 // scripts/fit_sgemm_heuristic.py; each entry says what its config measured on its own).
 // docs/perf-notes.md, "SGEMM on every shape" and "SGEMM on shapes nobody fitted", give the
 // derivation, the held-out measurements and the commands that check the choices; a CPU test checks
