@@ -493,19 +493,9 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
 #pragma unroll
     for (int j = 0; j < TN; ++j) sum[i][j] = 0.0f;
 
-  auto stage_a = [&](int stage) { return shared + stage * kStageFloats + thread_row; };
-  auto stage_b = [&](int stage) {
-    return shared + stage * kStageFloats + BK * kStrideA + thread_column;
-  };
-  // A slice whose last tile ends inside it computes that tile after the loop, over its rows
-  // inside K alone: the rows of zeros past K are 15 of 128 rows' FFMAs at K = 113 and BK 16, 11
-  // of 64 at K = 53. The loop keeps its body as it is: a branch there to that tile's compute
-  // slowed whole tiles by up to a tenth.
-  const int tail_depth = length % BK;
-  const int whole_tiles = tiles - (tail_depth != 0);
   int read_stage = 0;
   int write_stage = STAGES - 1;
-  for (int tile = 0; tile < whole_tiles; ++tile) {
+  for (int tile = 0; tile < tiles; ++tile) {
     wait_copies<STAGES - 2>();
     // Makes tile `tile` visible to every thread, and tells the copies below that everyone is
     // done computing on write_stage (read in the previous iteration).
@@ -516,11 +506,11 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
     commit_copies();
 
     if (place.computes) {
-      const float* a_rows = stage_a(read_stage);
-      const float* b_rows = stage_b(read_stage);
+      const float* stage_a = shared + read_stage * kStageFloats + thread_row;
+      const float* stage_b = shared + read_stage * kStageFloats + BK * kStrideA + thread_column;
 #pragma unroll
       for (int kk = 0; kk < BK; ++kk)
-        multiply_k(a_rows + kk * kStrideA, b_rows + kk * kBlockN, sum);
+        multiply_k(stage_a + kk * kStrideA, stage_b + kk * kBlockN, sum);
     }
     // The registers' A goes in after the compute, which hid the loads' latency; the tile is
     // read STAGES - 1 >= 1 barriers later.
@@ -528,18 +518,6 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
 
     read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
     write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
-  }
-  if (tail_depth != 0) {
-    // As the loop's last iteration: nothing left to fetch or store.
-    wait_copies<STAGES - 2>();
-    __syncthreads();
-    if (place.computes) {
-      const float* a_rows = stage_a(read_stage);
-      const float* b_rows = stage_b(read_stage);
-#pragma unroll 1
-      for (int kk = 0; kk < tail_depth; ++kk)
-        multiply_k(a_rows + kk * kStrideA, b_rows + kk * kBlockN, sum);
-    }
   }
 
   // Once every block is past its main loop, the reduction's blocks are set up during the

@@ -260,9 +260,7 @@ def estimate_ms(config, split, tflops, registers, m, n, k, c):
     slots = SM_COUNT * resident
     sm_rate = tflops * 1e9 / SM_COUNT
     depth = slice_depth(config, split, k)
-    # The tensor cores compute whole BK tiles (the last padded with zeros); the FFMAs stop at K.
-    computed_depth = ceil_div(depth, block_k) * block_k if config[9] else depth
-    block_flop = 2.0 * block_m * block_n * computed_depth
+    block_flop = 2.0 * block_m * block_n * ceil_div(depth, block_k) * block_k
     fill = resident * min((stages - 1) * block_k, depth) * (block_m + block_n) * 4
     # The round's tiles of C stored (a warp's store touches a line per row of lanes, config[2]);
     # the other resident blocks' main loops hide the rest.
