@@ -493,9 +493,17 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
 #pragma unroll
     for (int j = 0; j < TN; ++j) sum[i][j] = 0.0f;
 
+  // At BK 16 the loop computes the slice's whole tiles, and a last tile that K ends inside is
+  // computed after it, over its rows inside K alone: the rows of zeros past K are 15 of 128 rows'
+  // FFMAs at K = 113, 11 of 64 at K = 53. The loop keeps its body (a branch there to that tile's
+  // compute slowed whole tiles by up to a tenth). BK 8 leaves at most 7 rows of zeros, and BK 32
+  // is for deep K, where they weigh least; in both, ptxas gave the loop more registers with the
+  // cut: configs at 128 spilled, others lost a block per SM.
+  constexpr bool last_tile_cut = BK == 16;
   int read_stage = 0;
   int write_stage = STAGES - 1;
-  for (int tile = 0; tile < tiles; ++tile) {
+  int tile = 0;
+  for (; tile < (last_tile_cut ? length / BK : tiles); ++tile) {
     wait_copies<STAGES - 2>();
     // Makes tile `tile` visible to every thread, and tells the copies below that everyone is
     // done computing on write_stage (read in the previous iteration).
@@ -518,6 +526,18 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
 
     read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
     write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
+  }
+  if (last_tile_cut && tile < tiles) {
+    // As the loop's last iteration: nothing left to fetch or store.
+    wait_copies<STAGES - 2>();
+    __syncthreads();
+    if (place.computes) {
+      const float* stage_a = shared + read_stage * kStageFloats + thread_row;
+      const float* stage_b = shared + read_stage * kStageFloats + BK * kStrideA + thread_column;
+#pragma unroll 2
+      for (int kk = 0; kk < length % BK; ++kk)
+        multiply_k(stage_a + kk * kStrideA, stage_b + kk * kBlockN, sum);
+    }
   }
 
   // Once every block is past its main loop, the reduction's blocks are set up during the

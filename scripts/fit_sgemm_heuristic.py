@@ -260,7 +260,10 @@ def estimate_ms(config, split, tflops, registers, m, n, k, c):
     slots = SM_COUNT * resident
     sm_rate = tflops * 1e9 / SM_COUNT
     depth = slice_depth(config, split, k)
-    block_flop = 2.0 * block_m * block_n * ceil_div(depth, block_k) * block_k
+    # Whole BK tiles (the last padded with zeros), but for the FFMAs at BK 16, which stop at K.
+    stops_at_k = not config[9] and block_k == 16
+    computed_depth = depth if stops_at_k else ceil_div(depth, block_k) * block_k
+    block_flop = 2.0 * block_m * block_n * computed_depth
     fill = resident * min((stages - 1) * block_k, depth) * (block_m + block_n) * 4
     # The round's tiles of C stored (a warp's store touches a line per row of lanes, config[2]);
     # the other resident blocks' main loops hide the rest.

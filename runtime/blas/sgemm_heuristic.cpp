@@ -217,9 +217,12 @@ SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int regis
   // flop per ms of one SM at the config's full rate.
   const double sm_rate = tflops * 1e9 / h100_sm_count;
   const int depth = sgemm_slice_depth(config, k);
-  // A block computes whole BK tiles of K, the last one padded with zeros: at K = 17, BK 32 does
-  // the FFMAs of 32.
-  const int computed_depth = (depth + config.block_k - 1) / config.block_k * config.block_k;
+  // A block computes whole BK tiles of K, the last one padded with zeros (at K = 17, BK 32 does
+  // the MMAs or FFMAs of 32), but for the FFMAs at BK 16, which stop at the slice's end
+  // (docs/perf-notes.md, "The FFMAs' last tile"; the rates fitted before it stand).
+  const bool stops_at_k = !config.tf32x3 && config.block_k == 16;
+  const int computed_depth =
+      stops_at_k ? depth : (depth + config.block_k - 1) / config.block_k * config.block_k;
   const double block_flop =
       2.0 * config.block_m() * config.block_n() * static_cast<double>(computed_depth);
   const double store_ms = static_cast<double>(config.block_m()) * config.block_n() * sizeof(float) /

@@ -83,7 +83,9 @@ TEST_CASE(
   // A flat product is its prologue and its stores: one block's tile of C stored per round is
   // what the other resident blocks cannot hide, so the tile shrinks as K does. At K of a few
   // dozen the 64x64 tile, 4 blocks per SM, reached 0.97-1.00x cuBLAS where 128x256 reached
-  // 0.36-0.49x (docs/perf-data/sgemm-train-11-h100.json.xz, -12).
+  // 0.36-0.49x (docs/perf-data/sgemm-train-11-h100.json.xz, -12); since the FFMAs' last tile at
+  // BK 16 stops at K, 64x128 at 4 blocks an SM runs fastest of the configs timed at K of 20 to 37
+  // (docs/perf-data/sgemm-ffma-tail-short-k-h200.txt, sgemm-ffma-tail-bk16-ab-h200.txt).
   int previous_tile = 1 << 30;
   for (const Shape shape : {Shape{8192, 8192, 256}, Shape{8192, 8192, 128}, Shape{8192, 8192, 64},
                             Shape{8192, 8192, 17}}) {
@@ -94,10 +96,11 @@ TEST_CASE(
     CHECK(config.block_m() * config.block_n() <= previous_tile);
     previous_tile = config.block_m() * config.block_n();
   }
-  CHECK(previous_tile == 64 * 64);
-  // Tiles of 128 threads at 3 or 4 blocks an SM: at 3665x4198x17 on the H200 the pick, 128x64x8
-  // at 3, ran 0.88x cuBLAS (64x128 at 4 blocks 0.98x: a choice the model misses), where 128x256x32
-  // tiles reached 0.73x (docs/perf-data/sgemm-menu-short-k-h200.json.xz).
+  CHECK(previous_tile <= 64 * 128);
+  // Tiles of 128 threads at 3 or 4 blocks an SM: at 3665x4198x17 on the H200 the pick before the
+  // FFMAs' last tile at BK 16 stopped at K, 128x64x8 at 3, ran 0.88x cuBLAS, 64x128 at 4 blocks
+  // (the pick now) 0.98x, where 128x256x32 tiles reached 0.73x
+  // (docs/perf-data/sgemm-menu-short-k-h200.json.xz).
   const SgemmConfig short_k = chosen({3665, 4198, 17});
   CAPTURE(short_k.describe());
   CHECK(short_k.warps_m * short_k.warps_n == 4);
@@ -298,18 +301,14 @@ TEST_CASE("at short K and N % 4 != 0 the tile is one whose warps store C in 4 ro
   }
 }
 
-TEST_CASE("at K of a few dozen over millions of outputs the short-K tiles are taken") {
-  // 128x64 at BK 8 in a ring of 4 and 64x128 at 4 blocks an SM, each where it ran fastest of the
-  // menu (docs/perf-data/sgemm-menu-short-k-switched-h200.json.xz): 1.01x and 1.03x cuBLAS at
-  // 9720x4715x35 and 7668x12087x37, where the menu's best before reached 0.96x and 0.98x; 1.02x and
-  // 0.96x at 9664x1529x30 and 1189x5861x31 (0.89x and 0.91x).
-  for (const Shape shape : {Shape{9720, 4715, 35}, Shape{7668, 12087, 37}}) {
-    CAPTURE(shape.m);
-    const SgemmConfig config = chosen(shape, h200());
-    CAPTURE(config.describe());
-    CHECK(config == SgemmConfig{4, 1, 4, 8, 8, 8, 4, 3});
-  }
-  for (const Shape shape : {Shape{9664, 1529, 30}, Shape{1189, 5861, 31}}) {
+TEST_CASE("at K of a few dozen over millions of outputs 64x128 at 4 blocks an SM is taken") {
+  // With the FFMAs' last tile at BK 16 computing its rows inside K alone, BK 16 no longer pays
+  // for the zeros past K, and 64x128 at 4 blocks an SM ran fastest of the configs timed there
+  // (docs/perf-data/sgemm-ffma-tail-short-k-h200.txt): 1.09x and 1.10x cuBLAS at 9720x4715x35
+  // and 7668x12087x37, where the model before took 128x64 at BK 8 (1.01x and 1.03x then), 0.94x
+  // and 0.92x at 9664x1529x30 and 1189x5861x31.
+  for (const Shape shape : {Shape{9720, 4715, 35}, Shape{7668, 12087, 37}, Shape{9664, 1529, 30},
+                            Shape{1189, 5861, 31}}) {
     CAPTURE(shape.m);
     const SgemmConfig config = chosen(shape, h200());
     CAPTURE(config.describe());

@@ -19,7 +19,7 @@ namespace ptxrt {
 // tiles' 256 at 2 blocks) only where 128×128 tiles would fill fewer than two rounds of 2 blocks
 // per SM; a split only where the config's tiles fill fewer than 4 rounds, each slice is at least
 // 128 deep, and all slices together make at most 16 rounds; BK 8 only where slices are under
-// 128 deep (where BK 16's last tile, padded with zeros, weighs); but the shape heuristic's pick
+// 128 deep (short K, where BK 8's ring fills in half BK 16's steps); but the shape heuristic's pick
 // (sgemm_heuristic_config) whatever those rules say. The constraint's description names no
 // size, so that tunes of different sizes share one space in the database (for its nearest-size
 // choice).
