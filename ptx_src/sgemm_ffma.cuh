@@ -498,8 +498,10 @@ __device__ __forceinline__ void sgemm_block(const float* __restrict__ a,
   // FFMAs at K = 113, 11 of 64 at K = 53. The loop keeps its body (a branch there to that tile's
   // compute slowed whole tiles by up to a tenth). BK 8 leaves at most 7 rows of zeros, and BK 32
   // is for deep K, where they weigh least; in both, ptxas gave the loop more registers with the
-  // cut: configs at 128 spilled, others lost a block per SM.
-  constexpr bool last_tile_cut = BK == 16;
+  // cut: configs at 128 spilled, others lost a block per SM. A split's slices are whole tiles but
+  // the last, and there the cut gave 32x64 tiles of 4x4 a thread 11 more registers in the
+  // any-alignment entry, a block per SM fewer.
+  constexpr bool last_tile_cut = BK == 16 && SPLIT_K == 1;
   int read_stage = 0;
   int write_stage = STAGES - 1;
   int tile = 0;

@@ -260,8 +260,9 @@ def estimate_ms(config, split, tflops, registers, m, n, k, c):
     slots = SM_COUNT * resident
     sm_rate = tflops * 1e9 / SM_COUNT
     depth = slice_depth(config, split, k)
-    # Whole BK tiles (the last padded with zeros), but for the FFMAs at BK 16, which stop at K.
-    stops_at_k = not config[9] and block_k == 16
+    # Whole BK tiles (the last padded with zeros), but for the FFMAs at BK 16 unsplit, which stop
+    # at K.
+    stops_at_k = not config[9] and block_k == 16 and split == 1
     computed_depth = depth if stops_at_k else ceil_div(depth, block_k) * block_k
     block_flop = 2.0 * block_m * block_n * computed_depth
     fill = resident * min((stages - 1) * block_k, depth) * (block_m + block_n) * 4

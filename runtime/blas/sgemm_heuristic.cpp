@@ -218,9 +218,9 @@ SgemmEstimate sgemm_estimate(const SgemmConfig& config, double tflops, int regis
   const double sm_rate = tflops * 1e9 / h100_sm_count;
   const int depth = sgemm_slice_depth(config, k);
   // A block computes whole BK tiles of K, the last one padded with zeros (at K = 17, BK 32 does
-  // the MMAs or FFMAs of 32), but for the FFMAs at BK 16, which stop at the slice's end
+  // the MMAs or FFMAs of 32), but for the FFMAs at BK 16 unsplit, which stop at K
   // (docs/perf-notes.md, "The FFMAs' last tile"; the rates fitted before it stand).
-  const bool stops_at_k = !config.tf32x3 && config.block_k == 16;
+  const bool stops_at_k = !config.tf32x3 && config.block_k == 16 && config.split_k == 1;
   const int computed_depth =
       stops_at_k ? depth : (depth + config.block_k - 1) / config.block_k * config.block_k;
   const double block_flop =
