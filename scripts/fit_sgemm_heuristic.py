@@ -81,7 +81,7 @@ PAD_LAUNCH_MS = 6e-3
 SHARE_BY = 'results'
 CONSTANTS = dict(round_overhead_ms=0.3959e-3, fill_bytes_per_ms=47.87e6, warps_for_full_rate=4.95,
                  results_for_full_rate=585.5,
-                 reduce_launch_ms=6.938e-3, memory_efficiency=2.135, split_penalty=1.01,
+                 reduce_launch_ms=4.0e-3, memory_efficiency=2.135, split_penalty=1.01,
                  store_bytes_per_ms=24.64e6)
 BOUNDS = dict(round_overhead_ms=(0.3e-3, 2e-3), fill_bytes_per_ms=(20e6, 100e6),
               warps_for_full_rate=(4.0, 16.0), results_for_full_rate=(64.0, 2048.0),

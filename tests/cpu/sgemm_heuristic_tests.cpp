@@ -316,15 +316,18 @@ TEST_CASE("at K of a few dozen over millions of outputs 64x128 at 4 blocks an SM
   }
 }
 
-TEST_CASE("a product too shallow to split and too small to fill the GPU takes a small tile") {
-  // 9 tiles of 128x128. Two slices of 150 pay more for the second launch than they gain: at
-  // 312³ the 32x64 tile ran 6.72 TFLOP/s alone, 4.51 at split 2
-  // (docs/perf-data/sgemm-menu-12-h200.json.xz).
-  const Shape shape{300, 300, 300};
-  const SgemmConfig config = chosen(shape);
-  CAPTURE(config.describe());
-  CHECK(config.split_k == 1);
-  CHECK(config.block_m() * config.block_n() < 128 * 128);
+TEST_CASE("a small square takes a small tile split in two") {
+  // A few dozen tiles of 32x64 leave most SMs idle; two slices double the blocks for a
+  // reduction launched programmatically. At the 16 squares of 237 to 344 in the held-out benches
+  // since that launch (H200), 32x64 at split 2 ran 1.11x cuBLAS or more at every one, unsplit
+  // 0.71-2.35x (0.71x at 326^3, 0.87x at 319^3: those tiny products time bimodally).
+  for (const int size : {241, 263, 300, 326}) {
+    CAPTURE(size);
+    const SgemmConfig config = chosen({size, size, size}, h200());
+    CAPTURE(config.describe());
+    CHECK(config.split_k == 2);
+    CHECK(config.block_m() * config.block_n() <= 32 * 64);
+  }
 }
 
 TEST_CASE("sizes below 1 are chosen for as 1, and the choice suits the device") {

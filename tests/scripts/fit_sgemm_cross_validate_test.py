@@ -98,9 +98,11 @@ def main():
     # model's 128 but pass --few-blocks-slice-depth 64, the split's 104 blocks one round of 132 SMs.
     picks = [run("--pick", "32x3310x291", *switch).stdout for switch in
              ([], ["--few-blocks-slice-depth", "64"])]
+    plain_split = int(re.search(r"SPLIT_K=(\d+)", picks[0]).group(1))
     split = re.search(r"WARPS_M=1 WARPS_N=4 .*SPLIT_K=4 TF32X3=[01]$", picks[1].strip())
-    expect("SPLIT_K=1" in picks[0] and split,
-           "an unsplit pick, then a split of 73-deep slices with the switch", "".join(picks))
+    expect(-(-291 // plain_split) >= 128 and split,
+           "slices 128 deep or more, then a split of 73-deep slices with the switch",
+           "".join(picks))
     print("fit_sgemm_heuristic.py --cross-validate: every expectation held")
 
 
