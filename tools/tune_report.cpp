@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
-#include <limits>
 #include <ostream>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 #include "cli.hpp"
 
@@ -134,14 +135,41 @@ std::string device_list(const std::vector<int>& devices) {
 }
 
 // The first few of a list that can run to thousands (sgemm's space); --json has them all.
-void print_pruned(std::ostream& out, const char* title, const std::vector<PrunedConfig>& pruned,
-                  std::size_t shown = 20) {
+// Up to `listed` pruned configs are listed one a line; a longer list (a declared space of hundreds
+// of thousands breaks a few constraints each) is counted by reason instead, the commonest first,
+// each with the first config it pruned.
+void print_pruned(std::ostream& out, const char* title, const std::vector<PrunedConfig>& pruned) {
+  constexpr std::size_t listed = 20;
   if (pruned.empty()) return;
-  out << title << ":\n";
-  for (std::size_t i = 0; i < pruned.size() && i < shown; ++i)
-    out << "  " << pruned[i].config.describe() << ": " << pruned[i].reason << '\n';
-  if (pruned.size() > shown)
-    out << "  ... and " << pruned.size() - shown << " more (--json lists every one)\n";
+  if (pruned.size() <= listed) {
+    out << title << ":\n";
+    for (const PrunedConfig& entry : pruned)
+      out << "  " << entry.config.describe() << ": " << entry.reason << '\n';
+    return;
+  }
+  struct Reason {
+    const PrunedConfig* first;
+    std::size_t count;
+  };
+  std::vector<Reason> reasons;
+  std::unordered_map<std::string_view, std::size_t> index_of;
+  for (const PrunedConfig& entry : pruned) {
+    const auto [found, added] = index_of.try_emplace(entry.reason, reasons.size());
+    if (added) reasons.push_back({&entry, 0});
+    ++reasons[found->second].count;
+  }
+  std::stable_sort(reasons.begin(), reasons.end(),
+                   [](const Reason& a, const Reason& b) { return a.count > b.count; });
+  out << title << " (" << pruned.size() << ", by reason; --json lists every config):\n";
+  std::size_t shown_configs = 0;
+  for (std::size_t i = 0; i < reasons.size() && i < listed; ++i) {
+    out << "  " << reasons[i].count << " × " << reasons[i].first->reason << "  (first "
+        << reasons[i].first->config.describe() << ")\n";
+    shown_configs += reasons[i].count;
+  }
+  if (reasons.size() > listed)
+    out << "  ... and " << pruned.size() - shown_configs << " more for " << reasons.size() - listed
+        << " other reasons\n";
 }
 
 }  // namespace
@@ -339,10 +367,9 @@ void print_tune_plan(std::ostream& out, const TuningKey& key, const std::string&
     out << '\n';
     print_table(out, {"config", "regs", "occupancy", "spill bytes"}, rows);
   }
-  const std::size_t all = std::numeric_limits<std::size_t>::max();
-  print_pruned(out, "\npruned by constraints", plan.pruned_by_constraints, all);
-  print_pruned(out, "\npruned by resources", plan.pruned_by_resources, all);
-  print_pruned(out, "\nfailed to compile", plan.compile_failures, all);
+  print_pruned(out, "\npruned by constraints", plan.pruned_by_constraints);
+  print_pruned(out, "\npruned by resources", plan.pruned_by_resources);
+  print_pruned(out, "\nfailed to compile", plan.compile_failures);
 }
 
 std::string format_progress(const TuneProgress& progress) {

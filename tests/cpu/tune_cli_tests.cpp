@@ -2,7 +2,9 @@
 // are checked before any GPU work, driven through the built binary.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -125,8 +127,16 @@ TEST_CASE("tune --dry-run --sm-count plans sgemm's tiles and splits as a tune on
   ptxrt::testing::ScratchDirectory scratch;
   ptxrt::DeviceProperties model = ptxrt::device_model(9, 0);
   model.sm_count = 132;
-  const std::size_t pruned =
-      ptxrt::sgemm_tuning_space(model, 1299, 1603, 825).enumerate().pruned.size();
+  const std::vector<ptxrt::PrunedConfig> pruned_configs =
+      ptxrt::sgemm_tuning_space(model, 1299, 1603, 825).enumerate().pruned;
+  const std::size_t pruned = pruned_configs.size();
+  // Hundreds of thousands of configs break a few constraints: the plan counts them by reason.
+  std::map<std::string, std::size_t> by_reason;
+  for (const ptxrt::PrunedConfig& config : pruned_configs) ++by_reason[config.reason];
+  const auto commonest =
+      std::max_element(by_reason.begin(), by_reason.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  REQUIRE(commonest != by_reason.end());
   const auto plan = [&](std::vector<std::string> more) {
     std::vector<std::string> arguments{"tune",          "sgemm",     "--size",
                                        "1299x1603x825", "--dry-run", "--arch",
@@ -140,6 +150,9 @@ TEST_CASE("tune --dry-run --sm-count plans sgemm's tiles and splits as a tune on
   const std::string planned = plan({"--sm-count", "132"});
   CHECK(ptxrt::testing::contains(planned, "on sm_90 model with 132 SMs (9.0)"));
   CHECK(ptxrt::testing::contains(planned, counted));
+  CHECK(ptxrt::testing::contains(planned, "\n  " + std::to_string(commonest->second) + " × " +
+                                              commonest->first + "  (first "));
+  CHECK(std::count(planned.begin(), planned.end(), '\n') < 100);
   // Without it the constraint sees 1 SM: few splits and no small tiles pass.
   CHECK_FALSE(ptxrt::testing::contains(plan({}), counted));
 }
