@@ -134,7 +134,6 @@ std::string device_list(const std::vector<int>& devices) {
   return text;
 }
 
-// The first few of a list that can run to thousands (sgemm's space); --json has them all.
 // Up to `listed` pruned configs are listed one a line; a longer list (a declared space of hundreds
 // of thousands breaks a few constraints each) is counted by reason instead, the commonest first,
 // each with the first config it pruned.
