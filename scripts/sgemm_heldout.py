@@ -6,10 +6,12 @@ five shapes), the same per drawn class, per class by size (where a shape's sizes
 another class than it was drawn as) and by whether B's rows are 16-byte aligned (N a multiple of
 4), and how many shapes reach a goal; then the same for the best config the bench timed at each
 shape (what a perfect choice among them would reach), and the shapes where the choice, not the
-family, misses: a timed config at least 0.05 above the default.
+family, misses: a timed config at least 0.05 above the default. Where the bench ran with a tuning
+database (--db) that holds winners for some shapes, the same for those winners against cuBLAS
+(the tuned goal, 1.0x by default) and the tuned shapes under it.
 
     build/ptxrt bench sgemm --random 40 --seed 101 --json > random-101.json   # on a GPU
-    scripts/sgemm_heldout.py random-101.json [--goal 0.90]
+    scripts/sgemm_heldout.py random-101.json [--goal 0.90] [--tuned-goal 1.0]
 
 A report may also be the tables the bench prints (on stderr with --json, one per shape as it
 ends), so that a run stopped at a time limit is judged on the shapes it finished. Either may be
@@ -124,11 +126,14 @@ def rows_of(report, path):
                      "ratio to cuBLAS (was cuBLAS found?)")
         timed = [row for row in shape["rows"] if row.get("ratio")]
         best = max(timed, key=lambda row: row["ratio"])
+        tuned = next((row for row in timed if "tuned" in row["roles"]), None)
         rows.append({"shape": f"{shape['m']}x{shape['n']}x{shape['k']}",
                      "drawn": shape.get("drawn", shape["class"]), "sized": shape["class"],
                      "aligned_n": shape["n"] % 4 == 0,
                      "cublas": shape["cublas_tflops"], "default": default["ratio"],
-                     "best": best["ratio"], "config": default["describe"]})
+                     "best": best["ratio"], "config": default["describe"],
+                     "tuned": tuned["ratio"] if tuned else None,
+                     "tuned_config": tuned["describe"] if tuned else ""})
     return rows
 
 
@@ -138,6 +143,26 @@ def summary_line(label, ratios, goal):
             f"{percentile(ratios, 0.1):.2f} | {min(ratios):.2f} | {met} of {len(ratios)} |")
 
 
+def print_tuned(rows, goal):
+    """The tuning database's winners, where the bench timed one, against the tuned goal."""
+    tuned = [row for row in rows if row["tuned"] is not None]
+    if not tuned:
+        return
+    print(f"Tuned (the database's winner timed beside cuBLAS) at {len(tuned)} of {len(rows)} "
+          "shapes:")
+    print()
+    print(f"| shapes | count | median | 10th percentile | worst | at least {goal:.2f}x |")
+    print("|---|---|---|---|---|---|")
+    print(summary_line("tuned", [row["tuned"] for row in tuned], goal))
+    print()
+    under = sorted((row for row in tuned if row["tuned"] < goal), key=lambda row: row["tuned"])
+    if under:
+        print(f"Tuned under {goal:.2f}x: " + ", ".join(
+            f"{row['shape']} {row['tuned']:.2f}x (default {row['default']:.2f}x, {row['tuned_config']})"
+            for row in under))
+        print()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+",
@@ -145,6 +170,8 @@ def main():
                              "it printed")
     parser.add_argument("--goal", type=float, default=0.90,
                         help="the default/cuBLAS ratio to reach")
+    parser.add_argument("--tuned-goal", type=float, default=1.0,
+                        help="the tuned/cuBLAS ratio to reach, where the bench had a database")
     args = parser.parse_args()
     for path in args.reports:
         report = read_report(path)
@@ -175,6 +202,7 @@ def main():
                 print(summary_line(label, ratios, args.goal))
         print(summary_line("best timed, all", [row["best"] for row in rows], args.goal))
         print()
+        print_tuned(rows, args.tuned_goal)
         misses = [row for row in rows if row["best"] - row["default"] >= CHOICE_MISS]
         print(f"The choice misses on {len(misses)} of {len(rows)} shapes (a timed config at least "
               f"{CHOICE_MISS:.2f} above the default)" + (":" if misses else "."))

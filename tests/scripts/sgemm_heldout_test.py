@@ -3,8 +3,9 @@
 median, 10th percentile, worst and count at the goal, overall, per drawn class, per class by
 size (a log-uniform draw that is ragged) and by whether N is a multiple of 4; the same for the
 best timed config; the shapes where the choice misses (a timed config at least 0.05 above the
-default, and no others); the worst five in order; and a refusal naming a shape without a
-default. The same report printed as the bench's tables, with a last shape the run did not
+default, and no others); the worst five in order; the tuning database's winners where three
+shapes have one (their distribution, the count at 1.0x, the one under it), and no such section
+where none has; and a refusal naming a shape without a default. The same report printed as the bench's tables, with a last shape the run did not
 finish, gives the same figures, and so does each xz-compressed; reports that are neither, or
 cannot be read (a compressed one cut short among them), are refused by name. Exits non-zero on
 the first failed expectation.
@@ -25,10 +26,12 @@ def row(roles, ratio, describe):
     return {"roles": roles, "ratio": ratio, "tflops": 10.0 * ratio, "describe": describe}
 
 
-def shape(index, drawn, default, best):
+def shape(index, drawn, default, best, tuned=None):
     rows = [row(["default", "listed"], default, f"default config {index}")]
     if best is not None:
         rows.append(row(["listed"], best, f"listed config {index}"))
+    if tuned is not None:
+        rows.append(row(["tuned"], tuned, f"tuned config {index}"))
     # The last four have N % 4 != 0: B's rows are not 16-byte aligned.
     return {"m": 100 + index, "n": 200 if index < 6 else 201, "k": 300, "class": drawn,
             "drawn": drawn,
@@ -79,7 +82,11 @@ def main():
     # the default (choice misses), shape 5 one 0.04 above (noise, not a miss).
     defaults = [0.50 + 0.10 * index for index in range(10)]
     better = {0: 0.70, 3: 0.86, 5: 1.04}
-    shapes = [shape(index, "deep" if index < 4 else "log-uniform", default, better.get(index))
+    # Winners of a tune at the last three, each slower than the default there, so that they
+    # change neither the best timed nor the choice's misses.
+    tuned = {7: 0.95, 8: 1.10, 9: 1.30}
+    shapes = [shape(index, "deep" if index < 4 else "log-uniform", default, better.get(index),
+                    tuned.get(index))
               for index, default in enumerate(defaults)]
     # The last log-uniform draw's sizes make it a ragged product.
     shapes[9]["class"] = "ragged"
@@ -111,6 +118,11 @@ def main():
     misses = next(line for line in output.splitlines() if "against" in line)
     expect(misses == "100x200x300 0.50x against 0.70x, 103x200x300 0.80x against 0.86x",
            "the choice misses, largest first, and not shape 5's noise", output)
+    expect("Tuned (the database's winner timed beside cuBLAS) at 3 of 10 shapes:" in output,
+           "the count of tuned shapes", output)
+    expect("| tuned | 3 | 1.10 | 0.95 | 0.95 | 2 of 3 |" in output, "the tuned row", output)
+    expect("Tuned under 1.00x: 107x201x300 0.95x (default 1.20x, tuned config 7)" in output,
+           "the tuned shape under the tuned goal, and only it", output)
     worst = [line.split(" | ")[0] for line in output.splitlines() if line.startswith("| 10")]
     expect(worst == ["| 100x200x300", "| 101x200x300", "| 102x200x300", "| 103x200x300",
                      "| 104x200x300"], "the worst five in order", output)
@@ -127,6 +139,7 @@ def main():
                  "| best timed, all | 10 | 0.97 | 0.70 | 0.60 | 6 of 10 |",
                  "| deep | 4 | 0.65 | 0.50 | 0.50 | 0 of 4 |",
                  "| N % 4 != 0 | 4 | 1.25 | 1.10 | 1.10 | 4 of 4 |", misses,
+                 "| tuned | 3 | 1.10 | 0.95 | 0.95 | 2 of 3 |",
                  "| shape | class | cuBLAS TFLOP/s | default | best timed | default config |"):
         expect(line in printed.stdout, "from the tables: " + line, printed.stdout)
 
@@ -135,6 +148,13 @@ def main():
                "| all | 10 | 0.95 | 0.60 | 0.50 | 6 of 10 |" in compressed.stdout and misses in
                compressed.stdout, "an xz-compressed report judged as the plain one",
                compressed.stdout + compressed.stderr)
+    untuned = dict(report, shapes=[dict(record, rows=[row for row in record["rows"]
+                                                      if "tuned" not in row["roles"]])
+                                   for record in shapes])
+    plain = run(untuned)
+    expect(plain.returncode == 0 and "Tuned" not in plain.stdout
+           and "| all | 10 | 0.95 | 0.60 | 0.50 | 6 of 10 |" in plain.stdout,
+           "no tuned section where no shape has a winner", plain.stdout + plain.stderr)
     cut = run(report, compress=True, cut_to=200)
     expect(cut.returncode == 1 and "cannot be read" in cut.stderr and "Traceback" not in cut.stderr,
            "a refusal of a compressed report cut short", cut.stderr)
