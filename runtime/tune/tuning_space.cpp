@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <numeric>
 
 #include "ptxrt/core/error.hpp"
 #include "support/quoted.hpp"
@@ -181,12 +182,25 @@ SpaceEnumeration TuningSpace::enumerate() const {
                     " configs, over the limit of " + std::to_string(max_configs) + " (" +
                     detail::printable(counts, 300) + ")");
   }
+  // Each value's text once, and the parameters in the order a config keeps its defines (by
+  // name), so that the hundreds of thousands of configs of a large space are only copies.
+  std::vector<std::vector<std::string>> texts;
+  for (const TuningParameter& parameter : parameters_) {
+    std::vector<std::string> text;
+    for (std::int64_t value : parameter.values) text.push_back(std::to_string(value));
+    texts.push_back(std::move(text));
+  }
+  std::vector<std::size_t> by_name(parameters_.size());
+  std::iota(by_name.begin(), by_name.end(), std::size_t{0});
+  std::sort(by_name.begin(), by_name.end(), [&](std::size_t a, std::size_t b) {
+    return parameters_[a].name < parameters_[b].name;
+  });
   SpaceEnumeration result;
   std::vector<std::size_t> digits(parameters_.size(), 0);
   for (std::uint64_t index = 0; index < count; ++index) {
     std::vector<Define> defines;
-    for (std::size_t p = 0; p < parameters_.size(); ++p)
-      defines.push_back({parameters_[p].name, std::to_string(parameters_[p].values[digits[p]])});
+    defines.reserve(parameters_.size());
+    for (std::size_t p : by_name) defines.push_back({parameters_[p].name, texts[p][digits[p]]});
     TuningConfig config(std::move(defines));
     if (const Verdict allowed = admits(config); !allowed)
       result.pruned.push_back({std::move(config), allowed.reason()});
