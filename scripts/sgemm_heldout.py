@@ -143,6 +143,11 @@ def summary_line(label, ratios, goal):
             f"{percentile(ratios, 0.1):.2f} | {min(ratios):.2f} | {met} of {len(ratios)} |")
 
 
+def print_summary_header(goal):
+    print(f"| shapes | count | median | 10th percentile | worst | at least {goal:.2f}x |")
+    print("|---|---|---|---|---|---|")
+
+
 def print_tuned(rows, goal):
     """The tuning database's winners, where the bench timed one, against the tuned goal."""
     tuned = [row for row in rows if row["tuned"] is not None]
@@ -151,15 +156,14 @@ def print_tuned(rows, goal):
     print(f"Tuned (the database's winner timed beside cuBLAS) at {len(tuned)} of {len(rows)} "
           "shapes:")
     print()
-    print(f"| shapes | count | median | 10th percentile | worst | at least {goal:.2f}x |")
-    print("|---|---|---|---|---|---|")
+    print_summary_header(goal)
     print(summary_line("tuned", [row["tuned"] for row in tuned], goal))
     print()
     under = sorted((row for row in tuned if row["tuned"] < goal), key=lambda row: row["tuned"])
     if under:
         print(f"Tuned under {goal:.2f}x: " + ", ".join(
-            f"{row['shape']} {row['tuned']:.2f}x (default {row['default']:.2f}x, {row['tuned_config']})"
-            for row in under))
+            f"{row['shape']} {row['tuned']:.2f}x (default {row['default']:.2f}x, "
+            f"{row['tuned_config']})" for row in under))
         print()
 
 
@@ -184,8 +188,7 @@ def main():
               + (f", seed {drawn['seed']}" if drawn else "")
               + (f" ({unfinished} more started, not finished)" if unfinished else ""))
         print()
-        print(f"| shapes | count | median | 10th percentile | worst | at least {args.goal:.2f}x |")
-        print("|---|---|---|---|---|---|")
+        print_summary_header(args.goal)
         print(summary_line("all", [row["default"] for row in rows], args.goal))
         for label in dict.fromkeys(row["drawn"] for row in rows):
             print(summary_line(label, [row["default"] for row in rows if row["drawn"] == label],

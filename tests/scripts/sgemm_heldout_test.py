@@ -5,10 +5,10 @@ size (a log-uniform draw that is ragged) and by whether N is a multiple of 4; th
 best timed config; the shapes where the choice misses (a timed config at least 0.05 above the
 default, and no others); the worst five in order; the tuning database's winners where three
 shapes have one (their distribution, the count at 1.0x, the one under it), and no such section
-where none has; and a refusal naming a shape without a default. The same report printed as the bench's tables, with a last shape the run did not
-finish, gives the same figures, and so does each xz-compressed; reports that are neither, or
-cannot be read (a compressed one cut short among them), are refused by name. Exits non-zero on
-the first failed expectation.
+where none has; and a refusal naming a shape without a default. The same report printed as the
+bench's tables, with a last shape the run did not finish, gives the same figures, and so does
+each xz-compressed; reports that are neither, or cannot be read (a compressed one cut short
+among them), are refused by name. Exits non-zero on the first failed expectation.
 """
 import json
 import lzma
