@@ -99,6 +99,8 @@ def check_report(report, path):
     drawn = report.get("random", {})
     if not isinstance(drawn, dict) or (drawn and not isinstance(drawn.get("seed"), int)):
         refuse("random is not {count, seed}")
+    if not isinstance(drawn.get("class", ""), str):
+        refuse("random's class is not a name")
     for index, shape in enumerate(report["shapes"]):
         if not isinstance(shape, dict):
             refuse(f"shape {index} is not an object")
@@ -186,6 +188,7 @@ def main():
         unfinished = report.get("unfinished", 0)
         print(f"## {path}: {report.get('device', '?')}, {len(rows)} shapes"
               + (f", seed {drawn['seed']}" if drawn else "")
+              + (f", every one drawn {drawn['class']}" if "class" in drawn else "")
               + (f" ({unfinished} more started, not finished)" if unfinished else ""))
         print()
         print_summary_header(args.goal)

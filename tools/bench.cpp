@@ -97,8 +97,8 @@ void execute(const CLI::App& command, BenchArguments arguments) {
   const bool with_sgemm = sgemm != arguments.works.end();
   if (!with_sgemm && ptxrt::tools::sgemm_bench_options_given(command))
     throw ptxrt::Error(ptxrt::ErrorKind::invalid_argument,
-                       "--shape, --random, --rounds, --all, --menu, --config, --db and --padding "
-                       "apply to the sgemm work");
+                       "--shape, --random, --class, --rounds, --all, --menu, --config, --db and "
+                       "--padding apply to the sgemm work");
   if (with_sgemm) {
     arguments.works.erase(sgemm);
     if (arguments.json && !arguments.works.empty())

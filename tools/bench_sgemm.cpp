@@ -27,7 +27,10 @@ const std::map<std::string, SgemmPadding> sgemm_paddings{{"auto", SgemmPadding::
 
 std::vector<apps::SgemmDrawnShape> drawn_shapes(const SgemmBenchArguments& arguments) {
   if (arguments.random == 0) return {};
-  return apps::draw_sgemm_shapes(arguments.random, arguments.seed);
+  return apps::draw_sgemm_shapes(arguments.random, arguments.seed,
+                                 arguments.drawn_class.empty()
+                                     ? std::nullopt
+                                     : apps::parse_sgemm_drawn_class(arguments.drawn_class));
 }
 
 std::vector<apps::SgemmBenchSize> sizes_of(const SgemmBenchArguments& arguments,
@@ -62,6 +65,16 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
                   "16384], half the classes in turn: deep K, skinny, flat, ragged, small squares)")
       ->check(CLI::Range(1, 1000))
       ->excludes("--shape");
+  command
+      .add_option("--class", arguments.drawn_class,
+                  "sgemm: every --random shape of one class: log-uniform, deep, skinny, flat, "
+                  "ragged or small-square")
+      ->check([](const std::string& text) {
+        return apps::parse_sgemm_drawn_class(text)
+                   ? std::string()
+                   : "expected log-uniform, deep, skinny, flat, ragged or small-square";
+      })
+      ->needs("--random");
   command.add_option("--rounds", arguments.rounds, "sgemm: rounds over the configs of a shape")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
@@ -97,7 +110,7 @@ void add_sgemm_bench_options(CLI::App& command, SgemmBenchArguments& arguments) 
 
 bool sgemm_bench_options_given(const CLI::App& command) {
   for (const char* option :
-       {"--shape", "--random", "--rounds", "--all", "--menu", "--config", "--db", "--padding"})
+       {"--shape", "--random", "--class", "--rounds", "--all", "--menu", "--config", "--db", "--padding"})
     if (command.count(option)) return true;
   return false;
 }
@@ -132,6 +145,7 @@ bool run_sgemm_bench_command(const SgemmBenchArguments& arguments) {
     report["padding"] = arguments.padding;
     if (!drawn.empty()) {
       report["random"] = {{"count", arguments.random}, {"seed", arguments.seed}};
+      if (!arguments.drawn_class.empty()) report["random"]["class"] = arguments.drawn_class;
       for (std::size_t i = 0; i < drawn.size(); ++i)
         report["shapes"][i]["drawn"] = apps::to_string(drawn[i].drawn);
     }

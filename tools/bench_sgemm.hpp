@@ -14,6 +14,7 @@ namespace ptxrt::tools {
 struct SgemmBenchArguments {
   std::vector<std::string> shapes;  // MxNxK; checked by check_sgemm_shape
   int random = 0;                   // shapes drawn from seed (apps/matmul/sgemm_shapes.hpp)
+  std::string drawn_class;          // empty: the classes in turn; else every draw of this one
   int rounds = 2;
   int repeat = 0;  // 0: 10, or 3 with quick
   bool every_listed = false;

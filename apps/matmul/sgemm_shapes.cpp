@@ -95,14 +95,24 @@ const char* to_string(SgemmDrawnClass drawn) {
   return "unknown";
 }
 
-std::vector<SgemmDrawnShape> draw_sgemm_shapes(int count, std::uint64_t seed) {
+std::optional<SgemmDrawnClass> parse_sgemm_drawn_class(std::string_view name) {
+  for (const SgemmDrawnClass drawn : {SgemmDrawnClass::log_uniform, SgemmDrawnClass::deep,
+                                      SgemmDrawnClass::skinny, SgemmDrawnClass::flat,
+                                      SgemmDrawnClass::ragged, SgemmDrawnClass::small_square})
+    if (name == to_string(drawn)) return drawn;
+  return std::nullopt;
+}
+
+std::vector<SgemmDrawnShape> draw_sgemm_shapes(int count, std::uint64_t seed,
+                                               std::optional<SgemmDrawnClass> only) {
   ShapeDraw random(seed);
   std::vector<SgemmDrawnShape> shapes;
   for (int i = 0; i < count; ++i) {
     const SgemmDrawnClass drawn =
-        i % 2 == 0
-            ? SgemmDrawnClass::log_uniform
-            : sgemm_drawn_classes[static_cast<std::size_t>(i / 2) % sgemm_drawn_classes.size()];
+        only         ? *only
+        : i % 2 == 0 ? SgemmDrawnClass::log_uniform
+                     : sgemm_drawn_classes[static_cast<std::size_t>(i / 2) %
+                                           sgemm_drawn_classes.size()];
     shapes.push_back({draw(drawn, random), drawn});
   }
   return shapes;

@@ -145,21 +145,29 @@ TEST_CASE("ptxrt bench sgemm checks its shapes and options before touching the d
       {{"bench", "sgemm", "--random", "1001"}, 2, "--random: Value 1001 not in range"},
       {{"bench", "sgemm", "--random", "-3"}, 2, "--random"},
       {{"bench", "sgemm", "--random", "3", "--shape", "64x64x64"}, 2, "excludes"},
+      {{"bench", "sgemm", "--class", "ragged"}, 2, "--class requires --random"},
+      {{"bench", "sgemm", "--random", "3", "--class", "square"},
+       2,
+       "expected log-uniform, deep, skinny, flat, ragged or small-square"},
+      {{"bench", "matmul", "--random", "3", "--class", "deep"},
+       1,
+       "--shape, --random, --class, --rounds, --all, --menu, --config, --db and --padding apply "
+       "to the sgemm work"},
       {{"bench", "matmul", "--shape", "64x64x64"},
        1,
-       "--shape, --random, --rounds, --all, --menu, --config, --db and --padding apply to the "
-       "sgemm work"},
+       "--shape, --random, --class, --rounds, --all, --menu, --config, --db and --padding apply "
+       "to the sgemm work"},
       {{"bench", "sgemm", "--padding", "sometimes"},
        2,
        "--padding: sometimes not in {always,auto,never}"},
       {{"bench", "matmul", "--padding", "never"},
        1,
-       "--shape, --random, --rounds, --all, --menu, --config, --db and --padding apply to the "
-       "sgemm work"},
+       "--shape, --random, --class, --rounds, --all, --menu, --config, --db and --padding apply "
+       "to the sgemm work"},
       {{"bench", "matmul", "--random", "3"},
        1,
-       "--shape, --random, --rounds, --all, --menu, --config, --db and --padding apply to the "
-       "sgemm work"},
+       "--shape, --random, --class, --rounds, --all, --menu, --config, --db and --padding apply "
+       "to the sgemm work"},
       {{"bench", "sgemm", "--config", "WARPS_M=3"}, 2, "WARPS_M=3 is not valid for sgemm.cu"},
       {{"bench", "sgemm", "--config", "TILE=16"}, 2, "sgemm.cu declares no such constant"},
       {{"bench", "sgemm", "--config", ""}, 2, "expected NAME=VALUE,... of sgemm.cu's constants"},
@@ -168,8 +176,8 @@ TEST_CASE("ptxrt bench sgemm checks its shapes and options before touching the d
       {{"bench", "sgemm", "--shape", "64x64x64", "32x32x32"}, 2, "work: 32x32x32 not in"},
       {{"bench", "matmul", "--config", "TM=4"},
        1,
-       "--shape, --random, --rounds, --all, --menu, --config, --db and --padding apply to the "
-       "sgemm work"},
+       "--shape, --random, --class, --rounds, --all, --menu, --config, --db and --padding apply "
+       "to the sgemm work"},
       {{"bench", "sgemm", "matmul", "--json"},
        1,
        "bench sgemm --json prints its own document: run sgemm alone"},

@@ -92,6 +92,27 @@ TEST_CASE("each draw lies in its class's ranges, the classes in turn") {
   CHECK(distinct.size() > 190);  // draws, not a few shapes over again
 }
 
+TEST_CASE("a draw of one class gives that class alone, each name read back") {
+  for (const SgemmDrawnClass only :
+       {SgemmDrawnClass::log_uniform, SgemmDrawnClass::deep, SgemmDrawnClass::skinny,
+        SgemmDrawnClass::flat, SgemmDrawnClass::ragged, SgemmDrawnClass::small_square}) {
+    CAPTURE(ptxrt::apps::to_string(only));
+    CHECK(ptxrt::apps::parse_sgemm_drawn_class(ptxrt::apps::to_string(only)) == only);
+    const auto shapes = ptxrt::apps::draw_sgemm_shapes(30, 5, only);
+    REQUIRE(shapes.size() == 30);
+    std::set<std::string> distinct;
+    for (const SgemmDrawnShape& shape : shapes) {
+      CHECK(shape.drawn == only);
+      distinct.insert(shape.size.name());
+    }
+    // Small squares have one side to draw from 64 to 1024; every other class three.
+    CHECK(distinct.size() > (only == SgemmDrawnClass::small_square ? 20U : 28U));
+    CHECK(names(shapes) == names(ptxrt::apps::draw_sgemm_shapes(30, 5, only)));
+  }
+  for (const char* unknown : {"", "ragged ", "Ragged", "square", "log_uniform"})
+    CHECK_FALSE(ptxrt::apps::parse_sgemm_drawn_class(unknown).has_value());
+}
+
 TEST_CASE("log-uniform draws spread over the decades of [16, 16384]") {
   // Ten octaves: about a tenth of the sides in each. A uniform draw would put nine in ten in the
   // top three octaves.

@@ -155,6 +155,10 @@ def main():
     expect(plain.returncode == 0 and "Tuned" not in plain.stdout
            and "| all | 10 | 0.95 | 0.60 | 0.50 | 6 of 10 |" in plain.stdout,
            "no tuned section where no shape has a winner", plain.stdout + plain.stderr)
+    one_class = run(dict(report, random={"count": 10, "seed": 7, "class": "ragged"}))
+    expect(one_class.returncode == 0 and one_class.stdout.splitlines()[0].endswith(
+               ": a made-up GPU, 10 shapes, seed 7, every one drawn ragged"),
+           "a one-class draw named in the title", one_class.stdout + one_class.stderr)
     cut = run(report, compress=True, cut_to=200)
     expect(cut.returncode == 1 and "cannot be read" in cut.stderr and "Traceback" not in cut.stderr,
            "a refusal of a compressed report cut short", cut.stderr)
@@ -167,6 +171,8 @@ def main():
     for hostile, what in (([1, 2], "no list of shapes"),
                           ({"shapes": [{"m": 1}]}, "shape 0 has no integer n"),
                           (dict(report, random=5), "random is not {count, seed}"),
+                          (dict(report, random={"count": 10, "seed": 7, "class": 3}),
+                           "random's class is not a name"),
                           (dict(report, shapes=[dict(shapes[0], rows="none")]),
                            "shape 0's rows are not objects with roles, describe and a ratio"),
                           ("neither JSON nor tables\n",
